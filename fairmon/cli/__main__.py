@@ -1,0 +1,5 @@
+import sys
+
+from fairmon.cli import main
+
+sys.exit(main())

@@ -1,0 +1,25 @@
+"""``fairmon version``: print the installed version."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "version",
+        help="print the fairmon version",
+        description="Print the installed fairmon version.",
+        epilog="examples:\n  fairmon version\n  fairmon version --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fairmon import __version__
+
+    print(json.dumps({"version": __version__}) if args.json else f"fairmon {__version__}")
+    return 0

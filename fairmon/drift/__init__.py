@@ -1,0 +1,1 @@
+"""fairmon.drift."""

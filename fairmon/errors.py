@@ -1,0 +1,86 @@
+"""The one exception tree of fairmon.
+
+Every error a user can cause or meet in production derives from :class:`FairmonError`, so the CLI
+prints one clear line for it and the DAG can decide retry vs fail-fast by type. Adapters translate
+third-party errors into these with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FairmonError",
+    "ConfigError",
+    "SchemaError",
+    "DatasetError",
+    "DataValidationError",
+    "SnapshotError",
+    "StoreError",
+    "SchemaNotAtHeadError",
+    "AlertDeliveryError",
+    "MethodError",
+    "InsufficientDataError",
+    "DeviceError",
+]
+
+
+class FairmonError(Exception):
+    """Base class of every error fairmon raises on purpose."""
+
+    #: whether retrying the same call later may succeed (network, lock, outage)
+    retryable: bool = False
+
+
+class ConfigError(FairmonError):
+    """A monitor spec or setting is invalid; the message names file, field path and problem."""
+
+
+class SchemaError(FairmonError):
+    """A DataFrame does not match a feature schema (missing column, unseen category, NaN, ...)."""
+
+
+class DatasetError(FairmonError):
+    """A dataset file is missing, unreadable, fails its checksum, or cannot be downloaded."""
+
+
+class DataValidationError(FairmonError):
+    """A window's data failed its validation suite; carries the failed expectations."""
+
+    def __init__(self, message: str, failed: list[dict] | None = None) -> None:
+        super().__init__(message)
+        self.failed = list(failed or [])
+
+
+class SnapshotError(FairmonError):
+    """A model snapshot is missing, tampered with, or does not match the expected schema."""
+
+
+class StoreError(FairmonError):
+    """The store cannot be reached or written; messages name the host, never the password."""
+
+    retryable = True
+
+
+class SchemaNotAtHeadError(StoreError):
+    """The database schema is not at the migration head; run ``fairmon db upgrade``."""
+
+    retryable = False
+
+
+class AlertDeliveryError(FairmonError):
+    """An alert could not be delivered (Slack error, auth, unknown channel)."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class MethodError(FairmonError):
+    """A method got arguments it cannot work with (bad k, alpha > beta, shape mismatch, ...)."""
+
+
+class InsufficientDataError(MethodError):
+    """Too few rows (or group members) for the requested computation."""
+
+
+class DeviceError(FairmonError):
+    """The requested compute device is not available (e.g. ``cuda`` without a GPU)."""
