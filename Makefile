@@ -23,6 +23,7 @@ demo: venv
 ## lint, type-check and run the whole test suite (starts PostgreSQL if needed)
 test: venv
 	./scripts/ensure-services.sh
+	./scripts/ensure-system-deps.sh
 	$(BIN)/ruff check fairmon dags tests benchmarks
 	$(BIN)/mypy fairmon
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest $(PYTEST_ARGS)
