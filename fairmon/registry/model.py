@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import torch
 
-__all__ = ["Model", "MLP", "build_mlp", "ERR_NOT_DIFFERENTIABLE"]
+__all__ = ["Model", "MLP", "build_mlp", "ERR_NOT_DIFFERENTIABLE"]  # noqa: F822 - MLP is built lazily
 
 ERR_NOT_DIFFERENTIABLE = (
     "method {method!r} needs gradients, but the model is a {framework} model and not differentiable; "
