@@ -67,7 +67,10 @@ ERR_CHECKSUM = (
     "snapshot artifact {path!r} failed its checksum: expected sha256 {expected}, file has {actual}; "
     "refusing to load it (it was modified after registration)"
 )
-ERR_SCHEMA_MISMATCH = "snapshot {name}:{version} does not match the expected feature schema: {diff}"
+ERR_SCHEMA_MISMATCH = (
+    "snapshot {name}:{version} does not match the expected feature schema "
+    "(first = expected, second = snapshot): {diff}"
+)
 ERR_BAD_VERSION = "bad version {version!r}; expected 'latest', 'v<N>' or '<N>'"
 ERR_TORCH_MODULE = (
     "torch snapshots store a state_dict plus the module config; the module must be built by "
