@@ -875,9 +875,9 @@ class DriftSpec(_Spec):
     def _ranges(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
         for metric, (low, high) in v.items():
             if metric not in DRIFT_METRICS:
-                raise ValueError(ERR_UNKNOWN_METRIC.format(metric=metric, known=list(DRIFT_METRICS)))
+                raise ValueError(f"{metric}: " + ERR_UNKNOWN_METRIC.format(metric=metric, known=list(DRIFT_METRICS)))
             if low > high:
-                raise ValueError(ERR_RANGE_ORDER.format(metric=metric, value=[low, high]))
+                raise ValueError(f"{metric}: " + ERR_RANGE_ORDER.format(metric=metric, value=[low, high]))
         return v
 
 
