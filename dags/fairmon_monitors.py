@@ -1,0 +1,208 @@
+"""One Airflow DAG per fairmon monitor spec (``FAIRMON_MONITORS_DIR``, default the repo's ``monitors/``).
+
+Parse time stays cheap and side-effect free: only the standard library, ``pendulum``, ``airflow.sdk`` and
+the light spec loader (``fairmon.pipeline.dagspec`` → ``fairmon.config``: pydantic + yaml) are imported
+here. No database, network, Variable or Connection access happens at parse time; the tasks import the
+pipeline and resolve the ``fairmon_db`` (Postgres) and ``fairmon_slack`` connections when they run,
+falling back to ``FAIRMON_DATABASE_URL`` / ``FAIRMON_SLACK_TOKEN`` for local runs.
+
+Task graph (each task calls one :mod:`fairmon.pipeline` step; XCom carries only small dicts)::
+
+    resolve_window → pull_snapshot → pull_data → validate → predict ─┬─ outcome ─┐
+                                                                     ├─ rumie ───┼→ persist → drift → alert
+                                                                     └─ explain ─┘        → feu → followup → report
+
+Failure policy: a batch that fails validation (and any other non-transient ``FairmonError``) fails the
+task at once without retry (``AirflowFailException``); transient errors (``StoreError`` and others with
+``retryable=True``, plus unexpected exceptions) use the task's retries. Pipeline failures go to
+``on_failure_callback`` (logged, and posted to Slack when a token is configured) — separate from the
+fairness alerts the ``alert`` task sends.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pendulum
+from airflow.sdk import CronDataIntervalTimetable, Param, dag, get_current_context, task
+
+from fairmon.pipeline.dagspec import DagSettings, load_dag_settings
+
+log = logging.getLogger(__name__)
+
+#: Airflow connection ids (override with env for a deployment that names them differently)
+DB_CONN_ID = os.environ.get("FAIRMON_DB_CONN_ID", "fairmon_db")
+SLACK_CONN_ID = os.environ.get("FAIRMON_SLACK_CONN_ID", "fairmon_slack")
+HEAVY_STEPS = frozenset({"predict", "rumie", "explain", "feu"})
+
+
+def _monitors_dir() -> Path:
+    default = Path(__file__).resolve().parents[1] / "monitors"
+    return Path(os.environ.get("FAIRMON_MONITORS_DIR", str(default)))
+
+
+# --------------------------------------------------------------------------------------------- runtime
+# Everything below runs inside task processes only (never at parse time).
+
+
+def _db_url() -> str | None:
+    """The store URL from the Airflow connection, else ``FAIRMON_DATABASE_URL`` (None → embedded)."""
+    try:
+        from airflow.providers.postgres.hooks.postgres import PostgresHook
+
+        url = PostgresHook(postgres_conn_id=DB_CONN_ID).sqlalchemy_url
+        return url.render_as_string(hide_password=False)
+    except Exception as exc:  # noqa: BLE001 - connection not defined: local run
+        log.info("connection %r not usable (%s); using FAIRMON_DATABASE_URL", DB_CONN_ID, type(exc).__name__)
+        return os.environ.get("FAIRMON_DATABASE_URL")
+
+
+def _slack_token() -> str | None:
+    try:
+        from airflow.sdk import BaseHook
+
+        token = BaseHook.get_connection(SLACK_CONN_ID).password
+        if token:
+            return str(token)
+    except Exception:  # noqa: BLE001 - connection not defined: local run
+        pass
+    return os.environ.get("FAIRMON_SLACK_TOKEN") or None
+
+
+def _notify(context: Any) -> bool:
+    """Airflow backfills store findings but notify only when the run's ``notify`` param says so."""
+    params = context.get("params") or {}
+    dag_run = context.get("dag_run")
+    run_type = str(getattr(dag_run, "run_type", "") or "")
+    if "backfill" in run_type.lower():
+        return bool(params.get("notify_backfill", False))
+    return bool(params.get("notify", True))
+
+
+def _run_step(step: str, spec_path: str, window: dict | None) -> dict:
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from fairmon.errors import FairmonError
+    from fairmon.pipeline import run_step
+
+    context = get_current_context()
+    if window is None:  # the resolve_window task: the run's real data interval, never now()
+        window = {
+            "data_interval_start": context["data_interval_start"].isoformat(),
+            "data_interval_end": context["data_interval_end"].isoformat(),
+        }
+    try:
+        return run_step(
+            step,
+            spec_path,
+            window,
+            db_url=_db_url(),
+            slack_token=_slack_token(),
+            notify=_notify(context),
+            attempt=int(getattr(context.get("ti"), "try_number", 1) or 1),
+        )
+    except FairmonError as exc:
+        if exc.retryable:
+            raise  # transient (store outage, Slack rate limit): let Airflow retry
+        raise AirflowFailException(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _on_failure(context: Any) -> None:
+    """Pipeline-error notification (not a fairness alert)."""
+    from fairmon.pipeline.failures import notify_pipeline_failure
+
+    ti = context.get("ti")
+    dag_run = context.get("dag_run")
+    notify_pipeline_failure(
+        dag_id=str(getattr(ti, "dag_id", "?")),
+        task_id=str(getattr(ti, "task_id", "?")),
+        run_id=str(getattr(dag_run, "run_id", "?")),
+        error=context.get("exception"),
+        slack_token=_slack_token(),
+    )
+
+
+# --------------------------------------------------------------------------------------------- factory
+
+
+def build_dag(s: DagSettings) -> Any:
+    """Build the DAG of one monitor from its (light) settings."""
+    spec_path = str(s.spec_path)
+
+    def _task(step: str, timeout_s: int) -> Any:
+        kwargs: dict[str, Any] = {
+            "task_id": step,
+            "execution_timeout": timedelta(seconds=timeout_s),
+        }
+        if step in HEAVY_STEPS:
+            kwargs["queue"] = s.heavy_queue
+        if step == "resolve_window":
+
+            @task(**kwargs)
+            def _first() -> dict:
+                return _run_step(step, spec_path, None)
+
+            return _first
+
+        @task(**kwargs)
+        def _step(window: dict, *upstream: Any) -> dict:
+            return _run_step(step, spec_path, window)
+
+        return _step
+
+    @dag(
+        dag_id=s.dag_id,
+        description=s.description,
+        doc_md=s.doc_md,
+        schedule=CronDataIntervalTimetable(s.cron, timezone=s.timezone),
+        start_date=pendulum.instance(s.start_date),
+        catchup=s.catchup,
+        max_active_runs=1,
+        dagrun_timeout=timedelta(seconds=s.dagrun_timeout_s),
+        tags=list(s.tags),
+        params={
+            "notify": Param(True, type="boolean", description="send Slack alerts for this run"),
+            "notify_backfill": Param(False, type="boolean", description="notify from backfill runs"),
+        },
+        default_args={
+            "owner": s.owner,
+            "retries": s.retries,
+            "retry_delay": timedelta(seconds=s.retry_delay_s),
+            "retry_exponential_backoff": True,
+            "on_failure_callback": _on_failure,
+        },
+    )
+    def _monitor_dag() -> None:
+        light, heavy = s.light_timeout_s, s.heavy_timeout_s
+        w = _task("resolve_window", light)()
+        snap = _task("pull_snapshot", light)(w)
+        data = _task("pull_data", light)(w, snap)
+        valid = _task("validate", light)(w, data)
+        pred = _task("predict", heavy)(w, valid)
+        outcome = _task("outcome", light)(w, pred)
+        rumie = _task("rumie", heavy)(w, pred)
+        expl = _task("explain", heavy)(w, pred)
+        stored = _task("persist", light)(w, outcome, rumie, expl)
+        drift = _task("drift", light)(w, stored)
+        alert = _task("alert", light)(w, drift)
+        feu = _task("feu", heavy)(w, alert)
+        follow = _task("followup", light)(w, feu)
+        _task("report", light)(w, follow)
+
+    return _monitor_dag()
+
+
+def build_dags(monitors_dir: Path) -> dict[str, Any]:
+    """One DAG per ``*.yaml``/``*.yml`` spec in ``monitors_dir`` (sorted, so ids are stable)."""
+    dags: dict[str, Any] = {}
+    for path in sorted([*monitors_dir.glob("*.yaml"), *monitors_dir.glob("*.yml")]):
+        settings = load_dag_settings(path)  # a broken spec is an import error naming file and field
+        dags[settings.dag_id] = build_dag(settings)
+    return dags
+
+
+globals().update(build_dags(_monitors_dir()))

@@ -1,0 +1,100 @@
+"""Everything one step of one window needs, resolved once: spec, window, artifacts, store, secrets.
+
+A :class:`RunContext` is cheap to build (the store engine is created on first use), so every Airflow
+task builds its own from the small values XCom carried (spec path, window dict) — no state is shared
+between task processes except through the artifact location and the store.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fairmon.config import MonitorSpec
+from fairmon.pipeline.artifacts import ArtifactStore
+from fairmon.pipeline.window import Window
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fairmon.store import Store
+
+__all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE"]
+
+#: overrides ``execution.artifact_location`` (e.g. a shared volume or bucket in a deployment)
+ENV_ARTIFACT_LOCATION = "FAIRMON_ARTIFACT_LOCATION"
+#: overrides ``execution.device`` (e.g. ``cuda`` on the GPU worker)
+ENV_DEVICE = "FAIRMON_DEVICE"
+
+
+@dataclass
+class RunContext:
+    """The resolved inputs of one step.
+
+    Parameters
+    ----------
+    spec : MonitorSpec
+        The monitor.
+    window : Window
+        The window ``[start, end)`` being computed.
+    db_url : str, optional
+        Store URL (None → ``FAIRMON_DATABASE_URL`` → embedded Postgres, see :func:`fairmon.store.get_engine`).
+    notify : bool
+        Whether alerts are sent (False for backfills unless asked); they are always stored.
+    slack_token : str, optional
+        Slack bot token (None → ``FAIRMON_SLACK_TOKEN``; none at all → alerts stay pending in the outbox).
+    attempt : int
+        Airflow try number (1 for the CLI); recorded with the run.
+    """
+
+    spec: MonitorSpec
+    window: Window
+    db_url: str | None = None
+    notify: bool = True
+    slack_token: str | None = None
+    attempt: int = 1
+    _store: Any = field(default=None, repr=False)
+    _artifacts: ArtifactStore | None = field(default=None, repr=False)
+
+    @property
+    def monitor(self) -> str:
+        return self.spec.name
+
+    @property
+    def artifact_location(self) -> str:
+        env = os.environ.get(ENV_ARTIFACT_LOCATION)
+        return env if env else self.spec.resolve_path(self.spec.execution.artifact_location)
+
+    @property
+    def artifacts(self) -> ArtifactStore:
+        if self._artifacts is None:
+            self._artifacts = ArtifactStore(self.artifact_location, self.monitor, self.window.key)
+        return self._artifacts
+
+    @property
+    def device(self) -> str:
+        """``FAIRMON_DEVICE`` or the spec's ``execution.device`` resolved (``auto`` → cuda if available)."""
+        from fairmon._device import resolve_device
+
+        wanted = os.environ.get(ENV_DEVICE) or self.spec.execution.device
+        return str(resolve_device(wanted))
+
+    @property
+    def store(self) -> Store:
+        """The store (engine created on first use; the schema must be at the migration head)."""
+        if self._store is None:
+            from fairmon.store import Store, get_engine, require_head
+
+            engine = get_engine(self.db_url)
+            require_head(engine)
+            self._store = Store(engine)
+        return self._store
+
+    def token(self) -> str | None:
+        return self.slack_token or os.environ.get("FAIRMON_SLACK_TOKEN") or None
+
+    def close(self) -> None:
+        if self._store is not None:
+            engine = getattr(self._store, "engine", None)
+            if engine is not None:
+                engine.dispose()
+            self._store = None

@@ -1,0 +1,115 @@
+"""What a DAG file needs from a monitor spec, and nothing heavier (imported at DAG parse time).
+
+Only :mod:`fairmon.config` (pydantic + yaml) and the standard library load here, so the scheduler's
+DAG processor parses one DAG per spec in milliseconds and never touches a database or the network.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from fairmon.config import MonitorSpec, load_spec
+
+__all__ = ["DagSettings", "dag_settings", "load_dag_settings", "DAG_ID_PREFIX"]
+
+DAG_ID_PREFIX = "fairmon_"
+#: heavy steps get this multiple of the spec's task timeout (RUMIE/explanations/FEU take longer)
+HEAVY_TIMEOUT_FACTOR = 4
+
+
+@dataclass(frozen=True)
+class DagSettings:
+    """Airflow-facing settings of one monitor (plain values; no Airflow types)."""
+
+    spec_path: Path
+    monitor: str
+    dag_id: str
+    description: str
+    doc_md: str
+    cron: str
+    timezone: str
+    start_date: dt.datetime
+    end_date: dt.datetime | None
+    catchup: bool
+    tags: tuple[str, ...]
+    owner: str
+    heavy_queue: str
+    retries: int
+    retry_delay_s: int
+    light_timeout_s: int
+    heavy_timeout_s: int
+    dagrun_timeout_s: int
+
+
+def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
+    """Derive the DAG settings of ``spec`` (loaded from ``spec_path``).
+
+    Examples
+    --------
+    >>> s = dag_settings(load_spec("monitors/demo.yaml"), Path("monitors/demo.yaml"))  # doctest: +SKIP
+    >>> s.dag_id  # doctest: +SKIP
+    'fairmon_demo'
+    """
+    tz = ZoneInfo(spec.schedule.timezone)
+    start = dt.datetime.combine(spec.schedule.start_date, dt.time(0, 0), tzinfo=tz)
+    end = (
+        dt.datetime.combine(spec.schedule.end_date, dt.time(0, 0), tzinfo=tz)
+        if spec.schedule.end_date is not None
+        else None
+    )
+    ex = spec.execution
+    light = int(ex.task_timeout_s)
+    heavy = light * HEAVY_TIMEOUT_FACTOR
+    n_steps = 14
+    description = spec.identity.description or f"fairmon monitor {spec.name}"
+    doc = "\n".join(
+        [
+            f"### fairmon monitor `{spec.name}`",
+            "",
+            description,
+            "",
+            f"- spec: `{spec_path}` (fingerprint `{spec.fingerprint[:12]}`)",
+            f"- model: `{spec.model.registry_uri}` version `{spec.model.version}`",
+            f"- data: {spec.data.kind} source, window `{spec.schedule.window}` on cron `{spec.schedule.cron}` "
+            f"({spec.schedule.timezone})",
+            f"- protected attributes: {', '.join(spec.columns.sensitive)}",
+            f"- heavy steps (predict, RUMIE, explanations, FEU) run on queue `{ex.queue}`",
+            f"- alerts: Slack `{spec.alerts.slack_channel or '$FAIRMON_SLACK_CHANNEL'}`, "
+            f"min severity `{spec.alerts.min_severity}`",
+            "",
+            "Each task calls one `fairmon.pipeline` step; data moves through the artifact location "
+            f"(`{ex.artifact_location}`), never through XCom. Re-running a window replaces its rows and "
+            "never sends an alert twice.",
+        ]
+    )
+    tags = tuple(dict.fromkeys(("fairmon", f"monitor:{spec.name}", *spec.identity.tags)))
+    return DagSettings(
+        spec_path=spec_path.resolve(),
+        monitor=spec.name,
+        dag_id=f"{DAG_ID_PREFIX}{spec.name}".replace("-", "_"),
+        description=description[:200],
+        doc_md=doc,
+        cron=spec.schedule.cron,
+        timezone=spec.schedule.timezone,
+        start_date=start,
+        end_date=end,
+        catchup=spec.schedule.catchup,
+        tags=tags,
+        owner=spec.identity.owner or "fairmon",
+        heavy_queue=os.environ.get("FAIRMON_HEAVY_QUEUE") or ex.queue,
+        retries=int(ex.retries),
+        retry_delay_s=int(ex.retry_delay_s),
+        light_timeout_s=light,
+        heavy_timeout_s=heavy,
+        dagrun_timeout_s=light * n_steps + heavy * 4,
+    )
+
+
+def load_dag_settings(path: str | os.PathLike[str]) -> DagSettings:
+    """Load a spec file and derive its :class:`DagSettings` (ConfigError names file and field)."""
+    p = Path(path)
+    return dag_settings(load_spec(p), p)

@@ -1,0 +1,273 @@
+"""Run pipeline steps: one step (what an Airflow task does), one window, or many windows in order.
+
+:func:`run_step` is the single entry the DAG tasks call; :func:`run_window` composes every step for the
+CLI and the demo, so both run exactly the same code. A step that raises marks the window's run
+``failed`` with the error text (a batch failing validation is ``data_invalid`` instead, set by the
+validate step) and re-raises, so Airflow's retry policy and the CLI's exit code both see it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from fairmon.config import MonitorSpec, load_spec
+from fairmon.errors import ConfigError, DataValidationError, FairmonError
+from fairmon.pipeline.context import RunContext
+from fairmon.pipeline.window import Window, parse_date, resolve_window, window_from_logical_date
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "run_step",
+    "run_window",
+    "backfill",
+    "window_for",
+    "windows_between",
+    "WindowOutcome",
+    "ERR_UNKNOWN_STEP",
+]
+
+ERR_UNKNOWN_STEP = "unknown pipeline step {step!r}; steps: {steps}"
+
+
+def _spec(spec: MonitorSpec | str | os.PathLike[str]) -> MonitorSpec:
+    return spec if isinstance(spec, MonitorSpec) else load_spec(Path(spec))
+
+
+def window_for(spec: MonitorSpec, logical_date: str | datetime) -> Window:
+    """The window of ``logical_date`` under the spec's schedule.
+
+    The schedule interval starting at the latest cron tick at or before the date gives the window's
+    *end*; its start is ``end - schedule.window`` (equal to the interval when the window length is the
+    cron period, the default) — the same rule :func:`run_step` applies to an Airflow data interval.
+    """
+    interval = window_from_logical_date(
+        spec.name, logical_date, cron=spec.schedule.cron, timezone=spec.schedule.timezone
+    )
+    return Window(spec.name, interval.end - spec.schedule.window, interval.end)
+
+
+def _window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
+    interval = resolve_window(
+        spec.name,
+        cron=spec.schedule.cron,
+        timezone=spec.schedule.timezone,
+        data_interval_start=d.get("data_interval_start"),
+        data_interval_end=d.get("data_interval_end"),
+        logical_date=d.get("logical_date"),
+    )
+    if "data_interval_end" not in d:
+        return window_for(spec, d["logical_date"])
+    return Window(spec.name, interval.end - spec.schedule.window, interval.end)
+
+
+def _record_failure(ctx: RunContext, step: str, exc: BaseException) -> None:
+    """Best effort: the run row says ``failed`` with the error text (never zeros)."""
+    try:
+        from fairmon.pipeline import storeio
+
+        storeio.mark_failed(ctx, step=step, error=f"{step}: {type(exc).__name__}: {exc}")
+    except Exception as inner:  # noqa: BLE001 - the original error matters more; log this one
+        log.warning("could not record failure of %s/%s: %s", ctx.monitor, ctx.window.key, inner)
+
+
+def run_step(
+    step: str,
+    spec: MonitorSpec | str | os.PathLike[str],
+    window: dict[str, Any] | Window,
+    *,
+    db_url: str | None = None,
+    slack_token: str | None = None,
+    notify: bool = True,
+    attempt: int = 1,
+    context: RunContext | None = None,
+) -> dict[str, Any]:
+    """Run one pipeline step for one window and return its small JSON result.
+
+    Parameters
+    ----------
+    step : str
+        One of :data:`fairmon.pipeline.steps.STEP_ORDER`.
+    spec : MonitorSpec or path
+        The monitor (a path is loaded; DAG tasks pass the spec file path).
+    window : dict or Window
+        For ``resolve_window``: ``{"data_interval_start", "data_interval_end"}`` (Airflow) or
+        ``{"logical_date"}`` (CLI). For later steps: the dict ``resolve_window`` returned.
+    db_url, slack_token, notify, attempt
+        See :class:`~fairmon.pipeline.context.RunContext`.
+
+    Examples
+    --------
+    >>> run_step("resolve_window", "monitors/demo.yaml", {"logical_date": "2026-01-03"})  # doctest: +SKIP
+    {'monitor': 'demo', 'start': '2026-01-03T00:00:00+00:00', 'end': '2026-01-04T00:00:00+00:00', ...}
+    """
+    from fairmon.pipeline.steps import STEP_ORDER, STEPS
+
+    if step not in STEPS:
+        raise ConfigError(ERR_UNKNOWN_STEP.format(step=step, steps=", ".join(STEP_ORDER)))
+    s = _spec(spec)
+    if context is None:
+        if isinstance(window, Window):
+            w = window
+        elif "start" in window and "end" in window:
+            w = Window.from_dict({"monitor": s.name, **window})
+        else:
+            w = _window_from_interval(s, window)
+        ctx = RunContext(s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt)
+        own = True
+    else:
+        ctx, own = context, False
+    try:
+        result = STEPS[step](ctx)
+        log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
+        return result
+    except DataValidationError:
+        raise  # the validate step already marked the run data_invalid and sent the data alert
+    except BaseException as exc:
+        _record_failure(ctx, step, exc)
+        raise
+    finally:
+        if own:
+            ctx.close()
+
+
+@dataclass
+class WindowOutcome:
+    """What :func:`run_window` did: status, per-step results and the error (if any)."""
+
+    monitor: str
+    window: dict[str, str]
+    status: str
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "monitor": self.monitor,
+            "window": self.window,
+            "status": self.status,
+            "error": self.error,
+            "seconds": round(self.seconds, 3),
+            "steps": self.steps,
+        }
+
+
+def run_window(
+    spec: MonitorSpec | str | os.PathLike[str],
+    logical_date: str | datetime | None = None,
+    *,
+    window: Window | None = None,
+    db_url: str | None = None,
+    notify: bool = True,
+    slack_token: str | None = None,
+    on_step: Callable[[str, dict[str, Any]], None] | None = None,
+    raise_errors: bool = False,
+) -> WindowOutcome:
+    """Run every step of one window in order (the CLI's ``fairmon run`` and the demo).
+
+    Returns a :class:`WindowOutcome` with status ``succeeded`` / ``labels_pending`` (from persist),
+    ``data_invalid`` (validation failed: nothing computed, one data alert) or ``failed`` (error text in
+    ``error`` and in the store). With ``raise_errors`` a failure re-raises instead.
+
+    Examples
+    --------
+    >>> run_window("monitors/demo.yaml", "2026-01-03", db_url="postgresql://...")  # doctest: +SKIP
+    WindowOutcome(monitor='demo', ..., status='succeeded', ...)
+    """
+    from fairmon.pipeline.steps import STEP_ORDER
+
+    s = _spec(spec)
+    if window is None:
+        if logical_date is None:
+            raise ConfigError("run_window needs a logical_date or a window")
+        window = window_for(s, logical_date)
+    ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token)
+    out = WindowOutcome(s.name, window.to_dict(), status="running")
+    t0 = time.perf_counter()
+    try:
+        for step in STEP_ORDER:
+            result = run_step(step, s, window, context=ctx)
+            out.steps[step] = result
+            if on_step is not None:
+                on_step(step, result)
+        out.status = str(out.steps.get("persist", {}).get("status", "succeeded"))
+    except DataValidationError as exc:
+        out.status, out.error = "data_invalid", str(exc)
+        if raise_errors:
+            raise
+    except FairmonError as exc:
+        out.status, out.error = "failed", f"{type(exc).__name__}: {exc}"
+        if raise_errors:
+            raise
+    except Exception as exc:
+        out.status, out.error = "failed", f"{type(exc).__name__}: {exc}"
+        if raise_errors:
+            raise
+        log.exception("window %s of %s failed", window.key, s.name)
+    finally:
+        out.seconds = time.perf_counter() - t0
+        ctx.close()
+    return out
+
+
+def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetime) -> list[Window]:
+    """Windows whose logical dates (cron ticks) lie in ``[start, end]``, oldest first.
+
+    Examples
+    --------
+    >>> from fairmon.config import MonitorSpec
+    >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
+    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+    ...     "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}})
+    >>> [w.key for w in windows_between(spec, "2026-01-01", "2026-01-03")]
+    ['2026-01-01T000000Z', '2026-01-02T000000Z', '2026-01-03T000000Z']
+    """
+    from croniter import croniter
+
+    tz = spec.schedule.timezone
+    lo, hi = parse_date(start, timezone=tz), parse_date(end, timezone=tz)
+    if hi < lo:
+        raise ConfigError(f"backfill end {hi.isoformat()} is before start {lo.isoformat()}")
+    out: list[Window] = []
+    it = croniter(spec.schedule.cron, lo - timedelta(seconds=1))
+    while True:
+        tick = it.get_next(datetime)
+        if tick > hi:
+            break
+        out.append(window_for(spec, tick))
+    return out
+
+
+def backfill(
+    spec: MonitorSpec | str | os.PathLike[str],
+    start: str | datetime,
+    end: str | datetime,
+    *,
+    db_url: str | None = None,
+    notify: bool = False,
+    slack_token: str | None = None,
+    on_window: Callable[[WindowOutcome], None] | None = None,
+) -> list[WindowOutcome]:
+    """Run the windows between ``start`` and ``end`` in order; alerts are stored, sent only with ``notify``.
+
+    A failed or invalid window does not stop the backfill: later windows run, and their drift decisions
+    simply do not count it as history (only completed windows are history).
+    """
+    s = _spec(spec)
+    outcomes: list[WindowOutcome] = []
+    for w in windows_between(s, start, end):
+        o = run_window(s, window=w, db_url=db_url, notify=notify, slack_token=slack_token)
+        outcomes.append(o)
+        if on_window is not None:
+            on_window(o)
+    return outcomes
+
+
