@@ -1,1 +1,43 @@
-"""fairmon.drift."""
+"""Drift decisions: typed findings from checks-as-data and an alert policy.
+
+``decide(current, history)`` judges one window against earlier completed windows only; see
+:mod:`fairmon.drift.policy` for persistence, cooldown and resolution, :mod:`fairmon.drift.checks`
+for the statistics.
+"""
+
+from __future__ import annotations
+
+from fairmon.drift.checks import (
+    Baseline,
+    Check,
+    CIOutsideRange,
+    DScoreAbove,
+    KeyAttributesChanged,
+    NewGroup,
+    SignificantChange,
+    default_checks,
+)
+from fairmon.drift.findings import SEVERITIES, Finding, Severity, finding_fingerprint, severity_at_least
+from fairmon.drift.policy import AlertPolicy, decide, replay
+from fairmon.drift.window import Measurement, WindowSummary
+
+__all__ = [
+    "AlertPolicy",
+    "Baseline",
+    "Check",
+    "CIOutsideRange",
+    "DScoreAbove",
+    "Finding",
+    "KeyAttributesChanged",
+    "Measurement",
+    "NewGroup",
+    "SEVERITIES",
+    "Severity",
+    "SignificantChange",
+    "WindowSummary",
+    "decide",
+    "default_checks",
+    "finding_fingerprint",
+    "replay",
+    "severity_at_least",
+]

@@ -1,0 +1,405 @@
+"""Drift checks as data: frozen specs bound to a window's series (the evidently habit).
+
+Each check is a small frozen dataclass with an ``evaluate(window, ctx)`` that returns one
+:class:`Evaluation` per series it looked at — with a :class:`Violation` when the series breaks the
+rule. The policy (:mod:`fairmon.drift.policy`) turns violations into findings (persistence,
+cooldown, resolution); the checks know nothing about alerting.
+
+Statistics
+----------
+* :class:`CIOutsideRange` — the SageMaker Clarify rule: the window's confidence interval lies
+  entirely outside the allowed range ``[low, high]`` (without an interval, the point value).
+* :class:`SignificantChange` — one-sided (or two-sided) test of the current value against the
+  baseline. *Trailing* baseline: the last ``trailing_n`` earlier completed windows in which this
+  check did not fire (so a drift does not become its own baseline); the statistic is the
+  prediction-interval t statistic ``(x − mean) / (sd · sqrt(1 + 1/k))`` with ``k − 1`` degrees of
+  freedom, which accounts for both sampling noise and genuine window-to-window variation. The
+  scale is at least the current window's bootstrap standard error (CI width / 2z) so a constant
+  history cannot make every wiggle significant. *Reference* baseline: a z test of the difference
+  with both windows' bootstrap standard errors (series without an interval fall back to the
+  trailing rule). With fewer than ``min_history`` baseline windows the check is silent (cold start).
+  A change must also exceed ``min_effect`` in the metric's units (practical significance).
+* RUMIE: :class:`DScoreAbove` (honest DScore above a threshold with split-sample ``p ≤ alpha``),
+  :class:`SignificantChange` on ``rumie_honest_dscore`` (kind ``rumie_rise``), :class:`NewGroup`
+  (Jaccard overlap with the previous window's group below ``min_jaccard``, see
+  :class:`~fairmon.drift.window.WindowSummary.group_overlap`) and :class:`KeyAttributesChanged`.
+* GESD: :class:`SignificantChange` on ``gesd`` (kind ``gesd_rise``).
+
+Example
+-------
+>>> c = CIOutsideRange(metric="dp_difference", high=0.1)
+>>> c.kind
+'ci_outside_range'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from fairmon.drift.findings import Severity
+from fairmon.drift.window import Measurement, WindowSummary, evidence_value
+from fairmon.errors import ConfigError
+
+__all__ = [
+    "Baseline",
+    "CheckContext",
+    "Evaluation",
+    "Violation",
+    "Check",
+    "CIOutsideRange",
+    "SignificantChange",
+    "DScoreAbove",
+    "NewGroup",
+    "KeyAttributesChanged",
+    "default_checks",
+    "ERR_BASELINE",
+]
+
+ERR_BASELINE = "drift baseline {problem}"
+
+_Z975 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """How the comparison baseline is formed.
+
+    ``mode="trailing"`` uses the last ``trailing_n`` clean earlier windows; ``"reference"`` the
+    window starting at ``reference_start`` (it must be in the history passed to ``decide``).
+    ``min_history`` is the cold-start rule: fewer baseline windows → no significance decision.
+    """
+
+    mode: Literal["trailing", "reference"] = "trailing"
+    trailing_n: int = 14
+    min_history: int = 5
+    reference_start: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.trailing_n < 2 or self.min_history < 2 or self.min_history > self.trailing_n:
+            raise ConfigError(ERR_BASELINE.format(problem="needs 2 <= min_history <= trailing_n"))
+        if self.mode == "reference" and self.reference_start is None:
+            raise ConfigError(ERR_BASELINE.format(problem="mode 'reference' needs reference_start"))
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A series broke a rule in this window."""
+
+    severity: Severity
+    message: str
+    baseline: float | None = None
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A check looked at one series of one window (``violation`` None = clean)."""
+
+    kind: str
+    metric: str
+    group: str
+    measurement: Measurement | None
+    violation: Violation | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.metric}:{self.group or '*'}"
+
+
+class CheckContext(Protocol):
+    """What a check may know beyond the current window (earlier completed windows only)."""
+
+    baseline: Baseline
+
+    def history(self, key: str) -> list[Measurement]:
+        """Clean baseline measurements of this check key, oldest first (trailing window)."""
+        ...
+
+    def reference(self, metric: str, group: str) -> Measurement | None:
+        """The reference window's measurement of a series (reference mode), else None."""
+        ...
+
+    @property
+    def previous(self) -> WindowSummary | None:
+        """The latest earlier completed window, if any."""
+        ...
+
+
+class Check(Protocol):
+    """A drift rule bound to the series it watches."""
+
+    @property
+    def kind(self) -> str:
+        """Finding kind this check produces."""
+        ...
+
+    def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
+        """Evaluate every matching series of ``window``."""
+        ...
+
+
+def _matching(window: WindowSummary, metric: str, attribute: str | None) -> list[tuple[str, Measurement]]:
+    out = []
+    for (m, g), meas in window.measurements().items():
+        if m != metric:
+            continue
+        if attribute is not None and g != attribute and not g.startswith(f"{attribute}="):
+            continue
+        out.append((g, meas))
+    return sorted(out, key=lambda t: t[0])
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.3f}"
+
+
+def _label(metric: str, group: str) -> str:
+    return f"{metric} for {group}" if group else metric
+
+
+@dataclass(frozen=True)
+class CIOutsideRange:
+    """The interval of ``metric`` lies outside ``[low, high]`` (SageMaker Clarify rule).
+
+    ``attribute`` restricts it to one grouping (None: every grouping). The finding is ``critical``
+    when the whole interval is beyond the range by more than ``critical_margin``.
+
+    >>> CIOutsideRange(metric="dp_ratio", low=0.8).high
+    inf
+    """
+
+    metric: str
+    low: float = -math.inf
+    high: float = math.inf
+    attribute: str | None = None
+    severity: Severity = "warning"
+    critical_margin: float | None = None
+    kind: str = "ci_outside_range"
+
+    def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
+        out = []
+        for group, meas in _matching(window, self.metric, self.attribute):
+            lo, hi = meas.ci or (meas.value, meas.value)
+            gap = max(lo - self.high, self.low - hi)
+            violation = None
+            if gap > 0:
+                sev: Severity = self.severity
+                if self.critical_margin is not None and gap > self.critical_margin:
+                    sev = "critical"
+                side = f"above the allowed maximum {self.high:g}" if lo > self.high else (
+                    f"below the allowed minimum {self.low:g}")
+                violation = Violation(
+                    sev,
+                    f"{_label(self.metric, group)} is {_fmt(meas.value)} (95% CI {_fmt(lo)}–{_fmt(hi)}), "
+                    f"the whole interval {side}",
+                    numbers={"allowed_low": self.low, "allowed_high": self.high, "n": meas.n, "gap": gap},
+                )
+            out.append(Evaluation(self.kind, self.metric, group, meas, violation))
+        return out
+
+
+@dataclass(frozen=True)
+class SignificantChange:
+    """``metric`` moved significantly from the baseline (see module docstring for the test).
+
+    ``direction``: ``increase`` (a disparity growing), ``decrease`` (a ratio falling) or ``both``.
+    ``critical_alpha`` (default ``alpha / 10``) upgrades the severity to critical.
+    """
+
+    metric: str
+    attribute: str | None = None
+    direction: Literal["increase", "decrease", "both"] = "increase"
+    alpha: float = 0.01
+    min_effect: float = 0.0
+    severity: Severity = "warning"
+    critical_alpha: float | None = None
+    kind: str = "significant_change"
+
+    def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
+        out = []
+        for group, meas in _matching(window, self.metric, self.attribute):
+            key = f"{self.kind}:{self.metric}:{group or '*'}"
+            out.append(Evaluation(self.kind, self.metric, group, meas, self._test(meas, key, group, ctx)))
+        return out
+
+    def _test(self, meas: Measurement, key: str, group: str, ctx: CheckContext) -> Violation | None:
+        from scipy import stats
+
+        se_cur = (meas.ci[1] - meas.ci[0]) / (2 * _Z975) if meas.ci else 0.0
+        ref = ctx.reference(self.metric, group) if ctx.baseline.mode == "reference" else None
+        if ref is not None and ref.ci is not None and meas.ci is not None:
+            base = ref.value
+            se_ref = (ref.ci[1] - ref.ci[0]) / (2 * _Z975)
+            scale = math.hypot(se_cur, se_ref)
+            dist = "z"
+            k = 1
+        else:
+            hist = ctx.history(key)
+            k = len(hist)
+            if k < ctx.baseline.min_history:
+                return None  # cold start: not enough history to judge
+            values = [h.value for h in hist]
+            base = sum(values) / k
+            sd = math.sqrt(sum((v - base) ** 2 for v in values) / (k - 1))
+            scale = max(sd * math.sqrt(1.0 + 1.0 / k), se_cur, 1e-9)
+            dist = "t"
+        diff = meas.value - base
+        stat = diff / scale
+        sf = (lambda s: float(stats.norm.sf(s))) if dist == "z" else (lambda s: float(stats.t.sf(s, k - 1)))
+        if self.direction == "increase":
+            p = sf(stat)
+        elif self.direction == "decrease":
+            p = sf(-stat)
+        else:
+            p = min(1.0, 2 * sf(abs(stat)))
+        if p > self.alpha or abs(diff) < self.min_effect:
+            return None
+        if self.direction == "increase" and diff <= 0 or self.direction == "decrease" and diff >= 0:
+            return None
+        crit = self.critical_alpha if self.critical_alpha is not None else self.alpha / 10
+        sev: Severity = "critical" if p <= crit else self.severity
+        word = "rose" if diff > 0 else "fell"
+        where = "the reference window" if dist == "z" else f"the last {k} windows"
+        return Violation(
+            sev,
+            f"{_label(self.metric, group)} {word} to {_fmt(meas.value)} from a baseline of {_fmt(base)} "
+            f"({where}; change {diff:+.3f}, p = {p:.2g})",
+            baseline=base,
+            numbers={"p_value": p, "statistic": stat, "history": k, "scale": scale, "test": dist,
+                     "alpha": self.alpha, "min_effect": self.min_effect, "change": diff},
+        )
+
+
+@dataclass(frozen=True)
+class DScoreAbove:
+    """RUMIE's honest DScore is above ``threshold`` and significant (split-sample ``p ≤ alpha``)."""
+
+    threshold: float = 0.2
+    alpha: float = 0.01
+    severity: Severity = "warning"
+    critical_threshold: float | None = None
+    kind: str = "rumie_dscore"
+    metric: str = "rumie_honest_dscore"
+
+    def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
+        meas = window.measurements().get((self.metric, ""))
+        if meas is None:
+            return []
+        violation = None
+        p = meas.p_value
+        if meas.value > self.threshold and p is not None and p <= self.alpha:
+            sev: Severity = self.severity
+            if self.critical_threshold is not None and meas.value > self.critical_threshold:
+                sev = "critical"
+            violation = Violation(
+                sev,
+                f"the most discriminated group found by RUMIE has an honest DScore of {_fmt(meas.value)} "
+                f"(threshold {self.threshold:g}, p = {p:.2g})",
+                numbers={"threshold": self.threshold, "p_value": p, "alpha": self.alpha},
+            )
+        return [Evaluation(self.kind, self.metric, "", meas, violation)]
+
+
+@dataclass(frozen=True)
+class NewGroup:
+    """RUMIE's group barely overlaps the previous window's group (Jaccard < ``min_jaccard``).
+
+    Only a *significant* current group (``p ≤ alpha``) counts: a new group that is not discriminated
+    is not news. Needs :attr:`WindowSummary.group_overlap`; skipped when it is unknown.
+    """
+
+    min_jaccard: float = 0.5
+    alpha: float = 0.01
+    severity: Severity = "warning"
+    kind: str = "rumie_new_group"
+    metric: str = "rumie_group_overlap"
+
+    def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
+        if window.group_overlap is None or ctx.previous is None or ctx.previous.evidence is None:
+            return []
+        ev = window.measurements().get(("rumie_honest_dscore", ""))
+        meas = Measurement(float(window.group_overlap))
+        violation = None
+        p = ev.p_value if ev is not None else None
+        if window.group_overlap < self.min_jaccard and p is not None and p <= self.alpha:
+            violation = Violation(
+                self.severity,
+                f"RUMIE found a new discriminated group: overlap with the previous window's group is "
+                f"{window.group_overlap:.2f} (Jaccard; minimum {self.min_jaccard:g})",
+                numbers={"jaccard": window.group_overlap, "min_jaccard": self.min_jaccard, "p_value": p,
+                         "previous_rules": evidence_value(ctx.previous.evidence, "rules")},
+            )
+        return [Evaluation(self.kind, self.metric, "", meas, violation)]
+
+
+@dataclass(frozen=True)
+class KeyAttributesChanged:
+    """The key attributes of RUMIE's (significant) group differ from the previous window's."""
+
+    alpha: float = 0.01
+    severity: Severity = "info"
+    kind: str = "rumie_key_attributes"
+    metric: str = "rumie_key_attributes"
+
+    def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
+        prev = ctx.previous
+        if window.evidence is None or prev is None or prev.evidence is None:
+            return []
+        now, before = set(window.key_attributes), set(prev.key_attributes)
+        union = now | before
+        jacc = len(now & before) / len(union) if union else 1.0
+        p = _pv(window)
+        violation = None
+        if now != before and p is not None and p <= self.alpha:
+            violation = Violation(
+                self.severity,
+                f"RUMIE's key attributes changed from {sorted(before)} to {sorted(now)}",
+                numbers={"added": sorted(now - before), "removed": sorted(before - now), "jaccard": jacc,
+                         "p_value": p},
+            )
+        return [Evaluation(self.kind, self.metric, "", Measurement(jacc), violation)]
+
+
+def _pv(window: WindowSummary) -> float | None:
+    m = window.measurements().get(("rumie_honest_dscore", ""))
+    return m.p_value if m is not None else None
+
+
+def default_checks(
+    *,
+    allowed: dict[str, tuple[float, float]] | None = None,
+    alpha: float = 0.01,
+    dscore_threshold: float = 0.2,
+    min_jaccard: float = 0.5,
+    metrics: Sequence[str] = ("dp_difference", "dp_ratio", "eop_difference", "eodds_difference"),
+) -> tuple[Check, ...]:
+    """The default rule set (what a monitor gets without a ``drift.checks`` section).
+
+    Allowed ranges default to the conventional ones: differences ≤ 0.10, ratio ≥ 0.80 (four-fifths
+    rule). Significance ``alpha`` 0.01 per series; practical-significance floors: 0.02 for outcome
+    disparities, 0.03 for the honest DScore, 0.01 for GESD.
+
+    >>> len(default_checks()) > 5
+    True
+    """
+    ranges = {
+        "dp_difference": (0.0, 0.10), "eop_difference": (0.0, 0.10), "eodds_difference": (0.0, 0.10),
+        "dp_ratio": (0.80, 1.0),
+    }
+    ranges.update(allowed or {})
+    checks: list[Check] = []
+    for m in metrics:
+        lo, hi = ranges.get(m, (-math.inf, math.inf))
+        checks.append(CIOutsideRange(metric=m, low=lo, high=hi))
+        direction: Literal["increase", "decrease"] = "decrease" if m == "dp_ratio" else "increase"
+        checks.append(SignificantChange(metric=m, direction=direction, alpha=alpha, min_effect=0.02))
+    checks.append(DScoreAbove(threshold=dscore_threshold, alpha=alpha))
+    checks.append(SignificantChange(metric="rumie_honest_dscore", alpha=alpha, min_effect=0.03, kind="rumie_rise"))
+    checks.append(NewGroup(min_jaccard=min_jaccard, alpha=alpha))
+    checks.append(KeyAttributesChanged(alpha=alpha))
+    checks.append(SignificantChange(metric="gesd", alpha=alpha, min_effect=0.01, kind="gesd_rise"))
+    return tuple(checks)

@@ -1,0 +1,191 @@
+"""What the drift decision sees of one window: a small, serialisable summary.
+
+:class:`WindowSummary` is built from the stored (or just computed) results of one window — the
+outcome rows, RUMIE ``Evidence.to_dict()`` and ``GESDResult.to_dict()`` — and exposes them as
+named series (:class:`Measurement` per ``(metric, group)``), so checks never care where a number
+came from.
+
+Series names
+------------
+* outcome rows: ``(metric, attribute)`` for disparities (``("dp_difference", "sex")``) and
+  ``(metric, "attribute=group")`` for per-group rows (``("selection_rate", "sex=female")``); only rows
+  with status ``ok``.
+* RUMIE: ``("rumie_honest_dscore", "")`` (value = honest DScore, ``p_value`` from the evidence) and
+  ``("rumie_dscore", "")`` (the in-sample DScore, for display).
+* GESD: ``("gesd", "")`` (value, Mann–Whitney ``p_value``).
+
+Example
+-------
+>>> from datetime import datetime, UTC
+>>> w = WindowSummary(monitor="demo", window_start=datetime(2026, 1, 1, tzinfo=UTC),
+...                   evidence={"honest_dscore": 0.12, "p_value": 0.001, "key_attributes": ["age"]})
+>>> w.measurements()[("rumie_honest_dscore", "")].value
+0.12
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["Measurement", "WindowSummary", "evidence_value", "COMPLETED"]
+
+#: run status of a window that may serve as history
+COMPLETED = "completed"
+
+_EVIDENCE_ALIASES: dict[str, tuple[str, ...]] = {
+    "honest_dscore": ("honest_dscore", "dscore_honest"),
+    "p_value": ("p_value", "pvalue", "honest_p_value"),
+    "dscore": ("dscore", "dscore_in_sample"),
+    "key_attributes": ("key_attributes", "attributes"),
+    "rules": ("rules", "rule_text"),
+    "p_fav_inside": ("p_fav_inside", "p_fav_in", "fav_rate_inside"),
+    "p_fav_outside": ("p_fav_outside", "p_fav_out", "fav_rate_outside"),
+    "size_fraction": ("size_fraction", "group_fraction"),
+    "group_size": ("group_size", "size"),
+}
+
+
+def evidence_value(evidence: Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
+    """A field of a RUMIE evidence dict under its documented name or a known alias."""
+    if not evidence:
+        return default
+    for key in _EVIDENCE_ALIASES.get(name, (name,)):
+        if key in evidence and evidence[key] is not None:
+            return evidence[key]
+    return default
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One number of one window with its uncertainty (any of the extras may be missing)."""
+
+    value: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+    p_value: float | None = None
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """``(low, high)`` when both bounds are finite."""
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        if not (math.isfinite(self.ci_low) and math.isfinite(self.ci_high)):
+            return None
+        return (self.ci_low, self.ci_high)
+
+
+def _f(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+@dataclass(frozen=True)
+class WindowSummary:
+    """The results of one completed (or current) window, as the drift decision consumes them.
+
+    Parameters
+    ----------
+    monitor, window_start, window_end
+        Identity of the window.
+    metrics
+        Outcome rows as mappings with ``metric, attribute, group, value, ci_low, ci_high, n, status``
+        (``MetricRow.to_dict()`` or rows read from the store).
+    evidence
+        RUMIE ``Evidence.to_dict()`` (or None when RUMIE did not run).
+    gesd
+        ``GESDResult.to_dict()`` (or None).
+    group_overlap
+        Jaccard overlap of this window's RUMIE group with the previous window's group, measured on
+        this window's rows: ``|S_now ∩ S_prev| / |S_now ∪ S_prev|`` where ``S_prev`` is the previous
+        window's rules (its pruned tree) applied to the current rows. The pipeline computes it (it
+        holds both); None when unknown (the new-group check is then skipped and the
+        key-attribute check still runs).
+    status
+        ``completed`` windows may serve as history; anything else is ignored there.
+    """
+
+    monitor: str
+    window_start: datetime
+    window_end: datetime | None = None
+    metrics: Sequence[Mapping[str, Any]] = ()
+    evidence: Mapping[str, Any] | None = None
+    gesd: Mapping[str, Any] | None = None
+    group_overlap: float | None = None
+    model_version: str | None = None
+    status: str = COMPLETED
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        monitor: str,
+        window_start: datetime,
+        window_end: datetime | None = None,
+        *,
+        outcome: Any = None,
+        evidence: Any = None,
+        gesd: Any = None,
+        group_overlap: float | None = None,
+        model_version: str | None = None,
+        status: str = COMPLETED,
+    ) -> WindowSummary:
+        """Build from result objects (``OutcomeResult``, ``Evidence``, ``GESDResult``) or their dicts."""
+        rows: Iterable[Any] = ()
+        if outcome is not None:
+            rows = getattr(outcome, "rows", None) or (outcome.get("rows", ()) if isinstance(outcome, Mapping) else outcome)
+        metrics = tuple(r.to_dict() if hasattr(r, "to_dict") else dict(r) for r in rows)
+        ev = evidence.to_dict() if evidence is not None and hasattr(evidence, "to_dict") else evidence
+        gd = gesd.to_dict(instances=False) if gesd is not None and hasattr(gesd, "to_dict") else gesd
+        return cls(
+            monitor=monitor, window_start=window_start, window_end=window_end, metrics=metrics,
+            evidence=ev, gesd=gd, group_overlap=group_overlap, model_version=model_version, status=status,
+        )
+
+    def measurements(self) -> dict[tuple[str, str], Measurement]:
+        """All series of this window keyed by ``(metric, group)`` (see module docstring)."""
+        out: dict[tuple[str, str], Measurement] = {}
+        for row in self.metrics:
+            if row.get("status", "ok") != "ok":
+                continue
+            value = _f(row.get("value"))
+            if value is None:
+                continue
+            attr = str(row.get("attribute"))
+            group = row.get("group")
+            key = attr if group is None else f"{attr}={group}"
+            out[(str(row["metric"]), key)] = Measurement(
+                value, _f(row.get("ci_low")), _f(row.get("ci_high")), row.get("n"), None
+            )
+        ev = self.evidence
+        honest = _f(evidence_value(ev, "honest_dscore"))
+        if honest is not None:
+            out[("rumie_honest_dscore", "")] = Measurement(
+                honest, n=evidence_value(ev, "group_size"), p_value=_f(evidence_value(ev, "p_value"))
+            )
+        insample = _f(evidence_value(ev, "dscore"))
+        if insample is not None:
+            out[("rumie_dscore", "")] = Measurement(insample, n=evidence_value(ev, "group_size"))
+        if self.gesd:
+            g = _f(self.gesd.get("value"))
+            if g is not None:
+                out[("gesd", "")] = Measurement(g, p_value=_f(self.gesd.get("p_value")))
+        return out
+
+    @property
+    def key_attributes(self) -> tuple[str, ...]:
+        """RUMIE key attributes (original column names), sorted; empty without evidence."""
+        attrs = evidence_value(self.evidence, "key_attributes", ()) or ()
+        names = []
+        for a in attrs:
+            names.append(str(a.get("name") or a.get("column")) if isinstance(a, Mapping) else str(a))
+        return tuple(sorted(set(names)))

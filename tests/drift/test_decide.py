@@ -1,0 +1,183 @@
+"""Drift decisions: checks, cold start, persistence, cooldown, resolution, history discipline."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from fairmon.drift import (
+    AlertPolicy,
+    Baseline,
+    CIOutsideRange,
+    DScoreAbove,
+    Finding,
+    KeyAttributesChanged,
+    NewGroup,
+    SignificantChange,
+    WindowSummary,
+    decide,
+    replay,
+)
+from fairmon.drift.policy import ERR_HISTORY_ORDER
+from fairmon.errors import ConfigError, MethodError
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _rows(dp: float, half: float = 0.02) -> list[dict]:
+    return [{"metric": "dp_difference", "attribute": "sex", "group": None, "value": dp,
+             "ci_low": dp - half, "ci_high": dp + half, "n": 5000, "n_nan": 0, "status": "ok"}]
+
+
+def _w(i: int, dp: float = 0.03, *, evidence: dict | None = None, gesd: dict | None = None,
+       overlap: float | None = None, status: str = "completed") -> WindowSummary:
+    return WindowSummary("mon", T0 + timedelta(days=i), T0 + timedelta(days=i + 1), metrics=_rows(dp),
+                         evidence=evidence, gesd=gesd, group_overlap=overlap, status=status)
+
+
+def _kinds(findings: list[Finding], kind: str) -> list[str]:
+    return [f.status for f in findings if f.kind == kind]
+
+
+def test_ci_outside_range_single_window_policy_and_message() -> None:
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1, critical_margin=0.1)]
+    f = decide(_w(1, 0.15), [_w(0)], checks=checks, policy=pol)
+    assert len(f) == 1 and f[0].status == "open" and f[0].notify and f[0].severity == "warning"
+    assert "0.150" in f[0].message and "0.130" in f[0].message and "allowed maximum 0.1" in f[0].message
+    assert f[0].ci == pytest.approx((0.13, 0.17))
+    crit = decide(_w(1, 0.40), [_w(0)], checks=checks, policy=pol)
+    assert crit[0].severity == "critical"
+    # interval touching the range → no violation (Clarify rule is about the whole interval)
+    assert decide(_w(1, 0.115), [_w(0)], checks=checks, policy=pol) == []
+
+
+def test_cold_start_then_significant_rise_with_persistence_and_resolution() -> None:
+    rng = np.random.default_rng(0)
+    base = list(0.03 + rng.normal(0, 0.005, 8))
+    series = base + [0.12, 0.12, 0.12, 0.03, 0.03, 0.03]
+    ws = [_w(i, v) for i, v in enumerate(series)]
+    checks = [SignificantChange(metric="dp_difference", alpha=0.01, min_effect=0.02)]
+    out = replay(ws, checks=checks)
+    # cold start: nothing in the first windows even if values moved
+    assert all(o == [] for o in out[:8])
+    assert _kinds(out[8], "significant_change") == ["pending"]
+    assert _kinds(out[9], "significant_change") == ["open"] and out[9][0].notify
+    assert out[9][0].since == ws[9].window_start
+    assert out[9][0].baseline == pytest.approx(np.mean(base[-8:]), abs=1e-9)
+    assert "p = " in out[9][0].message
+    # the drifting windows did not become the baseline: still ongoing at the third
+    assert _kinds(out[10], "significant_change") == ["ongoing"] and not out[10][0].notify
+    assert _kinds(out[11], "significant_change") == ["ongoing"]  # 2 of last 3 still violated
+    res = out[12]
+    assert _kinds(res, "significant_change") == ["resolved"] and res[0].notify
+    assert "resolved" in res[0].message and res[0].since == ws[9].window_start
+    assert out[13] == []
+
+
+def test_decide_equals_replay_and_rerun_does_not_rewrite_later_decisions() -> None:
+    rng = np.random.default_rng(1)
+    values = list(0.03 + rng.normal(0, 0.01, 20))
+    values[12:15] = [0.2, 0.21, 0.2]
+    ws = [_w(i, v) for i, v in enumerate(values)]
+    full = replay(ws)
+    for k in (5, 12, 13, 16):
+        again = decide(ws[k], list(reversed(ws[:k])))
+        assert [f.to_dict() for f in again] == [f.to_dict() for f in full[k]]
+    # a later window's data never influences an earlier decision
+    changed = ws[:14] + [_w(14, 0.9)] + ws[15:]
+    assert [f.to_dict() for f in replay(changed)[13]] == [f.to_dict() for f in full[13]]
+
+
+def test_history_must_be_earlier_and_incomplete_windows_are_ignored() -> None:
+    with pytest.raises(MethodError) as ei:
+        decide(_w(3), [_w(1), _w(3)])
+    assert str(ei.value) == ERR_HISTORY_ORDER.format(current=_w(3).window_start.isoformat(),
+                                                     bad=_w(3).window_start.isoformat())
+    pol = AlertPolicy(persistence_m=2, persistence_n=2)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1)]
+    # the failed window's violation does not count towards persistence
+    assert _kinds(decide(_w(2, 0.5), [_w(1, 0.5, status="failed")], checks=checks, policy=pol),
+                  "ci_outside_range") == ["pending"]
+    assert _kinds(decide(_w(2, 0.5), [_w(1, 0.5)], checks=checks, policy=pol), "ci_outside_range") == ["open"]
+
+
+def test_cooldown_suppresses_flapping_notifications() -> None:
+    pol = AlertPolicy(persistence_m=1, persistence_n=1, cooldown_windows=3)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1)]
+    ws = [_w(0, 0.5), _w(1, 0.0), _w(2, 0.5), _w(3, 0.0), _w(4, 0.0), _w(5, 0.5)]
+    out = replay(ws, checks=checks, policy=pol)
+    assert [(f.status, f.notify) for f in out[0]] == [("open", True)]
+    assert [(f.status, f.notify) for f in out[1]] == [("resolved", True)]
+    assert [(f.status, f.notify) for f in out[2]] == [("open", False)]
+    assert out[2][0].numbers["suppressed"] == "cooldown"
+    assert [(f.status, f.notify) for f in out[3]] == [("resolved", False)]  # its opening was not sent
+    assert [(f.status, f.notify) for f in out[5]] == [("open", True)]
+
+
+def test_min_severity_and_escalation() -> None:
+    pol = AlertPolicy(persistence_m=1, persistence_n=1, min_severity="critical")
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1, critical_margin=0.2)]
+    out = replay([_w(0, 0.2), _w(1, 0.5)], checks=checks, policy=pol)
+    assert [(f.status, f.severity, f.notify) for f in out[0]] == [("open", "warning", False)]
+    assert [(f.status, f.severity, f.notify) for f in out[1]] == [("ongoing", "critical", True)]
+
+
+def _ev(honest: float, p: float, attrs: list[str]) -> dict:
+    return {"dscore": honest + 0.05, "honest_dscore": honest, "p_value": p, "key_attributes": attrs,
+            "rules": ["age <= 30 OR region = north"], "p_fav_inside": 0.4, "p_fav_outside": 0.6,
+            "size_fraction": 0.48, "group_size": 2400}
+
+
+def test_rumie_threshold_new_group_and_key_attributes() -> None:
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    checks = [DScoreAbove(threshold=0.2), NewGroup(min_jaccard=0.5), KeyAttributesChanged()]
+    prev = _w(0, evidence=_ev(0.05, 0.01, ["age", "region"]))
+    cur = _w(1, evidence=_ev(0.25, 1e-6, ["age", "income"]), overlap=0.3)
+    f = {x.kind: x for x in decide(cur, [prev], checks=checks, policy=pol)}
+    assert f["rumie_dscore"].notify and "0.250" in f["rumie_dscore"].message
+    assert f["rumie_new_group"].numbers["jaccard"] == 0.3
+    assert f["rumie_new_group"].numbers["previous_rules"] == ["age <= 30 OR region = north"]
+    ka = f["rumie_key_attributes"]
+    assert ka.severity == "info" and not ka.notify and ka.numbers["added"] == ["income"]
+    # an insignificant group is not news
+    calm = _w(1, evidence=_ev(0.25, 0.2, ["income"]), overlap=0.1)
+    assert decide(calm, [prev], checks=checks, policy=pol) == []
+
+
+def test_gesd_rise_against_trailing_baseline() -> None:
+    rng = np.random.default_rng(3)
+    ws = [_w(i, gesd={"value": float(0.02 + rng.normal(0, 0.003)), "p_value": 0.5}) for i in range(10)]
+    ws.append(_w(10, gesd={"value": 0.08, "p_value": 1e-4}))
+    checks = [SignificantChange(metric="gesd", min_effect=0.01, kind="gesd_rise")]
+    f = decide(ws[-1], ws[:-1], checks=checks, policy=AlertPolicy(persistence_m=1, persistence_n=1))
+    assert _kinds(f, "gesd_rise") == ["open"] and f[0].severity == "critical"
+
+
+def test_reference_baseline_uses_interval_z_test() -> None:
+    base = Baseline(mode="reference", reference_start=T0, min_history=2, trailing_n=5)
+    checks = [SignificantChange(metric="dp_difference", min_effect=0.02)]
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    f = decide(_w(1, 0.10, ), [_w(0, 0.03)], checks=checks, baseline=base, policy=pol)
+    assert f and f[0].baseline == pytest.approx(0.03) and f[0].numbers["test"] == "z"
+    assert decide(_w(1, 0.04), [_w(0, 0.03)], checks=checks, baseline=base, policy=pol) == []
+    with pytest.raises(MethodError, match="reference window"):
+        decide(_w(2), [_w(1)], baseline=base)
+
+
+def test_policy_and_baseline_validate() -> None:
+    with pytest.raises(ConfigError, match="persistence_m"):
+        AlertPolicy(persistence_m=3, persistence_n=2)
+    with pytest.raises(ConfigError, match="reference_start"):
+        Baseline(mode="reference")
+
+
+def test_finding_round_trip_and_fingerprint_stability() -> None:
+    f = decide(_w(1, 0.5), [_w(0, 0.5)])
+    assert f
+    for x in f:
+        y = Finding.from_dict(x.to_dict())
+        assert y.fingerprint == x.fingerprint and y.to_dict() == x.to_dict()
+    assert len({x.fingerprint for x in f}) == len(f)
