@@ -1,1 +1,52 @@
-"""fairmon.store."""
+"""fairmon.store: the Postgres time-series store (engine, migrations, typed records, repository).
+
+Nothing outside this package writes SQL. Typical use::
+
+    from fairmon.store import open_store, WindowRecords, RunRecord, MetricRecord
+    store = open_store()                      # --db / FAIRMON_DATABASE_URL / embedded Postgres
+    run_id = store.write_window(WindowRecords(run, metrics=[...]))
+
+The schema lives in ``sql/migrations`` (``fairmon db upgrade``); views and example queries are
+documented in ``sql/README.md``.
+"""
+
+from fairmon.store.engine import describe_url, embedded_url, get_engine, normalize_url, ping
+from fairmon.store.migrations import current_version, head_version, require_head, upgrade
+from fairmon.store.records import (
+    RESULT_STATUSES,
+    AlertRecord,
+    EvidenceRecord,
+    ExplanationMetricRecord,
+    FEUCandidateRecord,
+    FindingRecord,
+    MetricRecord,
+    RecordError,
+    RunRecord,
+    WindowRecords,
+)
+from fairmon.store.repository import ALLOWED_TRANSITIONS, Store, open_store
+
+__all__ = [
+    "get_engine",
+    "normalize_url",
+    "describe_url",
+    "embedded_url",
+    "ping",
+    "upgrade",
+    "require_head",
+    "current_version",
+    "head_version",
+    "Store",
+    "open_store",
+    "ALLOWED_TRANSITIONS",
+    "RESULT_STATUSES",
+    "RecordError",
+    "RunRecord",
+    "MetricRecord",
+    "EvidenceRecord",
+    "ExplanationMetricRecord",
+    "FindingRecord",
+    "AlertRecord",
+    "FEUCandidateRecord",
+    "WindowRecords",
+]

@@ -1,0 +1,465 @@
+"""Typed records: what the pipeline and the methods hand to the store, and what the store hands back.
+
+Why records instead of SQL or DataFrames: the store owns every table definition, so the rest of
+fairmon speaks these small frozen dataclasses and never writes SQL. Fields that only the database
+assigns (``run_id``, ``window_start`` on result rows, timestamps) default to ``None`` and are filled
+when a record is read back. Validation happens here, where a bad value is cheapest to explain.
+
+Keys (what makes a row unique within a window) — duplicates inside one :class:`WindowRecords` are
+refused:
+
+- :class:`MetricRecord`: ``(metric, attribute, group)``
+- :class:`EvidenceRecord`: ``method``
+- :class:`ExplanationMetricRecord`: ``(family, metric, explainer, group)``
+- :class:`FindingRecord`: ``(kind, metric, attribute, group)``
+- :class:`FEUCandidateRecord`: ``candidate_index``
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, get_args
+
+from fairmon.errors import StoreError
+
+__all__ = [
+    "RunStatus",
+    "RESULT_STATUSES",
+    "Severity",
+    "FindingStatus",
+    "AlertKind",
+    "AlertState",
+    "RecordError",
+    "ERR_FIELD",
+    "ERR_NAIVE_TIME",
+    "ERR_DUPLICATE_KEY",
+    "RunRecord",
+    "MetricRecord",
+    "EvidenceRecord",
+    "ExplanationMetricRecord",
+    "FindingRecord",
+    "AlertRecord",
+    "FEUCandidateRecord",
+    "WindowRecords",
+    "utc",
+]
+
+RunStatus = Literal["running", "succeeded", "failed", "data_invalid", "skipped", "labels_pending"]
+#: statuses whose runs may carry result rows (metrics, evidence, ...)
+RESULT_STATUSES: tuple[str, ...] = ("succeeded", "labels_pending")
+Severity = Literal["info", "warning", "critical"]
+FindingStatus = Literal["open", "resolved"]
+AlertKind = Literal["fairness", "data"]
+AlertState = Literal["pending", "sending", "sent", "failed"]
+ExplanationFamily = Literal["gesd", "openxai"]
+
+ERR_FIELD = "{record}.{field}: {problem} (got {value!r})"
+ERR_NAIVE_TIME = "{record}.{field} must be timezone-aware (got naive {value!r}); windows are instants"
+ERR_DUPLICATE_KEY = "WindowRecords: duplicate {record} key {key!r} in one window"
+
+
+class RecordError(StoreError):
+    """A record handed to the store is invalid (programming error: not retryable)."""
+
+    retryable = False
+
+
+def utc(value: datetime, *, record: str = "record", name: str = "time") -> datetime:
+    """Validate a tz-aware datetime and convert it to UTC (pandas Timestamps accepted)."""
+    if hasattr(value, "to_pydatetime"):
+        value = value.to_pydatetime()
+    if not isinstance(value, datetime):
+        raise RecordError(ERR_FIELD.format(record=record, field=name, problem="not a datetime", value=value))
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise RecordError(ERR_NAIVE_TIME.format(record=record, field=name, value=value))
+    return value.astimezone(UTC)
+
+
+def _check_literal(value: Any, lit: Any, record: str, name: str) -> None:
+    allowed = get_args(lit)
+    if value not in allowed:
+        raise RecordError(
+            ERR_FIELD.format(
+                record=record, field=name, problem=f"must be one of {', '.join(allowed)}", value=value
+            )
+        )
+
+
+def _finite_or_none(value: float | None, record: str, name: str) -> float | None:
+    """Store NaN as NULL: an undefined metric is missing, never a number."""
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise RecordError(
+            ERR_FIELD.format(record=record, field=name, problem="not a number", value=value)
+        ) from None
+    if math.isnan(v):
+        return None
+    if math.isinf(v):
+        raise RecordError(ERR_FIELD.format(record=record, field=name, problem="infinite", value=value))
+    return v
+
+
+def _nonneg_int(value: int | None, record: str, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or int(value) != value or value < 0:
+        raise RecordError(
+            ERR_FIELD.format(record=record, field=name, problem="must be an integer >= 0", value=value)
+        )
+    return int(value)
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One monitoring window of one monitor.
+
+    Examples
+    --------
+    >>> from datetime import datetime, UTC
+    >>> RunRecord("demo", datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC)).status
+    'succeeded'
+    """
+
+    monitor: str
+    window_start: datetime
+    window_end: datetime
+    status: RunStatus = "succeeded"
+    model_version: str | None = None
+    spec_fingerprint: str | None = None
+    n_rows: int | None = None
+    timings: Mapping[str, float] = field(default_factory=dict)
+    error: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    # filled on read
+    run_id: int | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.monitor, str) or not self.monitor:
+            raise RecordError(
+                ERR_FIELD.format(record="RunRecord", field="monitor", problem="empty", value=self.monitor)
+            )
+        _set(self, "window_start", utc(self.window_start, record="RunRecord", name="window_start"))
+        _set(self, "window_end", utc(self.window_end, record="RunRecord", name="window_end"))
+        if self.window_end <= self.window_start:
+            raise RecordError(
+                ERR_FIELD.format(
+                    record="RunRecord",
+                    field="window_end",
+                    problem="must be after window_start",
+                    value=self.window_end,
+                )
+            )
+        _check_literal(self.status, RunStatus, "RunRecord", "status")
+        _set(self, "n_rows", _nonneg_int(self.n_rows, "RunRecord", "n_rows"))
+        _set(self, "timings", {str(k): float(v) for k, v in dict(self.timings).items()})
+        _set(self, "details", dict(self.details))
+
+
+@dataclass(frozen=True)
+class MetricRecord:
+    """An outcome-fairness number with its CI: ``selection_rate`` of ``sex=Female``, ``dp_difference`` of ``sex``.
+
+    ``attribute`` is the protected attribute (``'sex&race'`` for an intersection, ``''`` overall) and
+    ``group`` the group value (``''`` for attribute-level metrics such as a difference). ``value=None``
+    (or NaN) means undefined — stored as NULL, never as 0.
+
+    Examples
+    --------
+    >>> MetricRecord("dp_difference", 0.12, attribute="sex", ci_low=0.08, ci_high=0.16, n=5000).group
+    ''
+    """
+
+    metric: str
+    value: float | None
+    attribute: str = ""
+    group: str = ""
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+    n_nan: int | None = None
+    run_id: int | None = None
+    window_start: datetime | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.metric, self.attribute, self.group)
+
+    def __post_init__(self) -> None:
+        if not self.metric:
+            raise RecordError(
+                ERR_FIELD.format(record="MetricRecord", field="metric", problem="empty", value=self.metric)
+            )
+        for name in ("value", "ci_low", "ci_high"):
+            _set(self, name, _finite_or_none(getattr(self, name), "MetricRecord", name))
+        for name in ("n", "n_nan"):
+            _set(self, name, _nonneg_int(getattr(self, name), "MetricRecord", name))
+
+
+@dataclass(frozen=True)
+class EvidenceRecord:
+    """RUMIE evidence of one window and method (``ie``, ``ie-dt``, ``enum``).
+
+    ``rules`` is the structured rule set (jsonb), ``rules_text`` the human-readable form used in
+    alerts; ``group_overlap`` is the pipeline's measured overlap with the previous window's group
+    (optional; feeds the ``rumie_rule_changes`` view).
+    """
+
+    method: str
+    dscore: float | None
+    honest_dscore: float | None = None
+    p_value: float | None = None
+    key_attributes: Sequence[str] = ()
+    rules: Any = None
+    rules_text: str | None = None
+    tree: Any = None
+    group_size: int | None = None
+    group_fraction: float | None = None
+    p_fav_in: float | None = None
+    p_fav_out: float | None = None
+    n: int | None = None
+    group_overlap: float | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    run_id: int | None = None
+    window_start: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return self.method
+
+    def __post_init__(self) -> None:
+        if not self.method:
+            raise RecordError(
+                ERR_FIELD.format(record="EvidenceRecord", field="method", problem="empty", value=self.method)
+            )
+        for name in (
+            "dscore",
+            "honest_dscore",
+            "p_value",
+            "group_fraction",
+            "p_fav_in",
+            "p_fav_out",
+            "group_overlap",
+        ):
+            _set(self, name, _finite_or_none(getattr(self, name), "EvidenceRecord", name))
+        for name in ("group_size", "n"):
+            _set(self, name, _nonneg_int(getattr(self, name), "EvidenceRecord", name))
+        if isinstance(self.key_attributes, str):
+            raise RecordError(
+                ERR_FIELD.format(
+                    record="EvidenceRecord",
+                    field="key_attributes",
+                    problem="a sequence of names",
+                    value=self.key_attributes,
+                )
+            )
+        _set(self, "key_attributes", tuple(str(a) for a in self.key_attributes))
+        _set(self, "details", dict(self.details))
+
+
+@dataclass(frozen=True)
+class ExplanationMetricRecord:
+    """A GESD or OpenXAI number.
+
+    GESD: ``family="gesd", metric="gesd"``, ``group_stability={"Female": 0.81, "Male": 0.86}``,
+    ``p_value`` from Mann–Whitney U. OpenXAI: one row per ``(metric, explainer, group)``, e.g.
+    ``("openxai", "PGI", "kernelshap", "Female")``; the disparity row has ``group=""``.
+    """
+
+    family: ExplanationFamily
+    metric: str
+    value: float | None
+    explainer: str = ""
+    group: str = ""
+    p_value: float | None = None
+    n: int | None = None
+    n_nan: int | None = None
+    group_stability: Mapping[str, float] | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    run_id: int | None = None
+    window_start: datetime | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.family, self.metric, self.explainer, self.group)
+
+    def __post_init__(self) -> None:
+        _check_literal(self.family, ExplanationFamily, "ExplanationMetricRecord", "family")
+        if not self.metric:
+            raise RecordError(
+                ERR_FIELD.format(
+                    record="ExplanationMetricRecord", field="metric", problem="empty", value=self.metric
+                )
+            )
+        for name in ("value", "p_value"):
+            _set(self, name, _finite_or_none(getattr(self, name), "ExplanationMetricRecord", name))
+        for name in ("n", "n_nan"):
+            _set(self, name, _nonneg_int(getattr(self, name), "ExplanationMetricRecord", name))
+        if self.group_stability is not None:
+            _set(
+                self,
+                "group_stability",
+                {
+                    str(k): _finite_or_none(v, "ExplanationMetricRecord", "group_stability")
+                    for k, v in self.group_stability.items()
+                },
+            )
+        _set(self, "details", dict(self.details))
+
+
+@dataclass(frozen=True)
+class FindingRecord:
+    """A drift decision at one window: ``open`` = violating here, ``resolved`` = cleared here.
+
+    ``numbers`` holds what the decision used (value, CI, baseline, threshold, p-value...).
+    """
+
+    kind: str
+    metric: str
+    severity: Severity
+    status: FindingStatus = "open"
+    attribute: str = ""
+    group: str = ""
+    numbers: Mapping[str, Any] = field(default_factory=dict)
+    message: str = ""
+    run_id: int | None = None
+    window_start: datetime | None = None
+    monitor: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.kind, self.metric, self.attribute, self.group)
+
+    def __post_init__(self) -> None:
+        if not self.kind or not self.metric:
+            raise RecordError(
+                ERR_FIELD.format(
+                    record="FindingRecord",
+                    field="kind/metric",
+                    problem="empty",
+                    value=(self.kind, self.metric),
+                )
+            )
+        _check_literal(self.severity, Severity, "FindingRecord", "severity")
+        _check_literal(self.status, FindingStatus, "FindingRecord", "status")
+        _set(self, "numbers", dict(self.numbers))
+
+
+@dataclass(frozen=True)
+class AlertRecord:
+    """An outbox row: one alert per fingerprint (monitor, window, finding), delivered at most once.
+
+    Examples
+    --------
+    >>> AlertRecord("fp-1", kind="fairness", payload={"text": "DP difference 0.21 for sex"}).state
+    'pending'
+    """
+
+    fingerprint: str
+    kind: AlertKind
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    channel: str | None = None
+    monitor: str | None = None
+    run_id: int | None = None
+    window_start: datetime | None = None
+    severity: str | None = None
+    state: AlertState = "pending"
+    attempts: int = 0
+    last_error: str | None = None
+    slack_ts: str | None = None
+    thread_ts: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    sent_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if not self.fingerprint:
+            raise RecordError(
+                ERR_FIELD.format(
+                    record="AlertRecord", field="fingerprint", problem="empty", value=self.fingerprint
+                )
+            )
+        _check_literal(self.kind, AlertKind, "AlertRecord", "kind")
+        _check_literal(self.state, AlertState, "AlertRecord", "state")
+        if self.window_start is not None:
+            _set(self, "window_start", utc(self.window_start, record="AlertRecord", name="window_start"))
+        _set(self, "payload", dict(self.payload))
+
+
+@dataclass(frozen=True)
+class FEUCandidateRecord:
+    """One FEU retraining candidate (a point of the NSGA-II population / Pareto set)."""
+
+    candidate_index: int
+    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    pareto: bool = False
+    selected: bool = False
+    registry_version: str | None = None
+    run_id: int | None = None
+
+    def __post_init__(self) -> None:
+        _set(
+            self,
+            "candidate_index",
+            _nonneg_int(self.candidate_index, "FEUCandidateRecord", "candidate_index"),
+        )
+        _set(self, "hyperparameters", dict(self.hyperparameters))
+        _set(self, "metrics", dict(self.metrics))
+
+
+@dataclass(frozen=True)
+class WindowRecords:
+    """Everything one window writes, in one transaction (see :meth:`Store.write_window`).
+
+    Writing replaces the window's metrics, evidence, explanation metrics and findings; FEU candidates
+    and alerts have their own lifecycles (:meth:`Store.save_feu_candidates`, the outbox).
+    """
+
+    run: RunRecord
+    metrics: Sequence[MetricRecord] = ()
+    evidence: Sequence[EvidenceRecord] = ()
+    explanation_metrics: Sequence[ExplanationMetricRecord] = ()
+    findings: Sequence[FindingRecord] = ()
+
+    def __post_init__(self) -> None:
+        for name, kind in (
+            ("metrics", MetricRecord),
+            ("evidence", EvidenceRecord),
+            ("explanation_metrics", ExplanationMetricRecord),
+            ("findings", FindingRecord),
+        ):
+            items = tuple(getattr(self, name))
+            seen: set[Any] = set()
+            for item in items:
+                if not isinstance(item, kind):
+                    raise RecordError(
+                        ERR_FIELD.format(
+                            record="WindowRecords", field=name, problem=f"expects {kind.__name__}", value=item
+                        )
+                    )
+                if item.key in seen:
+                    raise RecordError(ERR_DUPLICATE_KEY.format(record=kind.__name__, key=item.key))
+                seen.add(item.key)
+            _set(self, name, items)
+        has_results = any(getattr(self, n) for n in ("metrics", "evidence", "explanation_metrics"))
+        if has_results and self.run.status not in RESULT_STATUSES:
+            raise RecordError(
+                ERR_FIELD.format(
+                    record="WindowRecords",
+                    field="run.status",
+                    problem=f"a {self.run.status} window carries no results (use Store.mark_run)",
+                    value=self.run.status,
+                )
+            )
