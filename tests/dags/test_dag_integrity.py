@@ -1,0 +1,126 @@
+"""DAG integrity: every monitor spec becomes a DAG with the production policies, and parsing is light."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DAGS = REPO / "dags"
+MONITORS = REPO / "monitors"
+#: must never load while the DAG processor parses our DAG file
+HEAVY = ["torch", "pandas", "numpy", "shap", "lime", "pymoo", "great_expectations", "sklearn", "matplotlib"]
+HEAVY_TASKS = {"predict", "rumie", "explain", "feu"}
+
+pytestmark = pytest.mark.airflow
+
+
+def _airflow_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        AIRFLOW_HOME=str(tmp_path / "airflow"),
+        AIRFLOW__CORE__LOAD_EXAMPLES="False",
+        AIRFLOW__CORE__DAGS_FOLDER=str(DAGS),
+        FAIRMON_MONITORS_DIR=str(MONITORS),
+        FAIRMON_STRICT_SPECS="1",
+    )
+    return env
+
+
+_BAG_PROBE = r"""
+import json
+from airflow.dag_processing.dagbag import DagBag
+bag = DagBag(dag_folder=__import__("os").environ["AIRFLOW__CORE__DAGS_FOLDER"])
+out = {"errors": {k: str(v) for k, v in bag.import_errors.items()}, "dags": {}}
+for dag_id, d in bag.dags.items():
+    out["dags"][dag_id] = {
+        "timetable": type(d.timetable).__name__,
+        "max_active_runs": d.max_active_runs,
+        "tags": sorted(d.tags),
+        "doc_md": bool(d.doc_md),
+        "catchup": d.catchup,
+        "dagrun_timeout": d.dagrun_timeout.total_seconds() if d.dagrun_timeout else None,
+        "tasks": {t.task_id: {"queue": t.queue, "retries": t.retries,
+                              "timeout": t.execution_timeout.total_seconds() if t.execution_timeout else None,
+                              "on_failure": bool(t.on_failure_callback),
+                              "upstream": sorted(t.upstream_task_ids)} for t in d.tasks},
+    }
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def bag(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("dagbag")
+    proc = subprocess.run(
+        [sys.executable, "-c", _BAG_PROBE], env=_airflow_env(tmp), capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_every_spec_imports_as_a_dag(bag: dict) -> None:
+    from fairmon.config import load_spec
+
+    assert bag["errors"] == {}
+    expected = {f"fairmon_{load_spec(p).name}" for p in sorted(MONITORS.glob("*.yaml"))}
+    assert expected and set(bag["dags"]) == expected
+
+
+def test_dags_have_the_policies(bag: dict) -> None:
+    from fairmon.config import load_spec
+    from fairmon.pipeline.steps import STEP_ORDER
+
+    specs = {f"fairmon_{s.name}": s for s in (load_spec(p) for p in MONITORS.glob("*.yaml"))}
+    for dag_id, d in bag["dags"].items():
+        spec = specs[dag_id]
+        assert d["timetable"] == "CronDataIntervalTimetable"  # real data intervals on Airflow 3
+        assert d["max_active_runs"] == 1
+        assert d["doc_md"] and "fairmon" in d["tags"] and f"monitor:{spec.name}" in d["tags"]
+        assert d["dagrun_timeout"] and d["dagrun_timeout"] > 0
+        assert set(d["tasks"]) == set(STEP_ORDER)
+        for task_id, t in d["tasks"].items():
+            assert t["retries"] == spec.execution.retries
+            assert t["timeout"] and t["timeout"] > 0
+            assert t["on_failure"], task_id
+            want_queue = spec.execution.queue if task_id in HEAVY_TASKS else "default"
+            assert t["queue"] == want_queue, (dag_id, task_id)
+        # persist waits for all three computations; feu only after the alert
+        assert set(d["tasks"]["persist"]["upstream"]) >= {"outcome", "rumie", "explain"}
+        assert "alert" in d["tasks"]["feu"]["upstream"]
+
+
+def test_gpu_queue_from_spec(bag: dict) -> None:
+    queues = {d: t["rumie"]["queue"] for d, t in ((k, v["tasks"]) for k, v in bag["dags"].items())}
+    assert "gpu" in queues.values(), queues  # at least one shipped spec routes heavy steps to GPU workers
+
+
+def test_parsing_a_dag_file_loads_nothing_heavy(tmp_path: Path) -> None:
+    probe = (
+        "import runpy, sys, json\n"
+        f"runpy.run_path({str(DAGS / 'fairmon_monitors.py')!r})\n"
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], env=_airflow_env(tmp_path), capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_broken_spec_is_skipped_not_fatal(tmp_path: Path) -> None:
+    mon = tmp_path / "monitors"
+    mon.mkdir()
+    (mon / "good.yaml").write_text((MONITORS / "demo.yaml").read_text())
+    (mon / "bad.yaml").write_text("spec_version: 1\nidentity: {name: bad}\n")
+    env = _airflow_env(tmp_path) | {"FAIRMON_MONITORS_DIR": str(mon), "FAIRMON_STRICT_SPECS": "0"}
+    probe = f"import runpy; g = runpy.run_path({str(DAGS / 'fairmon_monitors.py')!r}); print(sorted(k for k in g if k.startswith('fairmon_')))"
+    proc = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "['fairmon_demo']"
+    assert "bad.yaml" in proc.stdout + proc.stderr
