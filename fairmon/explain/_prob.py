@@ -1,0 +1,110 @@
+"""One probability interface for every explainer: ``P(class 1 | encoded rows)`` as a torch tensor.
+
+The batched estimators (LIME, KernelSHAP) and the OpenXAI metrics evaluate the model on many
+synthetic rows at once. They accept a :class:`fairmon.registry.Model` or a plain callable so other
+methods (GESD) can explain arbitrary probability functions of encoded rows:
+
+* a torch ``Model`` is evaluated on the device without leaving torch (float32 forward pass, results
+  in float64);
+* a scikit-learn ``Model`` goes through ``predict_proba_encoded`` (numpy round trip on the CPU);
+* a plain callable takes encoded rows and returns ``(m, 2)`` class probabilities or ``(m,)``
+  P(class 1); ``fn_input="numpy"`` (default) hands it a float64 numpy array, ``fn_input="torch"`` a
+  float64 tensor on the device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from fairmon.errors import MethodError
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["ProbFn", "as_prob_fn", "FnInput", "ERR_BAD_OUTPUT", "ERR_NOT_CALLABLE"]
+
+FnInput = Literal["numpy", "torch"]
+ERR_BAD_OUTPUT = (
+    "probability function returned shape {shape} for {rows} rows; expected (rows, 2) class probabilities "
+    "or (rows,) P(class 1)"
+)
+ERR_NOT_CALLABLE = "expected a fairmon Model or a callable of encoded rows, got {type}"
+
+
+class ProbFn:
+    """``P(class 1)`` and predicted labels of encoded rows, as float64 tensors on ``device``."""
+
+    def __init__(
+        self,
+        fn: Callable[[Any], Any],
+        *,
+        device: torch.device,
+        fn_input: FnInput,
+        threshold: float = 0.5,
+        torch_module: Any = None,
+        model: Any = None,
+    ) -> None:
+        self._fn = fn
+        self.device = device
+        self.fn_input = fn_input
+        self.threshold = float(threshold)
+        self.torch_module = torch_module
+        self.model = model
+
+    def p1(self, Z: torch.Tensor) -> torch.Tensor:
+        """P(class 1) of rows ``Z`` (any float dtype) as a float64 tensor ``(m,)`` on the device."""
+        import torch
+
+        m = Z.shape[0]
+        if self.torch_module is not None:
+            with torch.no_grad():
+                logits = self.model.logits(Z.to(self.device, torch.float32))
+                return torch.softmax(logits.double(), dim=1)[:, 1]
+        if self.fn_input == "torch":
+            out = self._fn(Z.to(self.device, torch.float64))
+            out = torch.as_tensor(out, device=self.device, dtype=torch.float64)
+        else:
+            arr = np.asarray(self._fn(Z.detach().cpu().numpy().astype(np.float64)), dtype=np.float64)
+            out = torch.as_tensor(arr, device=self.device, dtype=torch.float64)
+        if out.ndim == 2 and out.shape == (m, 2):
+            return out[:, 1]
+        if out.ndim == 2 and out.shape == (m, 1):
+            return out[:, 0]
+        if out.ndim == 1 and out.shape[0] == m:
+            return out
+        raise MethodError(ERR_BAD_OUTPUT.format(shape=tuple(out.shape), rows=m))
+
+    def p1_chunked(self, Z: torch.Tensor, *, chunk: int = 262_144) -> torch.Tensor:
+        import torch
+
+        if Z.shape[0] <= chunk:
+            return self.p1(Z)
+        return torch.cat([self.p1(Z[i : i + chunk]) for i in range(0, Z.shape[0], chunk)])
+
+    def label(self, Z: torch.Tensor) -> torch.Tensor:
+        """Predicted labels (int64) with the model's threshold on P(class 1)."""
+        import torch
+
+        return (self.p1_chunked(Z) >= self.threshold).to(torch.int64)
+
+
+def as_prob_fn(f: Any, *, device: torch.device, fn_input: FnInput = "numpy") -> ProbFn:
+    """Wrap a :class:`~fairmon.registry.Model` or a callable into a :class:`ProbFn`."""
+    from fairmon.registry.model import Model
+
+    if fn_input not in ("numpy", "torch"):
+        raise MethodError(f"fn_input must be 'numpy' or 'torch', got {fn_input!r}")
+    if isinstance(f, Model):
+        if f.framework == "torch":
+            f.to(str(device))
+            return ProbFn(f.predict_proba_encoded, device=device, fn_input="numpy", threshold=f.threshold,
+                          torch_module=f.estimator, model=f)
+        return ProbFn(f.predict_proba_encoded, device=device, fn_input="numpy", threshold=f.threshold, model=f)
+    if isinstance(f, ProbFn):
+        return f
+    if not callable(f):
+        raise MethodError(ERR_NOT_CALLABLE.format(type=type(f).__name__))
+    return ProbFn(f, device=device, fn_input=fn_input)
