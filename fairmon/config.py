@@ -113,6 +113,7 @@ __all__ = [
     "load_specs",
     "scan_specs",
     "parse_spec",
+    "resolve_path",
     "resolve_runtime",
     "parse_duration",
     "validate_cron",
@@ -875,7 +876,9 @@ class DriftSpec(_Spec):
     def _ranges(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
         for metric, (low, high) in v.items():
             if metric not in DRIFT_METRICS:
-                raise ValueError(f"{metric}: " + ERR_UNKNOWN_METRIC.format(metric=metric, known=list(DRIFT_METRICS)))
+                raise ValueError(
+                    f"{metric}: " + ERR_UNKNOWN_METRIC.format(metric=metric, known=list(DRIFT_METRICS))
+                )
             if low > high:
                 raise ValueError(f"{metric}: " + ERR_RANGE_ORDER.format(metric=metric, value=[low, high]))
         return v
@@ -1117,22 +1120,13 @@ class MonitorSpec(_Spec):
         return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
 
     def resolve_path(self, value: str, *, env: Mapping[str, str] | None = None) -> str:
-        """Resolve a path written in the spec: expand ``${VAR}``/``$VAR`` (from ``env``, default
-        ``os.environ``) and ``~``; keep URIs (``scheme://``) as they are; join a relative path with
-        :attr:`base_dir`.
+        """Resolve a path written in the spec with :func:`resolve_path` against :attr:`base_dir`.
 
         >>> spec = MonitorSpec.model_validate(_EXAMPLE)
         >>> spec.resolve_path("s3://bucket/x")
         's3://bucket/x'
         """
-        env = os.environ if env is None else env
-        expanded = _expand_vars(value, env)
-        if "://" in expanded:
-            return expanded
-        p = Path(expanded).expanduser()
-        if not p.is_absolute():
-            p = self.base_dir / p
-        return os.path.normpath(p)
+        return resolve_path(value, base_dir=self.base_dir, env=env)
 
     @property
     def artifact_dir(self) -> str:
@@ -1156,6 +1150,31 @@ _EXAMPLE: dict[str, Any] = {
     "columns": {"features": ["age", "sex"], "sensitive": ["sex"]},
     "schedule": {"start_date": "2026-01-01"},
 }
+
+
+def resolve_path(
+    value: str, *, base_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    """Resolve a path from a spec: expand ``${VAR}``, ``${VAR:-default}`` and ``$VAR`` (from ``env``,
+    default ``os.environ``) and ``~``; keep URIs (``scheme://...``) as they are; join a relative path
+    with ``base_dir`` (default: the current directory) and normalise it.
+
+    Why: specs live in a monitors folder and point at data/registries relative to themselves, while
+    deployments relocate everything with one environment variable.
+
+    >>> resolve_path("${ROOT:-../data}/x.csv", base_dir="/srv/monitors", env={})
+    '/srv/data/x.csv'
+    >>> resolve_path("${ROOT}/x.csv", env={"ROOT": "memory://d"})
+    'memory://d/x.csv'
+    """
+    env = os.environ if env is None else env
+    expanded = _expand_vars(value, env)
+    if "://" in expanded:
+        return expanded
+    p = Path(expanded).expanduser()
+    if not p.is_absolute():
+        p = Path(base_dir if base_dir is not None else Path.cwd()) / p
+    return os.path.normpath(p)
 
 
 def _expand_vars(value: str, env: Mapping[str, str]) -> str:

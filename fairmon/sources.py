@@ -1,0 +1,231 @@
+"""Window data loaders: the rows of one monitoring window ``[start, end)`` from SQL or file partitions.
+
+Why a module of its own: the DAG task, the CLI and the tests load a window the same way, and every
+failure (missing partition, empty window, unreachable database, missing URL) becomes one
+:class:`~fairmon.errors.DatasetError` / :class:`~fairmon.errors.ConfigError` that names the file or the
+query instead of a pandas/SQLAlchemy traceback.
+
+- **SQL**: the spec's query runs as a SQLAlchemy ``text()`` with ``:start`` and ``:end`` *bound* (never
+  formatted into the SQL). The engine is passed in (the DAG builds it from the Airflow connection with
+  ``PostgresHook(...).sqlalchemy_url``); without one, the URL comes from the environment variable the
+  spec names (``data.sql.url_env``).
+- **Files**: the pattern is formatted with the window's ``start``/``end`` datetimes, ``${VAR}`` and
+  ``~`` are expanded, and a relative path is resolved against ``base_dir`` (the spec file's folder when
+  a :class:`~fairmon.config.MonitorSpec` is passed). Local paths and fsspec URLs (``memory://``,
+  ``s3://`` with its extra installed) work. CSV always; Parquet needs ``pyarrow`` (or ``fastparquet``).
+
+Example
+-------
+>>> import datetime as dt, pandas as pd, tempfile, pathlib
+>>> from fairmon.config import FilesSource
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> pd.DataFrame({"x": [1, 2]}).to_csv(d / "2026-01-05.csv", index=False)
+>>> load_window(FilesSource(pattern="{start:%Y-%m-%d}.csv"), dt.datetime(2026, 1, 5), dt.datetime(2026, 1, 6),
+...             base_dir=d)["x"].tolist()
+[1, 2]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from fairmon.config import DataSource, FilesSource, MonitorSpec, SqlSource, resolve_path
+from fairmon.errors import ConfigError, DatasetError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+__all__ = [
+    "load_window",
+    "load_file",
+    "window_path",
+    "ERR_FILE_MISSING",
+    "ERR_EMPTY_FILE",
+    "ERR_EMPTY_QUERY",
+    "ERR_NO_URL",
+    "ERR_QUERY_FAILED",
+    "ERR_READ_FAILED",
+    "ERR_NO_PARQUET",
+]
+
+ERR_FILE_MISSING = "window [{start}, {end}): data file not found: {path}"
+ERR_EMPTY_FILE = "window [{start}, {end}): data file has no rows: {path}"
+ERR_EMPTY_QUERY = "window [{start}, {end}): query returned no rows: {query}"
+ERR_NO_URL = (
+    "no database for the SQL source: pass an engine (Airflow connection {conn!r}) or set the environment "
+    "variable {env} to a SQLAlchemy URL"
+)
+ERR_QUERY_FAILED = "window [{start}, {end}): query failed on {url}: {error} (query: {query})"
+ERR_READ_FAILED = "cannot read {fmt} data file {path}: {error}"
+ERR_NO_PARQUET = "cannot read Parquet file {path}: install pyarrow (pip install pyarrow) or use format: csv"
+
+
+def _short_query(query: str) -> str:
+    text = " ".join(query.split())
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def window_path(
+    source: FilesSource,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """The resolved partition path of the window (``${VAR}``, ``~`` expanded; relative → ``base_dir``).
+
+    >>> window_path(FilesSource(pattern="d/{start:%Y%m%d}.csv"), dt.datetime(2026, 2, 1),
+    ...             dt.datetime(2026, 2, 2), base_dir="/data")
+    '/data/d/20260201.csv'
+    """
+    return resolve_path(source.path_for(start, end), base_dir=base_dir, env=env)
+
+
+def load_file(path: str, fmt: str) -> pd.DataFrame:
+    """Read one CSV/Parquet file (local or fsspec URL); errors name the file."""
+    if fmt == "parquet" and not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
+        raise DatasetError(ERR_NO_PARQUET.format(path=path))
+    try:
+        if fmt == "csv":
+            return pd.read_csv(path)
+        return pd.read_parquet(path)
+    except FileNotFoundError:
+        raise
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    except Exception as exc:  # noqa: BLE001 - parser/IO errors of many libraries → one clear error
+        raise DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)) from exc
+
+
+def _exists(path: str) -> bool:
+    if "://" not in path:
+        return Path(path).is_file()
+    import fsspec
+
+    fs, p = fsspec.core.url_to_fs(path)
+    return bool(fs.exists(p))
+
+
+def _load_files(
+    source: FilesSource,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    base_dir: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+    allow_empty: bool,
+) -> pd.DataFrame:
+    path = window_path(source, start, end, base_dir=base_dir, env=env)
+    if not _exists(path):
+        raise DatasetError(ERR_FILE_MISSING.format(start=start, end=end, path=path))
+    frame = load_file(path, source.format or "csv")
+    if len(frame) == 0 and not allow_empty:
+        raise DatasetError(ERR_EMPTY_FILE.format(start=start, end=end, path=path))
+    return frame
+
+
+def _load_sql(
+    source: SqlSource,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    engine: Engine | str | None,
+    env: Mapping[str, str] | None,
+    allow_empty: bool,
+) -> pd.DataFrame:
+    import sqlalchemy as sa
+
+    env = os.environ if env is None else env
+    own = False
+    if engine is None:
+        url = env.get(source.url_env)
+        if not url:
+            raise ConfigError(ERR_NO_URL.format(conn=source.connection, env=source.url_env))
+        engine, own = sa.create_engine(url), True
+    elif isinstance(engine, str):
+        engine, own = sa.create_engine(engine), True
+    query = _short_query(source.query)
+    try:
+        with engine.connect() as conn:
+            frame = pd.read_sql_query(sa.text(source.query), conn, params={"start": start, "end": end})
+    except (sa.exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
+        # pandas wraps SQLAlchemy's error in its own DatabaseError
+        cause = exc.__cause__ if isinstance(exc, pd.errors.DatabaseError) and exc.__cause__ else exc
+        safe_url = engine.url.render_as_string(hide_password=True)
+        err = DatasetError(
+            ERR_QUERY_FAILED.format(start=start, end=end, url=safe_url, error=_first_line(cause), query=query)
+        )
+        # connection problems may go away; a broken query will not
+        err.retryable = isinstance(cause, sa.exc.OperationalError | sa.exc.InterfaceError)
+        raise err from None
+    finally:
+        if own:
+            engine.dispose()
+    if len(frame) == 0 and not allow_empty:
+        raise DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=query))
+    return frame
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def load_window(
+    source: MonitorSpec | DataSource | SqlSource | FilesSource,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    engine: Engine | str | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    allow_empty: bool = False,
+) -> pd.DataFrame:
+    """Load the rows of the window ``[start, end)`` from a spec's data source.
+
+    Parameters
+    ----------
+    source : MonitorSpec, DataSource, SqlSource or FilesSource
+        With a ``MonitorSpec``, relative file paths resolve against the spec file's folder.
+    start, end : datetime
+        The window bounds (bound as ``:start``/``:end`` in SQL; formatted into a file pattern).
+    engine : sqlalchemy Engine or URL, optional
+        For SQL sources; default: the URL in the environment variable ``data.sql.url_env``.
+    base_dir : path, optional
+        Folder for relative file patterns (overrides the spec's folder); default the cwd.
+    env : mapping, optional
+        Environment for ``${VAR}`` expansion and the SQL URL (default ``os.environ``).
+    allow_empty : bool
+        Return an empty frame instead of raising :class:`DatasetError` for a window with no rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The window's rows, columns as stored (validation checks them against the suite).
+
+    Raises
+    ------
+    DatasetError
+        Missing/unreadable file, empty window, failing query (``retryable`` for connection errors).
+    ConfigError
+        A SQL source without an engine or URL.
+    """
+    if isinstance(source, MonitorSpec):
+        if base_dir is None:
+            base_dir = source.base_dir
+        source = source.data
+    if isinstance(source, DataSource):
+        source = source.sql if source.sql is not None else source.files  # type: ignore[assignment]
+    if isinstance(source, SqlSource):
+        return _load_sql(source, start, end, engine=engine, env=env, allow_empty=allow_empty)
+    if isinstance(source, FilesSource):
+        return _load_files(source, start, end, base_dir=base_dir, env=env, allow_empty=allow_empty)
+    raise TypeError(f"load_window needs a MonitorSpec or data source, got {type(source).__name__}")
