@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +36,7 @@ __all__ = [
     "normalize_url",
     "describe_url",
     "embedded_url",
+    "stop_embedded",
     "fairmon_home",
     "translate_errors",
     "ping",
@@ -75,7 +77,7 @@ def normalize_url(url: str | URL) -> URL:
     """
     try:
         parsed = sa.make_url(url) if isinstance(url, str) else url
-    except sa_exc.ArgumentError:
+    except (sa_exc.ArgumentError, ValueError):
         err = StoreError(ERR_BAD_URL.format(url=_mask_password_text(str(url)), reason="cannot parse it"))
         err.retryable = False
         raise err from None
@@ -127,10 +129,12 @@ def embedded_url(path: str | Path | None = None, *, database: str = "fairmon") -
         server = _SERVERS.get(key)
         if server is None:
             try:
-                import pgserver
+                with warnings.catch_warnings():  # platformdirs: "XDG_RUNTIME_DIR is not set" (harmless)
+                    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+                    import pgserver
 
-                pgdata.mkdir(parents=True, exist_ok=True)
-                server = pgserver.get_server(pgdata, cleanup_mode="stop")
+                    pgdata.mkdir(parents=True, exist_ok=True)
+                    server = pgserver.get_server(pgdata, cleanup_mode="stop")
             except Exception as exc:  # noqa: BLE001 - any start-up failure becomes one clear error
                 raise StoreError(ERR_EMBEDDED.format(path=pgdata, reason=exc)) from exc
             _SERVERS[key] = server
@@ -151,6 +155,25 @@ def embedded_url(path: str | Path | None = None, *, database: str = "fairmon") -
     finally:
         eng.dispose()
     return admin.set(database=database).render_as_string(hide_password=False)
+
+
+def stop_embedded(path: str | Path | None = None) -> bool:
+    """Stop this process's handle on the embedded server (the server stops when no process uses it).
+
+    Disposes cached engines that point at it. Returns whether a server handle was held.
+    """
+    pgdata = Path(path) if path is not None else fairmon_home() / "pgdata"
+    key = str(pgdata.resolve())
+    with _LOCK:
+        server = _SERVERS.pop(key, None)
+        for url_key in list(_ENGINES):
+            host = sa.make_url(url_key).query.get("host")
+            if host is not None and str(Path(str(host)).resolve()) == key:
+                _ENGINES.pop(url_key).dispose()
+    if server is None:
+        return False
+    server.cleanup()
+    return True
 
 
 def get_engine(db_url: str | URL | None = None, *, check: bool = True, echo: bool = False) -> Engine:

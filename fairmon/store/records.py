@@ -51,7 +51,7 @@ RunStatus = Literal["running", "succeeded", "failed", "data_invalid", "skipped",
 #: statuses whose runs may carry result rows (metrics, evidence, ...)
 RESULT_STATUSES: tuple[str, ...] = ("succeeded", "labels_pending")
 Severity = Literal["info", "warning", "critical"]
-FindingStatus = Literal["open", "resolved"]
+FindingStatus = Literal["pending", "open", "ongoing", "resolved", "event"]
 AlertKind = Literal["fairness", "data"]
 AlertState = Literal["pending", "sending", "sent", "failed"]
 ExplanationFamily = Literal["gesd", "openxai"]
@@ -320,9 +320,17 @@ class ExplanationMetricRecord:
 
 @dataclass(frozen=True)
 class FindingRecord:
-    """A drift decision at one window: ``open`` = violating here, ``resolved`` = cleared here.
+    """A drift decision at one window, with the numbers behind it.
 
-    ``numbers`` holds what the decision used (value, CI, baseline, threshold, p-value...).
+    ``status``: ``pending`` (violated, not yet persistent), ``open`` (a drift starts), ``ongoing``,
+    ``resolved`` (cleared at this window) or ``event`` (one-off, e.g. data validation). ``group`` is
+    the series' group key as the drift code names it (``"sex"`` for ``dp_difference``); ``attribute``
+    is optional. :meth:`from_finding` converts a :class:`fairmon.drift.findings.Finding`.
+
+    Examples
+    --------
+    >>> FindingRecord("ci_outside_range", "dp_difference", "warning", group="sex", value=0.21).status
+    'open'
     """
 
     kind: str
@@ -331,6 +339,12 @@ class FindingRecord:
     status: FindingStatus = "open"
     attribute: str = ""
     group: str = ""
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    baseline: float | None = None
+    since: datetime | None = None
+    fingerprint: str | None = None
     numbers: Mapping[str, Any] = field(default_factory=dict)
     message: str = ""
     run_id: int | None = None
@@ -353,7 +367,35 @@ class FindingRecord:
             )
         _check_literal(self.severity, Severity, "FindingRecord", "severity")
         _check_literal(self.status, FindingStatus, "FindingRecord", "status")
+        for name in ("value", "ci_low", "ci_high", "baseline"):
+            _set(self, name, _finite_or_none(getattr(self, name), "FindingRecord", name))
+        if self.since is not None:
+            _set(self, "since", utc(self.since, record="FindingRecord", name="since"))
         _set(self, "numbers", dict(self.numbers))
+
+    @classmethod
+    def from_finding(cls, finding: Any) -> FindingRecord:
+        """Convert a drift ``Finding`` (duck-typed: kind, metric, group, severity, status, value, ci,
+        baseline, since, fingerprint, numbers, message; ``notify`` goes into ``numbers``)."""
+        ci = getattr(finding, "ci", None)
+        numbers = dict(getattr(finding, "numbers", {}) or {})
+        if hasattr(finding, "notify"):
+            numbers.setdefault("notify", bool(finding.notify))
+        return cls(
+            kind=finding.kind,
+            metric=finding.metric,
+            severity=finding.severity,
+            status=finding.status,
+            group=getattr(finding, "group", "") or "",
+            value=getattr(finding, "value", None),
+            ci_low=None if ci is None else ci[0],
+            ci_high=None if ci is None else ci[1],
+            baseline=getattr(finding, "baseline", None),
+            since=getattr(finding, "since", None),
+            fingerprint=getattr(finding, "fingerprint", None),
+            numbers=numbers,
+            message=getattr(finding, "message", "") or "",
+        )
 
 
 @dataclass(frozen=True)

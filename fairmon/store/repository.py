@@ -352,9 +352,9 @@ class Store:
             sa.text(
                 """
                 INSERT INTO findings (run_id, monitor_id, window_start, kind, metric, attribute, group_key, severity,
-                    status, numbers, message)
+                    status, value, ci_low, ci_high, baseline, since, fingerprint, numbers, message)
                 VALUES (:r, :mid, :ws, :kind, :metric, :attribute, :group, :severity, :status,
-                    CAST(:numbers AS jsonb), :message)
+                    :value, :ci_low, :ci_high, :baseline, :since, :fingerprint, CAST(:numbers AS jsonb), :message)
                 """
             ),
             [
@@ -368,6 +368,12 @@ class Store:
                     "group": f.group,
                     "severity": f.severity,
                     "status": f.status,
+                    "value": f.value,
+                    "ci_low": f.ci_low,
+                    "ci_high": f.ci_high,
+                    "baseline": f.baseline,
+                    "since": f.since,
+                    "fingerprint": f.fingerprint,
                     "numbers": _js(f.numbers),
                     "message": f.message,
                 }
@@ -755,7 +761,7 @@ class Store:
 
     _FINDING_COLS = (
         "f.kind, f.metric, f.severity, f.status, f.attribute, f.group_key, f.numbers, f.message, f.run_id, "
-        "f.window_start, mo.name"
+        "f.window_start, mo.name, f.value, f.ci_low, f.ci_high, f.baseline, f.since, f.fingerprint"
     )
 
     @staticmethod
@@ -772,6 +778,12 @@ class Store:
             run_id=int(row[8]),
             window_start=_ts(row[9]),
             monitor=row[10],
+            value=row[11],
+            ci_low=row[12],
+            ci_high=row[13],
+            baseline=row[14],
+            since=_ts(row[15]),
+            fingerprint=row[16],
         )
 
     def findings_of_run(self, run_id: int) -> list[FindingRecord]:
@@ -941,9 +953,11 @@ class Store:
             monitor, "gesd", "gesd", explainer=explainer, before=before, n=n, statuses=statuses
         )
 
-    def open_findings(self, monitor: str, *, before: datetime | None = None) -> list[FindingRecord]:
-        """Findings still open: per (kind, metric, attribute, group) the latest decision (before
-        ``before``) whose status is ``open``. Drives resolution messages and cooldowns."""
+    def open_findings(
+        self, monitor: str, *, before: datetime | None = None, statuses: Sequence[str] = ("open", "ongoing")
+    ) -> list[FindingRecord]:
+        """Drifts still active: per (kind, metric, attribute, group) the latest decision (of a window
+        before ``before``) when its status is in ``statuses``. Drives resolution messages and cooldowns."""
         sql = (
             f"SELECT * FROM (SELECT DISTINCT ON (f.kind, f.metric, f.attribute, f.group_key) {self._FINDING_COLS} "
             "FROM findings f JOIN monitors mo ON mo.monitor_id = f.monitor_id WHERE mo.name = :mon"
@@ -954,8 +968,9 @@ class Store:
             params["before"] = utc(before, name="before")
         sql += (
             " ORDER BY f.kind, f.metric, f.attribute, f.group_key, f.window_start DESC) latest"
-            " WHERE latest.status = 'open' ORDER BY latest.window_start, latest.kind, latest.metric"
+            " WHERE latest.status = ANY(:st) ORDER BY latest.window_start, latest.kind, latest.metric"
         )
+        params["st"] = list(statuses)
         with self._read() as conn:
             return [self._finding(r) for r in conn.execute(sa.text(sql), params)]
 

@@ -97,13 +97,21 @@ CREATE TABLE findings (
     attribute     text NOT NULL DEFAULT '',
     group_key     text NOT NULL DEFAULT '',
     severity      text NOT NULL CHECK (severity IN ('info', 'warning', 'critical')),
-    status        text NOT NULL CHECK (status IN ('open', 'resolved')),
+    -- pending: violated, not yet persistent; open: a drift starts (alerted); ongoing: still drifting;
+    -- resolved: a drift cleared at this window; event: one-off (e.g. data validation)
+    status        text NOT NULL CHECK (status IN ('pending', 'open', 'ongoing', 'resolved', 'event')),
+    value         double precision,
+    ci_low        double precision,
+    ci_high       double precision,
+    baseline      double precision,
+    since         timestamptz,                   -- window start where this drift opened
+    fingerprint   text,                          -- the alert fingerprint (outbox dedup key)
     numbers       jsonb NOT NULL DEFAULT '{}'::jsonb,
     message       text NOT NULL DEFAULT '',
     created_at    timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT findings_pkey PRIMARY KEY (run_id, kind, metric, attribute, group_key)
 );
-COMMENT ON TABLE findings IS 'Drift decisions of a window: open = violating at this window, resolved = cleared.';
+COMMENT ON TABLE findings IS 'Drift decisions of a window (status pending/open/ongoing/resolved/event) with the numbers behind them.';
 CREATE INDEX findings_window_idx ON findings (window_start, monitor_id);
 CREATE INDEX findings_monitor_idx ON findings (monitor_id, kind, metric, attribute, group_key, window_start);
 

@@ -46,7 +46,8 @@ FROM metric_latest l
 JOIN monitors mo ON mo.monitor_id = l.monitor_id;
 COMMENT ON VIEW latest_metrics IS 'Latest value per (monitor, metric, attribute, group).';
 
--- Drift events: findings that were open (violating) at their window.
+-- Drift events: findings of windows where a drift was active (it opened, was ongoing, or a one-off
+-- event such as a data-validation failure). is_onset marks the window where the drift opened.
 CREATE VIEW drift_events AS
 SELECT mo.name AS monitor,
        f.monitor_id,
@@ -58,14 +59,21 @@ SELECT mo.name AS monitor,
        f.attribute,
        f.group_key,
        f.severity,
+       f.status,
+       (f.status IN ('open', 'event')) AS is_onset,
+       f.since,
+       f.value,
+       f.ci_low,
+       f.ci_high,
+       f.baseline,
        f.numbers,
        f.message,
-       f.created_at
+       f.fingerprint
 FROM findings f
 JOIN monitors mo ON mo.monitor_id = f.monitor_id
 JOIN runs r ON r.run_id = f.run_id
-WHERE f.status = 'open';
-COMMENT ON VIEW drift_events IS 'Drift findings that were open at their window (one row per window and finding).';
+WHERE f.status IN ('open', 'ongoing', 'event');
+COMMENT ON VIEW drift_events IS 'Windows with an active drift finding (one row per window and finding).';
 
 -- Alert history: the outbox with monitor names and the alert headline.
 CREATE VIEW alert_history AS

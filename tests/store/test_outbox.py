@@ -1,0 +1,100 @@
+"""Alert outbox: fingerprint dedup and compare-and-set state transitions."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import sqlalchemy as sa
+from store_seed import day
+
+from fairmon.store import AlertRecord, RecordError, Store
+
+pytestmark = pytest.mark.postgres
+
+
+def alert(fp: str = "fp-1", **kw) -> AlertRecord:  # type: ignore[no-untyped-def]
+    return AlertRecord(
+        fp,
+        kind="fairness",
+        payload={"text": "DP difference 0.21 for sex"},
+        channel="#fairness",
+        monitor="demo",
+        window_start=day(3),
+        severity="warning",
+        **kw,
+    )
+
+
+def test_enqueue_is_idempotent_on_fingerprint(store: Store) -> None:
+    assert store.outbox_enqueue(alert()) is True
+    assert store.outbox_enqueue(AlertRecord("fp-1", kind="data", payload={"text": "other"})) is False
+    a = store.outbox_get("fp-1")
+    assert a is not None
+    assert (a.kind, a.payload, a.state, a.attempts, a.monitor, a.window_start) == (
+        "fairness",
+        {"text": "DP difference 0.21 for sex"},
+        "pending",
+        0,
+        "demo",
+        day(3),
+    )
+    assert store.outbox_get("nope") is None
+
+
+def test_transitions_are_compare_and_set(store: Store) -> None:
+    store.outbox_enqueue(alert())
+    assert store.outbox_transition("fp-1", "pending", "sending") is True
+    assert store.outbox_transition("fp-1", "pending", "sending") is False  # someone else holds it
+    assert store.outbox_get("fp-1").attempts == 1  # type: ignore[union-attr]
+    assert store.outbox_transition("fp-1", "sending", "pending", error="rate limited") is True
+    assert store.outbox_transition("fp-1", "pending", "sending") is True
+    assert store.outbox_transition("fp-1", "sending", "sent", slack_ts="1700000000.000100") is True
+    a = store.outbox_get("fp-1")
+    assert a is not None
+    assert (a.state, a.attempts, a.slack_ts, a.last_error) == ("sent", 2, "1700000000.000100", "rate limited")
+    assert a.sent_at is not None
+    assert store.outbox_transition("fp-1", "sending", "sent") is False
+    with pytest.raises(RecordError, match="outbox transition sent -> pending is not allowed"):
+        store.outbox_transition("fp-1", "sent", "pending")
+    assert store.set_thread_ts("fp-1", "1700000000.000100") is True
+    assert store.outbox_get("fp-1").thread_ts == "1700000000.000100"  # type: ignore[union-attr]
+
+
+def test_pending_includes_stale_claims_only(store: Store) -> None:
+    for fp in ("a", "b", "c", "d"):
+        store.outbox_enqueue(alert(fp))
+    store.outbox_transition("b", "pending", "sending")
+    store.outbox_transition("c", "pending", "sending")
+    store.outbox_transition("c", "sending", "sent")
+    store.outbox_transition("d", "pending", "sending")
+    store.outbox_transition("d", "sending", "failed", error="channel_not_found")
+    assert [a.fingerprint for a in store.outbox_pending()] == ["a"]
+    with store.engine.begin() as conn:  # make b's claim old: its worker died
+        conn.execute(
+            sa.text("UPDATE alerts SET updated_at = now() - interval '1 hour' WHERE fingerprint = 'b'")
+        )
+    assert [a.fingerprint for a in store.outbox_pending(stale_after_s=600)] == ["a", "b"]
+    # reclaiming a stale claim is a CAS on the attempt count: only one reclaimer wins
+    assert store.outbox_transition("b", "sending", "sending", expected_attempts=1) is True
+    assert store.outbox_transition("b", "sending", "sending", expected_attempts=1) is False
+    assert store.outbox_transition("d", "failed", "pending") is True
+    assert [a.fingerprint for a in store.alerts("demo")] == ["a", "b", "c", "d"]
+
+
+def test_racing_claims_have_one_winner(store: Store) -> None:
+    store.outbox_enqueue(alert())
+    wins: list[bool] = []
+    barrier = threading.Barrier(4)
+
+    def claim() -> None:
+        barrier.wait()
+        wins.append(store.outbox_transition("fp-1", "pending", "sending"))
+
+    threads = [threading.Thread(target=claim) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(wins) == [False, False, False, True]
+    assert store.outbox_get("fp-1").attempts == 1  # type: ignore[union-attr]
