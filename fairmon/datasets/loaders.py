@@ -140,7 +140,7 @@ def load_adult() -> Dataset:
     the trailing ``.`` of its labels are removed, and a ``split`` column says where a row came from.
     Favorable outcome: ``income == ">50K"``. Sensitive: ``sex``, ``race``.
 
-    >>> ds = load_adult()  # doctest: +SKIP
+    >>> ds = load_adult()
     >>> len(ds), ds.favorable
     (48842, '>50K')
     """
@@ -271,8 +271,8 @@ def load_german() -> Dataset:
     ``personal_status``; the label ``credit`` is 1 = good (favorable), 0 = bad (the file's 2).
     Sensitive: ``sex``, ``age``. Features: the 20 original attributes.
 
-    >>> ds = load_german()  # doctest: +SKIP
-    >>> len(ds), ds.frame["credit"].mean()
+    >>> ds = load_german()
+    >>> len(ds), float(ds.frame["credit"].mean())
     (1000, 0.7)
     """
     key = "german/german.data"
@@ -333,7 +333,7 @@ def load_compas() -> Dataset:
     ``priors_count``; the repeats are checked to be identical and dropped. Favorable outcome: the
     COMPAS ``score_text == 'Low'`` (the decision being audited); label ``two_year_recid`` (0 favorable).
 
-    >>> ds = load_compas()  # doctest: +SKIP
+    >>> ds = load_compas()
     >>> len(ds), ds.favorable_column, ds.favorable
     (6172, 'score_text', 'Low')
     """
@@ -406,7 +406,7 @@ def load_gesd(name: GesdName, *, g3_threshold: int = 10) -> Dataset:
     GESD code treats the label symmetrically; pick ``favorable=0`` yourself if you audit decisions).
     Sensitive attribute and all remaining columns are features, as in the GESD code.
 
-    >>> [len(load_gesd(n)) for n in ("german", "bail", "math", "por")]  # doctest: +SKIP
+    >>> [len(load_gesd(n)) for n in ("german", "bail", "math", "por")]
     [1000, 18876, 395, 649]
     """
     if name not in GESD_ROLES:

@@ -179,7 +179,7 @@ class SyntheticStream:
     #: calibrated disadvantage of the planted group in the label process (logit units)
     delta_base: float
     #: pooled decision DScore of the production model on windows < drift_window at calibration
-    calibrated_base_dscore: float
+    calibrated_base_dscore: float | None
     tolerance: float
     start: datetime
     _uniforms: tuple[np.ndarray, ...] = field(repr=False, compare=False, default=())
@@ -282,6 +282,7 @@ def generate_stream(
     random_state: int = 0,
     train_windows: int = 2,
     tolerance: float = 0.005,
+    delta_base: float | None = None,
 ) -> SyntheticStream:
     """Generate the windows (features, sensitive attributes, labels, ground-truth membership).
 
@@ -305,6 +306,10 @@ def generate_stream(
         Windows the production model is trained on (the first ones).
     tolerance
         Calibration stops when the decision DScore is within this distance of the target.
+    delta_base
+        Skip the calibration and use this label disadvantage (logit units) instead — for callers
+        that only need data fast (about 0.1 s instead of 1-2 s); ``base_dscore`` is then not
+        guaranteed.
 
     Examples
     --------
@@ -331,17 +336,19 @@ def generate_stream(
         starts.append(w_start)
     train = list(range(train_windows))
     before = list(range(drift_window))
-    schema = _fit_schema(pd.concat([rows[i] for i in train], ignore_index=True))
-    delta_base, _, ds_base = _calibrate(
-        pd.concat([rows[i] for i in train], ignore_index=True),
-        np.concatenate([members[i] for i in train]),
-        np.concatenate([uniforms[i] for i in train]),
-        schema.transform(pd.concat([rows[i] for i in before], ignore_index=True)[list(FEATURE_COLUMNS)]),
-        np.concatenate([members[i] for i in before]),
-        schema,
-        float(base_dscore),
-        tolerance,
-    )
+    ds_base: float | None = None
+    if delta_base is None:
+        schema = _fit_schema(pd.concat([rows[i] for i in train], ignore_index=True))
+        delta_base, _, ds_base = _calibrate(
+            pd.concat([rows[i] for i in train], ignore_index=True),
+            np.concatenate([members[i] for i in train]),
+            np.concatenate([uniforms[i] for i in train]),
+            schema.transform(pd.concat([rows[i] for i in before], ignore_index=True)[list(FEATURE_COLUMNS)]),
+            np.concatenate([members[i] for i in before]),
+            schema,
+            float(base_dscore),
+            tolerance,
+        )
     windows = []
     for i in range(n_windows):
         rows[i][LABEL_COLUMN] = _labels(rows[i], members[i], uniforms[i], delta_base)
@@ -364,7 +371,7 @@ def generate_stream(
         random_state=int(random_state),
         train_windows=train_windows,
         delta_base=float(delta_base),
-        calibrated_base_dscore=float(ds_base),
+        calibrated_base_dscore=ds_base,
         tolerance=float(tolerance),
         start=t0,
         _uniforms=tuple(uniforms),
@@ -471,10 +478,24 @@ class DeployedModels:
     dscore_after: float
     window_dscores: list[float]
     window_versions: list[str]
+    models: dict[str, Model] = field(default_factory=dict, repr=False, compare=False)
 
     def version_for_window(self, index: int) -> str:
         """Version id serving window ``index`` (the production one before the drift)."""
         return self.window_versions[index]
+
+    def model_for_window(self, index: int) -> Model:
+        """The model version serving window ``index`` (loaded from the registry once, then kept)."""
+        version = self.window_versions[index]
+        if version not in self.models:
+            from fairmon.registry import Registry
+
+            self.models[version] = Registry(self.registry_uri).load(self.name, version)
+        return self.models[version]
+
+    def decisions(self, window: StreamWindow) -> np.ndarray:
+        """0/1 decisions (1 = favorable) of the serving model on a window's rows."""
+        return self.model_for_window(window.index).predict(window.frame[list(FEATURE_COLUMNS)])
 
 
 def _fit_schema(frame: pd.DataFrame) -> Any:
@@ -623,6 +644,7 @@ def deploy_models(
         dscore_after=ds_b,
         window_dscores=window_dscores,
         window_versions=[info_a.version if i < dw else info_b.version for i in range(n)],
+        models={info_a.version: model_a, info_b.version: model_b},
     )
 
 
@@ -646,21 +668,12 @@ def write_partitions(
     """
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    models: dict[str, Model] = {}
-    if deployed is not None:
-        from fairmon.registry import Registry
-
-        reg = Registry(deployed.registry_uri)
-        for v in sorted(set(deployed.window_versions)):
-            models[v] = reg.load(deployed.name, v)
     files: dict[str, dict[str, Any]] = {}
     for w in stream.windows:
         frame = w.frame.copy()
         if deployed is not None:
-            proba = models[deployed.version_for_window(w.index)].predict_proba(frame[list(FEATURE_COLUMNS)])[
-                :, 1
-            ]
-            model = models[deployed.version_for_window(w.index)]
+            model = deployed.model_for_window(w.index)
+            proba = model.predict_proba(frame[list(FEATURE_COLUMNS)])[:, 1]
             frame[decision_column] = (proba >= model.threshold).astype(np.int64)
             frame[score_column] = np.round(proba, 6)
         path = out / f"{w.day}.csv"

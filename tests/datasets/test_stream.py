@@ -112,6 +112,27 @@ def test_decision_dscore_before_and_after_drift(stream: SyntheticStream, deploye
     assert abs(decision_dscore(dec, (f["sex"] == "female").to_numpy())) < 0.03
 
 
+def test_deployed_decisions_follow_the_serving_version(stream: SyntheticStream, deployed) -> None:
+    reg, dep = deployed
+    for i in (0, 5, 6, 9):
+        w = stream.windows[i]
+        expected = reg.load("demo", "v1" if i < 6 else "v2").predict(w.frame[list(FEATURE_COLUMNS)])
+        np.testing.assert_array_equal(dep.decisions(w), expected)
+
+
+def test_fixed_delta_skips_calibration() -> None:
+    a = generate_stream(n_windows=2, rows_per_window=400, drift_window=1, train_windows=1, delta_base=0.0)
+    b = generate_stream(n_windows=2, rows_per_window=400, drift_window=1, train_windows=1, delta_base=3.0)
+    assert a.calibrated_base_dscore is None and a.delta_base == 0.0
+    pd.testing.assert_frame_equal(
+        a.windows[0].frame.drop(columns="repaid"), b.windows[0].frame.drop(columns="repaid")
+    )
+    m = a.windows[0].membership
+    # a larger disadvantage can only flip labels of members from 1 to 0 (common random numbers)
+    ya, yb = a.windows[0].frame["repaid"].to_numpy(), b.windows[0].frame["repaid"].to_numpy()
+    assert (ya[~m] == yb[~m]).all() and (yb[m] <= ya[m]).all() and (yb[m] < ya[m]).any()
+
+
 def test_registry_latest_and_as_of(stream: SyntheticStream, deployed) -> None:
     reg, dep = deployed
     assert dep.window_versions == ["v1"] * 6 + ["v2"] * 4
