@@ -263,8 +263,10 @@ class Registry:
     ) -> SnapshotInfo:
         """Metadata of ``version`` of ``name``: ``"latest"`` (newest production) or a pinned one.
 
-        With ``as_of``, ``"latest"`` means the newest production version whose ``valid_from`` (or,
-        when unset, creation time) is at or before ``as_of`` — the version that was live then.
+        With ``as_of``, ``"latest"`` means the newest production version whose ``valid_from`` is at or
+        before ``as_of`` — the version that was live then. Time gating is opt-in: a version registered
+        without ``valid_from`` counts as valid at any time (its ``created`` stamp is wall-clock time of
+        the registration, which says nothing about the data windows it serves).
         """
         infos = self.versions(name)
         if not infos:
@@ -273,7 +275,7 @@ class Registry:
             prod = [i for i in infos if i.status == "production"]
             if as_of is not None:
                 cutoff = _utc_iso(as_of)
-                prod = [i for i in prod if (i.valid_from or i.created) <= cutoff]
+                prod = [i for i in prod if i.valid_from is None or i.valid_from <= cutoff]
             if not prod:
                 suffix = f" valid at {_utc_iso(as_of)}" if as_of is not None else ""
                 raise SnapshotError(

@@ -176,6 +176,10 @@ def test_as_of_resolution(registry: Registry, sk_model: Model) -> None:
     assert registry.resolve("credit", as_of="2026-01-07T00:00:00Z").version == "v2"
     with pytest.raises(SnapshotError, match="valid at 2025"):
         registry.resolve("credit", as_of="2025-12-31")
+    registry.register(sk_model, name="credit", status="candidate", valid_from="2026-01-02")
+    assert registry.resolve("credit", as_of="2026-01-09").version == "v2"  # candidates stay out
+    registry.register(sk_model, name="credit")  # no valid_from: not time-gated
+    assert registry.resolve("credit", as_of="2025-12-31").version == "v4"
 
 
 def test_metadata_is_plain_json(tmp_path, sk_model: Model) -> None:
