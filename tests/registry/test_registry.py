@@ -209,3 +209,20 @@ def test_bad_inputs(registry: Registry, sk_model: Model) -> None:
     odd = Model(torch.nn.Linear(5, 1), sk_model.schema, framework="torch")
     with pytest.raises(SnapshotError, match="build_mlp"):
         registry.register(odd, name="a")
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda_available(), reason="needs CUDA")
+def test_torch_load_on_cuda(tmp_path, torch_model: Model, data) -> None:
+    df, _ = data
+    reg = Registry(str(tmp_path))
+    reg.register(torch_model, name="mlp")
+    loaded = reg.load("mlp", device="cuda")
+    assert next(loaded.estimator.parameters()).device.type == "cuda"
+    np.testing.assert_allclose(loaded.predict_proba(df), torch_model.predict_proba(df), atol=1e-5)
