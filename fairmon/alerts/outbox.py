@@ -1,0 +1,321 @@
+"""The alert outbox: exactly one Slack message per fingerprint, across retries, re-runs and crashes.
+
+States (the store's ``alerts`` table): ``pending → sending → sent | failed``; a transient failure
+puts the alert back to ``pending`` (re-delivered on the next run); a ``sending`` row older than
+``stale_after_s`` is a crashed delivery and is reclaimed.
+
+Why no duplicates
+-----------------
+1. A re-run or retried task enqueues the same fingerprint (derived from monitor, window and finding)
+   and the repository refuses the second insert.
+2. Claiming is compare-and-set (``pending → sending``), so two workers never post the same alert.
+3. If a worker crashed after Slack accepted the message but before ``sent`` was committed, the row is
+   left in ``sending``. Before re-posting such a row (or any row with earlier attempts), the outbox
+   searches ``conversations.history`` for the fingerprint in the message metadata and, when found,
+   records that ``ts`` instead of posting again.
+
+The repository is a small protocol; :class:`fairmon.store.Store` implements it on Postgres and
+:class:`InMemoryOutboxRepository` in memory (unit tests, dry runs).
+
+Example
+-------
+>>> repo = InMemoryOutboxRepository()
+>>> from fairmon.store.records import AlertRecord
+>>> repo.outbox_enqueue(AlertRecord("fp-1", kind="fairness", payload={}))
+True
+>>> repo.outbox_enqueue(AlertRecord("fp-1", kind="fairness", payload={}))
+False
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from fairmon.alerts.render import (
+    AlertContext,
+    SlackMessage,
+    render_data_validation,
+    render_feu_followup,
+    render_finding,
+)
+from fairmon.drift.findings import Finding, Severity, severity_at_least
+from fairmon.errors import AlertDeliveryError
+from fairmon.store.records import AlertRecord
+
+__all__ = [
+    "OutboxRepository",
+    "MessageSender",
+    "InMemoryOutboxRepository",
+    "Outbox",
+    "DeliveryReport",
+    "alert_fingerprint",
+    "ERR_TRANSITION",
+]
+
+ERR_TRANSITION = "outbox transition {from_state} -> {to_state} is not allowed (allowed: {allowed})"
+_ALLOWED = {"pending": ("sending",), "sending": ("sent", "failed", "pending", "sending"), "failed": ("pending",),
+            "sent": ()}
+
+_log = logging.getLogger(__name__)
+
+
+class OutboxRepository(Protocol):
+    """What the outbox needs from storage (``fairmon.store.Store`` implements it)."""
+
+    def outbox_enqueue(self, alert: AlertRecord) -> bool: ...
+
+    def outbox_get(self, fingerprint: str) -> AlertRecord | None: ...
+
+    def outbox_pending(self, limit: int = 100, *, stale_after_s: float = 600.0) -> list[AlertRecord]: ...
+
+    def outbox_transition(
+        self, fingerprint: str, from_state: Any, to_state: Any, *, slack_ts: str | None = None,
+        error: str | None = None, expected_attempts: int | None = None,
+    ) -> bool: ...
+
+    def set_thread_ts(self, fingerprint: str, thread_ts: str) -> bool: ...
+
+
+class MessageSender(Protocol):
+    """What the outbox needs from Slack (:class:`~fairmon.alerts.slack.SlackSender`)."""
+
+    def post(self, channel: str, message: SlackMessage, *, thread_ts: str | None = None,
+             reply_broadcast: bool | None = None) -> str: ...
+
+    def find(self, channel: str, fingerprint: str, *, oldest: str | None = None) -> str | None: ...
+
+
+def alert_fingerprint(finding_fingerprint: str, channel: str) -> str:
+    """Outbox key of one finding in one channel (a finding may go to several channels).
+
+    >>> alert_fingerprint("abc", "#fairness") == alert_fingerprint("abc", "#fairness")
+    True
+    """
+    return hashlib.sha256(f"{finding_fingerprint}|{channel}".encode()).hexdigest()[:32]
+
+
+class InMemoryOutboxRepository:
+    """The outbox protocol in memory, with the store's semantics (unit tests and dry runs).
+
+    ``clock`` returns seconds (monotonic by default) and decides staleness of ``sending`` rows.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._rows: dict[str, AlertRecord] = {}
+        self._claimed_at: dict[str, float] = {}
+        self._order: list[str] = []
+        self._clock = clock
+
+    def outbox_enqueue(self, alert: AlertRecord) -> bool:
+        if alert.fingerprint in self._rows:
+            return False
+        self._rows[alert.fingerprint] = dataclasses.replace(alert, created_at=datetime.now(UTC))
+        self._order.append(alert.fingerprint)
+        return True
+
+    def outbox_get(self, fingerprint: str) -> AlertRecord | None:
+        return self._rows.get(fingerprint)
+
+    def outbox_pending(self, limit: int = 100, *, stale_after_s: float = 600.0) -> list[AlertRecord]:
+        now = self._clock()
+        out = []
+        for fp in self._order:
+            r = self._rows[fp]
+            if r.state == "pending" or (r.state == "sending" and now - self._claimed_at.get(fp, now) >= stale_after_s):
+                out.append(r)
+        return out[:limit]
+
+    def outbox_transition(
+        self, fingerprint: str, from_state: Any, to_state: Any, *, slack_ts: str | None = None,
+        error: str | None = None, expected_attempts: int | None = None,
+    ) -> bool:
+        allowed = _ALLOWED.get(from_state)
+        if allowed is None or to_state not in allowed:
+            raise AlertDeliveryError(ERR_TRANSITION.format(from_state=from_state, to_state=to_state,
+                                                           allowed=", ".join(allowed or ()) or "none"))
+        r = self._rows.get(fingerprint)
+        if r is None or r.state != from_state:
+            return False
+        if expected_attempts is not None and r.attempts != expected_attempts:
+            return False
+        changes: dict[str, Any] = {"state": to_state, "updated_at": datetime.now(UTC)}
+        if to_state == "sending":
+            changes["attempts"] = r.attempts + 1
+            self._claimed_at[fingerprint] = self._clock()
+        if to_state == "sent":
+            changes["sent_at"] = datetime.now(UTC)
+        if slack_ts is not None:
+            changes["slack_ts"] = slack_ts
+        if error is not None:
+            changes["last_error"] = error
+        self._rows[fingerprint] = dataclasses.replace(r, **changes)
+        return True
+
+    def set_thread_ts(self, fingerprint: str, thread_ts: str) -> bool:
+        r = self._rows.get(fingerprint)
+        if r is None:
+            return False
+        self._rows[fingerprint] = dataclasses.replace(r, thread_ts=thread_ts)
+        return True
+
+    def all(self) -> list[AlertRecord]:
+        """Every row in insertion order (tests)."""
+        return [self._rows[fp] for fp in self._order]
+
+
+@dataclass
+class DeliveryReport:
+    """What one :meth:`Outbox.deliver` call did."""
+
+    sent: list[str] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)  #: found already in Slack, not re-posted
+    deferred: list[str] = field(default_factory=list)  #: back to pending (outage or parent not sent)
+    failed: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+class Outbox:
+    """Enqueue rendered alerts and deliver them exactly once.
+
+    Parameters
+    ----------
+    repository : OutboxRepository
+        The store (or :class:`InMemoryOutboxRepository`).
+    sender : MessageSender
+        Usually :class:`~fairmon.alerts.slack.SlackSender`.
+    """
+
+    def __init__(self, repository: OutboxRepository, sender: MessageSender | None = None) -> None:
+        self.repository = repository
+        self.sender = sender
+
+    # ------------------------------------------------------------------ enqueue
+    def enqueue(
+        self, message: SlackMessage, *, channel: str, kind: str = "fairness", monitor: str | None = None,
+        window_start: datetime | None = None, severity: str | None = None, run_id: int | None = None,
+    ) -> bool:
+        """Queue one message under its fingerprint; False when that fingerprint was queued before."""
+        rec = AlertRecord(
+            message.fingerprint, kind=kind,  # type: ignore[arg-type]
+            payload=message.to_payload(), channel=channel, monitor=monitor,
+            run_id=run_id, window_start=window_start, severity=severity,
+        )
+        return self.repository.outbox_enqueue(rec)
+
+    def notify_findings(
+        self,
+        findings: Sequence[Finding],
+        ctx: AlertContext,
+        *,
+        channels: str | Mapping[str, Severity],
+        backfill: bool = False,
+        notify: bool = False,
+        run_id: int | None = None,
+    ) -> list[str]:
+        """Enqueue the findings the policy marked ``notify``, per channel above its minimum severity.
+
+        ``channels`` is one channel name (minimum severity ``info``: the policy already filtered) or
+        ``{channel: min_severity}``. Backfilled windows enqueue nothing unless ``notify`` is set
+        (their findings are stored by the pipeline either way). Returns the new fingerprints.
+        """
+        if backfill and not notify:
+            return []
+        routes: Mapping[str, Severity] = {channels: "info"} if isinstance(channels, str) else channels
+        queued: list[str] = []
+        for f in findings:
+            if not f.notify:
+                continue
+            for channel, min_sev in routes.items():
+                if not severity_at_least(f.severity, min_sev):
+                    continue
+                fp = alert_fingerprint(f.fingerprint, channel)
+                msg = render_finding(f, ctx, fingerprint=fp)
+                if msg.thread_of is not None:
+                    msg = dataclasses.replace(msg, thread_of=alert_fingerprint(msg.thread_of, channel),
+                                              extra={**msg.extra, "broadcast": True})
+                if self.enqueue(msg, channel=channel, monitor=f.monitor, window_start=f.window_start,
+                                severity=f.severity, run_id=run_id):
+                    queued.append(fp)
+        return queued
+
+    def notify_feu(
+        self, feu: Mapping[str, Any], ctx: AlertContext, *, parent_finding: Finding, channel: str,
+        run_id: int | None = None,
+    ) -> str | None:
+        """Queue the FEU candidates as a threaded reply to the alert of ``parent_finding``."""
+        parent = alert_fingerprint(parent_finding.fingerprint, channel)
+        msg = render_feu_followup(feu, ctx, parent_fingerprint=parent)
+        ok = self.enqueue(msg, channel=channel, monitor=ctx.monitor, window_start=ctx.window_start,
+                          severity="info", run_id=run_id)
+        return msg.fingerprint if ok else None
+
+    def notify_data_validation(
+        self, failed: Sequence[Mapping[str, Any]], ctx: AlertContext, *, channel: str, backfill: bool = False,
+        notify: bool = False, run_id: int | None = None,
+    ) -> str | None:
+        """Queue the data-validation alert of a window (same outbox and sender, own template)."""
+        if backfill and not notify:
+            return None
+        msg = render_data_validation(failed, ctx)
+        msg = dataclasses.replace(msg, fingerprint=alert_fingerprint(msg.fingerprint, channel))
+        msg.metadata["event_payload"]["fingerprint"] = msg.fingerprint
+        ok = self.enqueue(msg, channel=channel, kind="data", monitor=ctx.monitor, window_start=ctx.window_start,
+                          severity="critical", run_id=run_id)
+        return msg.fingerprint if ok else None
+
+    # ------------------------------------------------------------------ deliver
+    def deliver(self, *, limit: int = 100, stale_after_s: float = 600.0) -> DeliveryReport:
+        """Send what is pending (and reclaim stale ``sending`` rows).
+
+        A transient failure (outage, retries exhausted) puts the alert back to ``pending`` and ends this
+        run (``report.error`` says why). A configuration failure (``invalid_auth``,
+        ``channel_not_found``) marks the alert ``failed`` and raises
+        :class:`~fairmon.errors.AlertDeliveryError` naming the channel, at once.
+        """
+        if self.sender is None:
+            raise AlertDeliveryError("the outbox has no sender configured")
+        repo, report = self.repository, DeliveryReport()
+        for rec in repo.outbox_pending(limit, stale_after_s=stale_after_s):
+            fp = rec.fingerprint
+            if not repo.outbox_transition(fp, rec.state, "sending", expected_attempts=rec.attempts):
+                continue  # another worker claimed it
+            msg = SlackMessage.from_payload(rec.payload)
+            channel = rec.channel or ""
+            try:
+                ts = self.sender.find(channel, fp) if rec.attempts > 0 or rec.state == "sending" else None
+                if ts is not None:
+                    report.recovered.append(fp)
+                else:
+                    thread_ts = None
+                    if msg.thread_of:
+                        parent = repo.outbox_get(msg.thread_of)
+                        if parent is not None and parent.state != "sent":
+                            repo.outbox_transition(fp, "sending", "pending", error="waiting for the parent alert")
+                            report.deferred.append(fp)
+                            continue
+                        if parent is not None:
+                            thread_ts = parent.thread_ts or parent.slack_ts
+                    broadcast = True if thread_ts and msg.extra.get("broadcast") else None
+                    ts = self.sender.post(channel, msg, thread_ts=thread_ts, reply_broadcast=broadcast)
+                    report.sent.append(fp)
+            except AlertDeliveryError as exc:
+                if exc.retryable:
+                    repo.outbox_transition(fp, "sending", "pending", error=str(exc))
+                    report.deferred.append(fp)
+                    report.error = str(exc)
+                    _log.warning("alert delivery deferred: %s", exc)
+                    break
+                repo.outbox_transition(fp, "sending", "failed", error=str(exc))
+                report.failed.append(fp)
+                raise
+            repo.outbox_transition(fp, "sending", "sent", slack_ts=ts)
+            if not msg.thread_of:
+                repo.set_thread_ts(fp, ts)
+        return report

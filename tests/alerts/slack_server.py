@@ -1,0 +1,211 @@
+"""A local HTTP server that plays Slack's Web API for tests (127.0.0.1, random port).
+
+It records every request and implements what fairmon uses: ``chat.postMessage`` (stores the message
+with blocks, metadata and thread), ``conversations.history`` (newest first; metadata only with
+``include_all_metadata``; ``limit``/``cursor`` paging) and ``auth.test``. Failures are scripted:
+``fail_next("429", retry_after=1)``, ``fail_next("500")``, ``fail_next("invalid_auth")``,
+``fail_next("channel_not_found")``, ``fail_next("drop")`` (close the connection without answering),
+optionally only for one method and for several calls. Unknown channels answer ``channel_not_found``
+and a wrong token ``invalid_auth``, like Slack.
+
+Usage::
+
+    with SlackTestServer() as srv:
+        client = WebClient(token=srv.token, base_url=srv.base_url)
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+__all__ = ["SlackTestServer", "RecordedRequest"]
+
+
+@dataclass
+class RecordedRequest:
+    method: str  #: Slack API method, e.g. chat.postMessage
+    params: dict[str, Any]
+    headers: dict[str, str]
+    status: int = 200
+    answer: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Failure:
+    kind: str
+    method: str | None
+    times: int
+    retry_after: int
+
+
+class SlackTestServer:
+    """Fake Slack Web API; ``base_url`` ends with ``/api/`` as slack-sdk expects."""
+
+    def __init__(self, *, token: str = "xoxb-test-token", channels: tuple[str, ...] = ("#fairness", "#oncall")):
+        self.token = token
+        self.channels = set(channels)
+        self.requests: list[RecordedRequest] = []
+        self.messages: dict[str, list[dict[str, Any]]] = {c: [] for c in channels}
+        self._failures: list[_Failure] = []
+        self._lock = threading.Lock()
+        self._ts = 1767225600_000000  # microseconds; ts strings look like Slack's "1767225600.000100"
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    # ---------------------------------------------------------------- control
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/api/"
+
+    def start(self) -> SlackTestServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> SlackTestServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def fail_next(self, kind: str, *, method: str | None = None, times: int = 1, retry_after: int = 1) -> None:
+        """Script the next ``times`` matching calls to fail with ``kind``."""
+        with self._lock:
+            self._failures.append(_Failure(kind, method, times, retry_after))
+
+    def calls(self, method: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.method == method]
+
+    def posted(self, channel: str | None = None) -> list[dict[str, Any]]:
+        """Messages accepted so far (oldest first), across channels unless one is named."""
+        with self._lock:
+            if channel is not None:
+                return list(self.messages.get(channel, []))
+            return [m for msgs in self.messages.values() for m in msgs]
+
+    # ---------------------------------------------------------------- logic
+    def _take_failure(self, method: str) -> _Failure | None:
+        with self._lock:
+            for f in self._failures:
+                if f.method is None or f.method == method:
+                    f.times -= 1
+                    if f.times <= 0:
+                        self._failures.remove(f)
+                    return f
+        return None
+
+    def _next_ts(self) -> str:
+        with self._lock:
+            self._ts += 100
+            return f"{self._ts // 1_000_000}.{self._ts % 1_000_000:06d}"
+
+    def _api(self, method: str, params: dict[str, Any], auth: str | None) -> tuple[int, dict[str, Any]]:
+        token = (auth or "").removeprefix("Bearer ").strip() or params.get("token")
+        if token != self.token:
+            return 200, {"ok": False, "error": "invalid_auth"}
+        if method == "auth.test":
+            return 200, {"ok": True, "user_id": "UFAIRMON", "team": "test"}
+        channel = params.get("channel")
+        if channel not in self.channels:
+            return 200, {"ok": False, "error": "channel_not_found"}
+        if method == "chat.postMessage":
+            ts = self._next_ts()
+            meta = params.get("metadata")
+            if isinstance(meta, str):
+                meta = json.loads(meta)
+            blocks = params.get("blocks")
+            if isinstance(blocks, str):
+                blocks = json.loads(blocks)
+            msg = {"type": "message", "ts": ts, "text": params.get("text"), "blocks": blocks,
+                   "metadata": meta, "thread_ts": params.get("thread_ts"),
+                   "reply_broadcast": params.get("reply_broadcast")}
+            with self._lock:
+                self.messages[channel].append(msg)
+            return 200, {"ok": True, "channel": channel, "ts": ts, "message": msg}
+        if method == "conversations.history":
+            include_meta = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
+            limit = int(params.get("limit") or 100)
+            start = int(params.get("cursor") or 0)
+            with self._lock:
+                msgs = list(reversed(self.messages[channel]))
+            page = msgs[start:start + limit]
+            out = []
+            for m in page:
+                item = {k: v for k, v in m.items() if k != "metadata" and v is not None}
+                if include_meta and m.get("metadata"):
+                    item["metadata"] = m["metadata"]
+                out.append(item)
+            more = start + limit < len(msgs)
+            return 200, {"ok": True, "messages": out, "has_more": more,
+                         "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
+        return 200, {"ok": False, "error": "unknown_method"}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                return
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._serve()
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._serve()
+
+            def _serve(self) -> None:
+                url = urlparse(self.path)
+                method = url.path.rsplit("/", 1)[-1]
+                params: dict[str, Any] = {k: v[0] for k, v in parse_qs(url.query).items()}
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                ctype = self.headers.get("Content-Type", "")
+                if body and "json" in ctype:
+                    params.update(json.loads(body))
+                elif body:
+                    params.update({k: v[0] for k, v in parse_qs(body.decode()).items()})
+                rec = RecordedRequest(method, params, dict(self.headers))
+                with server._lock:
+                    server.requests.append(rec)
+                failure = server._take_failure(method)
+                if failure is not None:
+                    if failure.kind == "drop":
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        rec.status = -1
+                        return
+                    if failure.kind == "429":
+                        self._reply(429, {"ok": False, "error": "ratelimited"},
+                                    {"Retry-After": str(failure.retry_after)}, rec)
+                        return
+                    if failure.kind in ("500", "503"):
+                        self._reply(int(failure.kind), {"ok": False, "error": "internal_error"}, {}, rec)
+                        return
+                    self._reply(200, {"ok": False, "error": failure.kind}, {}, rec)
+                    return
+                status, answer = server._api(method, params, self.headers.get("Authorization"))
+                self._reply(status, answer, {}, rec)
+
+            def _reply(self, status: int, answer: dict[str, Any], headers: dict[str, str],
+                       rec: RecordedRequest) -> None:
+                rec.status, rec.answer = status, answer
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler

@@ -1,0 +1,70 @@
+"""The pure renderer: content, fallback text, metadata, stable paths."""
+
+from __future__ import annotations
+
+import json
+
+from alert_helpers import EVIDENCE, RULE, T0, ctx, dp_finding, rumie_finding
+
+from fairmon.alerts import (
+    EVENT_TYPE,
+    render_data_validation,
+    render_feu_followup,
+    render_finding,
+    report_path,
+)
+
+
+def _all_text(msg) -> str:  # type: ignore[no-untyped-def]
+    return json.dumps(msg.blocks) + "\n" + msg.text
+
+
+def test_rumie_alert_has_rules_numbers_header_and_link() -> None:
+    m = render_finding(rumie_finding(), ctx())
+    header = m.blocks[0]
+    assert header["type"] == "header" and "credit" in header["text"]["text"]
+    for needle in (RULE, "0.412", "0.626", "2,350", "47%", "0.187", "0.052", "4e-05", "v2", "2026-01-05",
+                   "https://reports.example.com/fairmon/credit/2026-01-05.html", "age, region"):
+        assert needle in m.text, needle  # plain-text fallback carries everything
+        assert needle in _all_text(m)
+    assert m.metadata == {"event_type": EVENT_TYPE, "event_payload": {
+        "fingerprint": m.fingerprint, "monitor": "credit", "window_start": T0.isoformat(),
+        "finding_key": "rumie_rise:rumie_honest_dscore:*", "status": "open", "severity": "critical"}}
+    assert all(len(b.get("text", {}).get("text", "")) <= 3000 for b in m.blocks)
+    # deterministic
+    assert render_finding(rumie_finding(), ctx()) == m
+
+
+def test_outcome_finding_shows_interval_and_range_and_gesd_on_gesd_findings() -> None:
+    m = render_finding(dp_finding(), ctx())
+    assert "[0.131, 0.195]" in m.text and "[0.000, 0.100]" in m.text and "dp_difference" in m.text
+    g = render_finding(
+        dp_finding().__class__(**{**dp_finding().__dict__, "kind": "gesd_rise", "metric": "gesd", "group": ""}), ctx())
+    assert "female: stability 0.812 (n=50)" in g.text and "male: stability 0.873" in g.text
+
+
+def test_resolution_replies_in_thread_of_opening() -> None:
+    opened = rumie_finding(2)
+    resolved = rumie_finding(5, status="resolved", since_day=2)
+    m = render_finding(resolved, ctx(5))
+    assert m.thread_of == opened.fingerprint
+    assert m.text.startswith("[critical] fairmon credit: Resolved:")
+    assert RULE not in m.text  # a resolution does not repeat the evidence
+
+
+def test_report_path_is_stable_and_slugged() -> None:
+    assert report_path("Credit Scoring / EU", T0) == "credit-scoring-eu/2026-01-05.html"
+    assert render_finding(dp_finding(), ctx(report_base_url=None)).text.count("Report:") == 0
+
+
+def test_feu_and_data_validation_templates() -> None:
+    feu = {"candidates": [{"auc": 0.81, "dp": 0.04, "gesd": 0.01, "registry_version": "v3", "selected": True},
+                          {"auc": 0.84, "dp": 0.09, "gesd": 0.02}]}
+    m = render_feu_followup(feu, ctx(), parent_fingerprint="parent-fp")
+    assert m.thread_of == "parent-fp" and "AUC 0.810, DP 0.040, GESD 0.010 ← recommended" in m.text
+    assert "[v3]" in m.text
+    dv = render_data_validation([{"expectation": "expect_column_values_to_not_be_null", "column": "age",
+                                  "observed": "12% null"}], ctx(evidence=None, gesd=None))
+    assert "data validation failed" in dv.text and "`age`" in dv.text and "12% null" in dv.text
+    assert dv.metadata["event_payload"]["kind"] == "data_validation"
+    assert EVIDENCE["rules"][0] not in dv.text
