@@ -1,0 +1,53 @@
+"""The outbox on the real store (Postgres): exactly once across re-runs and a crash, FEU threading."""
+
+from __future__ import annotations
+
+import pytest
+from alert_helpers import ctx, dp_finding, rumie_finding
+
+from fairmon.alerts import Outbox, alert_fingerprint
+
+pytestmark = pytest.mark.postgres
+CH = "#fairness"
+
+
+@pytest.fixture
+def store(fresh_database_url):  # type: ignore[no-untyped-def]
+    from fairmon.store import open_store
+
+    s = open_store(fresh_database_url, upgrade=True)
+    yield s
+    s.engine.dispose()
+
+
+def test_store_backed_outbox_exactly_once_with_crash_and_thread(store, slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    f = rumie_finding()
+    crashed = {"done": False}
+    real = store.outbox_transition
+
+    def crash_once(fp, from_state, to_state, **kw):  # type: ignore[no-untyped-def]
+        if to_state == "sent" and not crashed["done"]:
+            crashed["done"] = True
+            raise RuntimeError("worker killed between Slack and commit")
+        return real(fp, from_state, to_state, **kw)
+
+    store.outbox_transition = crash_once
+    ob = Outbox(store, sender)
+    assert len(ob.notify_findings([f, dp_finding()], ctx(), channels=CH)) == 2
+    with pytest.raises(RuntimeError):
+        ob.deliver()
+    store.outbox_transition = real
+    # re-run of the window: enqueue refused, delivery recovers the crashed one from history
+    ob2 = Outbox(store, sender)
+    assert ob2.notify_findings([f, dp_finding()], ctx(), channels=CH) == []
+    rep = ob2.deliver(stale_after_s=0.0)
+    assert len(rep.recovered) == 1 and len(rep.sent) == 1
+    assert len(slack_server.posted(CH)) == 2
+    fp = alert_fingerprint(f.fingerprint, CH)
+    rec = store.outbox_get(fp)
+    assert rec.state == "sent" and rec.thread_ts == rec.slack_ts == slack_server.posted(CH)[0]["ts"]
+    # FEU follow-up threads under the stored ts
+    ob2.notify_feu({"candidates": [{"auc": 0.8, "dp": 0.03, "gesd": 0.01}]}, ctx(), parent_finding=f, channel=CH)
+    ob2.deliver()
+    assert slack_server.posted(CH)[-1]["thread_ts"] == rec.slack_ts
+    assert len(slack_server.calls("chat.postMessage")) == 3
