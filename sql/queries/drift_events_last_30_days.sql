@@ -1,0 +1,15 @@
+-- Drift events across all monitors in the last 30 days (onsets first), for the on-call overview.
+SELECT monitor,
+       window_start,
+       kind,
+       metric,
+       group_key,
+       severity,
+       status,
+       is_onset,
+       value,
+       baseline,
+       message
+FROM drift_events
+WHERE window_start >= now() - interval '30 days'
+ORDER BY window_start DESC, monitor, kind, metric;

@@ -1,0 +1,16 @@
+-- GESD (explanation-stability disparity) per window with each group's mean stability and the
+-- Mann-Whitney p-value, for one monitor.
+SELECT mo.name AS monitor,
+       x.window_start,
+       x.explainer,
+       round(x.value::numeric, 4) AS gesd,
+       x.p_value,
+       s.key AS group_value,
+       round((s.value)::numeric, 4) AS stability
+FROM explanation_metrics x
+JOIN monitors mo ON mo.monitor_id = x.monitor_id
+CROSS JOIN LATERAL jsonb_each_text(coalesce(x.group_stability, '{}'::jsonb)) AS s(key, value)
+WHERE mo.name = 'demo'
+  AND x.family = 'gesd'
+  AND x.metric = 'gesd'
+ORDER BY x.window_start, s.key;

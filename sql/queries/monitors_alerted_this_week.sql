@@ -1,0 +1,11 @@
+-- Which monitors alerted this week (since Monday 00:00 in the session time zone), how often, how badly.
+SELECT monitor,
+       count(*) AS alerts,
+       count(*) FILTER (WHERE state = 'sent') AS delivered,
+       array_agg(DISTINCT kind ORDER BY kind) AS kinds,
+       max(CASE severity WHEN 'critical' THEN 3 WHEN 'warning' THEN 2 WHEN 'info' THEN 1 ELSE 0 END) AS max_severity_level,
+       max(created_at) AS last_alert_at
+FROM alert_history
+WHERE created_at >= date_trunc('week', now())
+GROUP BY monitor
+ORDER BY alerts DESC, monitor;
