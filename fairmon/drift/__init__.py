@@ -18,6 +18,7 @@ from fairmon.drift.checks import (
     default_checks,
 )
 from fairmon.drift.findings import SEVERITIES, Finding, Severity, finding_fingerprint, severity_at_least
+from fairmon.drift.overlap import group_overlap, jaccard, rules_membership
 from fairmon.drift.policy import AlertPolicy, decide, replay
 from fairmon.drift.window import Measurement, WindowSummary
 
@@ -38,6 +39,9 @@ __all__ = [
     "decide",
     "default_checks",
     "finding_fingerprint",
+    "group_overlap",
+    "jaccard",
+    "rules_membership",
     "replay",
     "severity_at_least",
 ]

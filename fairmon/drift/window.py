@@ -42,9 +42,9 @@ _EVIDENCE_ALIASES: dict[str, tuple[str, ...]] = {
     "dscore": ("dscore", "dscore_in_sample"),
     "key_attributes": ("key_attributes", "attributes"),
     "rules": ("rules", "rule_text"),
-    "p_fav_inside": ("p_fav_inside", "p_fav_in", "fav_rate_inside"),
-    "p_fav_outside": ("p_fav_outside", "p_fav_out", "fav_rate_outside"),
-    "size_fraction": ("size_fraction", "group_fraction"),
+    "p_fav_inside": ("p_fav_in", "p_fav_inside", "fav_rate_inside"),
+    "p_fav_outside": ("p_fav_out", "p_fav_outside", "fav_rate_outside"),
+    "size_fraction": ("fraction", "size_fraction", "group_fraction"),
     "group_size": ("group_size", "size"),
 }
 
