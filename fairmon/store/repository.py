@@ -1031,6 +1031,20 @@ class Store:
             out.append(d)
         return out
 
+    def series(self, monitor: str, metric: str | None = None) -> list[tuple[str, str, str]]:
+        """``(metric, attribute, group)`` of every metric series a monitor has (from the latest table)."""
+        sql = (
+            "SELECT l.metric, l.attribute, l.group_key FROM metric_latest l "
+            "JOIN monitors mo ON mo.monitor_id = l.monitor_id WHERE mo.name = :mon"
+        )
+        params: dict[str, Any] = {"mon": monitor}
+        if metric is not None:
+            sql += " AND l.metric = :metric"
+            params["metric"] = metric
+        with self._read() as conn:
+            rows = conn.execute(sa.text(sql + " ORDER BY 1, 2, 3"), params)
+            return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
     # ------------------------------------------------------------------ outbox
     _ALERT_COLS = (
         "a.fingerprint, a.kind, a.payload, a.channel, mo.name, a.run_id, a.window_start, a.severity, a.state, "
