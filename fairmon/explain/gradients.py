@@ -37,7 +37,7 @@ def _grad(model: Model, X: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     import torch
 
     X = X.detach().clone().requires_grad_(True)
-    probs = torch.softmax(model.logits(X), dim=1)
+    probs = torch.softmax(model.logits(X).double(), dim=1)  # float64: no saturation at large |logit|
     sel = probs.gather(1, labels.view(-1, 1)).sum()
     (g,) = torch.autograd.grad(sel, X)
     return g

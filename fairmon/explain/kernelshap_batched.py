@@ -236,7 +236,7 @@ def kernelshap_batched(
     vary = varying_columns(Z, bg)
     M_all = vary.sum(axis=1)
     rng = np.random.default_rng(random_state)
-    seeds: list[int] = rng.integers(0, 2**63 - 1, size=n).tolist()
+    seeds = np.asarray(rng.integers(0, 2**63 - 1, size=n), dtype=np.int64)
 
     # coalition designs per row, embedded into the d columns
     designs: list[tuple[np.ndarray, np.ndarray]] = []
@@ -248,7 +248,7 @@ def kernelshap_batched(
         ns = 2 * M + 2**11 if n_samples == "auto" else int(n_samples)
         if M <= 30:
             ns = min(ns, 2**M - 2)
-        masks, w = coalition_design(M, ns, np.random.default_rng(seeds[i]))
+        masks, w = coalition_design(M, ns, np.random.default_rng(int(seeds[i])))
         full = np.zeros((masks.shape[0], d), dtype=bool)
         full[:, np.flatnonzero(vary[i])] = masks
         designs.append((full, w))
