@@ -603,8 +603,11 @@ class ValidationSpec(_Spec):
 
     The suite is built from ``reference_data`` (a CSV/Parquet file) or from the data source over
     ``reference_window``, and stored at ``suite_path`` (default ``<artifact_location>/<name>/suite.json``).
-    Numeric ranges are widened by ``range_margin`` times the reference range on both sides;
-    non-sensitive columns may have up to ``max_null_fraction`` nulls (sensitive attributes none).
+    Numeric ranges are widened by ``range_margin`` times the reference range on both sides, and at
+    least ``range_mostly`` of a window's values must fall inside (a unit change fails, one outlier does
+    not); non-sensitive columns may have up to ``max_null_fraction`` nulls (sensitive attributes none,
+    the label any: labels arrive late). Categorical columns with more than ``max_categories`` distinct
+    reference values get no domain check.
     """
 
     enabled: bool = True
@@ -614,6 +617,7 @@ class ValidationSpec(_Spec):
     min_rows: NonNegInt = 100
     max_null_fraction: Annotated[float, Field(ge=0.0, le=1.0)] = 0.05
     range_margin: Annotated[float, Field(ge=0.0)] = 0.1
+    range_mostly: Annotated[float, Field(gt=0.0, le=1.0)] = 0.99
     check_types: bool = True
     allow_unseen_categories: bool = False
     require_all_groups: bool = True

@@ -1,0 +1,41 @@
+"""Data validation with Great Expectations 1.x: suites derived from reference data, window checks.
+
+- :func:`build_suite` / :func:`suite_from_spec` derive a :class:`Suite` (columns and types, null
+  rates, numeric ranges with a margin, categorical domains, every protected group present, minimum
+  rows, label/decision domains) — plain JSON, no GX import;
+- :func:`save_suite` / :func:`load_suite` store it as versioned JSON (format version, fingerprint,
+  revision);
+- :func:`validate` runs it with GX (ephemeral context, cached) and returns a
+  :class:`ValidationReport`; a failing batch is a result, ``raise_for_failures()`` makes it a
+  :class:`~fairmon.errors.DataValidationError`;
+- :func:`ensure_suite` / :func:`validate_window` do the same for a monitor spec.
+"""
+
+from __future__ import annotations
+
+from fairmon.validation.monitor import ensure_suite, load_reference, suite_from_spec, validate_window
+from fairmon.validation.runner import ValidationReport, raise_for_failures, validate
+from fairmon.validation.suite import (
+    SUITE_FORMAT,
+    SUITE_FORMAT_VERSION,
+    Suite,
+    build_suite,
+    load_suite,
+    save_suite,
+)
+
+__all__ = [
+    "SUITE_FORMAT",
+    "SUITE_FORMAT_VERSION",
+    "Suite",
+    "ValidationReport",
+    "build_suite",
+    "ensure_suite",
+    "load_reference",
+    "load_suite",
+    "raise_for_failures",
+    "save_suite",
+    "suite_from_spec",
+    "validate",
+    "validate_window",
+]
