@@ -10,7 +10,7 @@ unique ``applicant_id``. Columns (:data:`COLUMNS`):
 column                 kind         role
 =====================  ===========  ==========================================================
 ``applicant_id``       int          row id (not a feature)
-``event_time``         datetime     timestamp inside the window (not a feature)
+``event_time``         datetime     timestamp inside the window, naive UTC (not a feature)
 ``age``                int          feature, **planted** attribute (18..80)
 ``region``             category     feature, **planted** attribute (north/south/east/west)
 ``income``             float        feature (thousands per year)
@@ -512,7 +512,7 @@ def _fit_model(frame: pd.DataFrame, labels: np.ndarray, schema: Any) -> Model:
     from fairmon.registry import Model
 
     Z = schema.transform(frame[list(FEATURE_COLUMNS)])
-    est = LogisticRegression(C=1.0, max_iter=500).fit(Z, labels)
+    est = LogisticRegression(C=1.0, solver="newton-cg", max_iter=500).fit(Z, labels)
     return Model(est, schema, framework="sklearn", input="encoded")
 
 
@@ -530,32 +530,48 @@ def _calibrate(
     """Find the label disadvantage ``delta`` whose trained model's decision DScore hits ``target``.
 
     Labels are redrawn from the same uniforms for every ``delta`` (common random numbers), so the
-    decision DScore is monotone in ``delta`` up to solver noise; a guarded secant/bisection search
-    on ``[-4, 6]`` logits finds it in a handful of fits. Returns ``(delta, model, dscore)``.
+    decision DScore is monotone in ``delta`` up to solver noise; an Illinois regula-falsi search on
+    ``[-1, 2]`` logits (widened once to ``[-4, 6]`` when needed) finds it in a handful of fits. Returns ``(delta, model, dscore)``.
     """
 
     def run(delta: float) -> tuple[float, Model]:
         model = _fit_model(train, _labels(train, train_member, train_u, delta), schema)
         return decision_dscore(model.predict_encoded(target_Z), target_member), model
 
-    lo, hi = -4.0, 6.0
+    lo, hi = -1.0, 2.0  # typical targets (DScore 0..0.3) need delta in about [-0.5, 1.2]
     d_lo, m_lo = run(lo)
     d_hi, m_hi = run(hi)
+    if target < d_lo:  # widen to the left once
+        hi, d_hi, m_hi = lo, d_lo, m_lo
+        lo = -4.0
+        d_lo, m_lo = run(lo)
+    elif target > d_hi:  # widen to the right once
+        lo, d_lo, m_lo = hi, d_hi, m_hi
+        hi = 6.0
+        d_hi, m_hi = run(hi)
     if not d_lo - tolerance <= target <= d_hi + tolerance:
         raise DatasetError(ERR_CALIBRATION.format(target=target, low=d_lo, high=d_hi))
     best = (lo, m_lo, d_lo) if abs(d_lo - target) <= abs(d_hi - target) else (hi, m_hi, d_hi)
+    f_lo, f_hi, side = d_lo - target, d_hi - target, 0
     for _ in range(max_iter):
         if abs(best[2] - target) <= tolerance:
             break
-        frac = (target - d_lo) / (d_hi - d_lo) if d_hi != d_lo else 0.5
-        mid = lo + min(max(frac, 0.1), 0.9) * (hi - lo)
+        # Illinois variant of regula falsi: secant steps that keep the root bracketed
+        mid = lo - f_lo * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else 0.5 * (lo + hi)
         d_mid, m_mid = run(mid)
         if abs(d_mid - target) < abs(best[2] - target):
             best = (mid, m_mid, d_mid)
-        if d_mid < target:
-            lo, d_lo = mid, d_mid
+        f_mid = d_mid - target
+        if f_mid < 0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi /= 2.0
+            side = -1
         else:
-            hi, d_hi = mid, d_mid
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo /= 2.0
+            side = 1
     return best
 
 

@@ -59,10 +59,13 @@ def test_contract_columns_and_windows(stream: SyntheticStream) -> None:
 def test_deterministic_for_a_seed() -> None:
     a = generate_stream(n_windows=3, rows_per_window=800, drift_window=2, random_state=7)
     b = generate_stream(n_windows=3, rows_per_window=800, drift_window=2, random_state=7)
-    c = generate_stream(n_windows=3, rows_per_window=800, drift_window=2, random_state=8)
+    c = generate_stream(
+        n_windows=3, rows_per_window=800, drift_window=2, random_state=8, delta_base=a.delta_base
+    )
     for wa, wb in zip(a.windows, b.windows):
         pd.testing.assert_frame_equal(wa.frame, wb.frame)
         np.testing.assert_array_equal(wa.membership, wb.membership)
+    assert a.delta_base == b.delta_base and a.calibrated_base_dscore == b.calibrated_base_dscore
     assert not a.windows[0].frame.equals(c.windows[0].frame)
 
 
@@ -143,7 +146,7 @@ def test_registry_latest_and_as_of(stream: SyntheticStream, deployed) -> None:
 
 def test_write_partitions_round_trip(tmp_path, stream: SyntheticStream, deployed) -> None:
     _, dep = deployed
-    small = generate_stream(n_windows=3, rows_per_window=300, drift_window=2)
+    small = generate_stream(n_windows=3, rows_per_window=300, drift_window=2, delta_base=0.5)
     manifest = write_partitions(small, tmp_path)
     assert sorted(p.name for p in tmp_path.glob("2026-*.csv")) == [
         "2026-01-01.csv",
