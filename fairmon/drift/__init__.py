@@ -20,6 +20,7 @@ from fairmon.drift.checks import (
 from fairmon.drift.findings import SEVERITIES, Finding, Severity, finding_fingerprint, severity_at_least
 from fairmon.drift.overlap import group_overlap, jaccard, rules_membership
 from fairmon.drift.policy import AlertPolicy, decide, replay
+from fairmon.drift.spec import DriftSettings, settings_from_spec
 from fairmon.drift.window import Measurement, WindowSummary
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "SignificantChange",
     "WindowSummary",
     "decide",
+    "DriftSettings",
+    "settings_from_spec",
     "default_checks",
     "finding_fingerprint",
     "group_overlap",

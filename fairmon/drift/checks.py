@@ -24,6 +24,11 @@ Statistics
   (Jaccard overlap with the previous window's group below ``min_jaccard``, see
   :class:`~fairmon.drift.window.WindowSummary.group_overlap`) and :class:`KeyAttributesChanged`.
 * GESD: :class:`SignificantChange` on ``gesd`` (kind ``gesd_rise``).
+* Multiplicity: a window tests many series (every metric × grouping, RUMIE, GESD). With
+  ``correction="bonferroni"`` (what :func:`checks_from_spec` uses) the significance level is the
+  *family-wise* level of the window: each series is tested at ``alpha / n_tests``, ``n_tests`` being the
+  number of bonferroni-corrected series evaluated in that window. Without it, a stationary monitor
+  with a dozen series would raise an alert most weeks.
 
 Example
 -------
@@ -74,8 +79,8 @@ class Baseline:
     """
 
     mode: Literal["trailing", "reference"] = "trailing"
-    trailing_n: int = 14
-    min_history: int = 5
+    trailing_n: int = 7
+    min_history: int = 3
     reference_start: datetime | None = None
 
     def __post_init__(self) -> None:
@@ -114,6 +119,8 @@ class CheckContext(Protocol):
     """What a check may know beyond the current window (earlier completed windows only)."""
 
     baseline: Baseline
+    #: number of series tested with ``correction="bonferroni"`` in this window (at least 1)
+    n_tests: int
 
     def history(self, key: str) -> list[Measurement]:
         """Clean baseline measurements of this check key, oldest first (trailing window)."""
@@ -218,6 +225,11 @@ class SignificantChange:
     severity: Severity = "warning"
     critical_alpha: float | None = None
     kind: str = "significant_change"
+    correction: Literal["none", "bonferroni"] = "none"
+
+    def n_series(self, window: WindowSummary) -> int:
+        """How many series of ``window`` this check tests (for the family-wise correction)."""
+        return len(_matching(window, self.metric, self.attribute))
 
     def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
         out = []
@@ -250,17 +262,18 @@ class SignificantChange:
         diff = meas.value - base
         stat = diff / scale
         sf = (lambda s: float(stats.norm.sf(s))) if dist == "z" else (lambda s: float(stats.t.sf(s, k - 1)))
+        alpha = self.alpha / max(1, ctx.n_tests) if self.correction == "bonferroni" else self.alpha
         if self.direction == "increase":
             p = sf(stat)
         elif self.direction == "decrease":
             p = sf(-stat)
         else:
             p = min(1.0, 2 * sf(abs(stat)))
-        if p > self.alpha or abs(diff) < self.min_effect:
+        if p > alpha or abs(diff) < self.min_effect:
             return None
         if self.direction == "increase" and diff <= 0 or self.direction == "decrease" and diff >= 0:
             return None
-        crit = self.critical_alpha if self.critical_alpha is not None else self.alpha / 10
+        crit = self.critical_alpha if self.critical_alpha is not None else alpha / 10
         sev: Severity = "critical" if p <= crit else self.severity
         word = "rose" if diff > 0 else "fell"
         where = "the reference window" if dist == "z" else f"the last {k} windows"
@@ -270,7 +283,7 @@ class SignificantChange:
             f"({where}; change {diff:+.3f}, p = {p:.2g})",
             baseline=base,
             numbers={"p_value": p, "statistic": stat, "history": k, "scale": scale, "test": dist,
-                     "alpha": self.alpha, "min_effect": self.min_effect, "change": diff},
+                     "alpha": alpha, "n_tests": ctx.n_tests if self.correction == "bonferroni" else 1, "min_effect": self.min_effect, "change": diff},
         )
 
 
@@ -372,34 +385,42 @@ def _pv(window: WindowSummary) -> float | None:
 def default_checks(
     *,
     allowed: dict[str, tuple[float, float]] | None = None,
-    alpha: float = 0.01,
-    dscore_threshold: float = 0.2,
+    alpha: float = 0.05,
+    min_effect: float = 0.02,
+    dscore_threshold: float = 0.1,
     min_jaccard: float = 0.5,
+    gesd_threshold: float | None = None,
     metrics: Sequence[str] = ("dp_difference", "dp_ratio", "eop_difference", "eodds_difference"),
 ) -> tuple[Check, ...]:
-    """The default rule set (what a monitor gets without a ``drift.checks`` section).
+    """The rule set of a monitor; the defaults are those of ``fairmon.config.DriftSpec``.
 
-    Allowed ranges default to the conventional ones: differences ≤ 0.10, ratio ≥ 0.80 (four-fifths
-    rule). Significance ``alpha`` 0.01 per series; practical-significance floors: 0.02 for outcome
-    disparities, 0.03 for the honest DScore, 0.01 for GESD.
+    * ``allowed``: metric → ``(low, high)``; the Clarify CI rule per metric (outcome metrics,
+      ``rumie_honest_dscore``, ``rumie_dscore`` or ``gesd``). Default: ``dp_ratio`` in [0.8, 1]
+      (four-fifths rule).
+    * ``alpha``: family-wise significance level per window (Bonferroni over the tested series) of
+      the significant-change tests and the level of RUMIE's split-sample p-value.
+    * ``min_effect``: practical-significance floor of every significant change.
+    * ``dscore_threshold``, ``min_jaccard``: RUMIE threshold and new-group overlap.
+    * ``gesd_threshold``: optional absolute GESD level.
 
-    >>> len(default_checks()) > 5
-    True
+    >>> [type(c).__name__ for c in default_checks()][:2]
+    ['CIOutsideRange', 'SignificantChange']
     """
-    ranges = {
-        "dp_difference": (0.0, 0.10), "eop_difference": (0.0, 0.10), "eodds_difference": (0.0, 0.10),
-        "dp_ratio": (0.80, 1.0),
-    }
-    ranges.update(allowed or {})
+    ranges = {"dp_ratio": (0.8, 1.0)} if allowed is None else dict(allowed)
     checks: list[Check] = []
+    for m, (lo, hi) in sorted(ranges.items()):
+        checks.append(CIOutsideRange(metric=m, low=float(lo), high=float(hi)))
     for m in metrics:
-        lo, hi = ranges.get(m, (-math.inf, math.inf))
-        checks.append(CIOutsideRange(metric=m, low=lo, high=hi))
         direction: Literal["increase", "decrease"] = "decrease" if m == "dp_ratio" else "increase"
-        checks.append(SignificantChange(metric=m, direction=direction, alpha=alpha, min_effect=0.02))
+        checks.append(SignificantChange(metric=m, direction=direction, alpha=alpha, min_effect=min_effect,
+                                        correction="bonferroni"))
     checks.append(DScoreAbove(threshold=dscore_threshold, alpha=alpha))
-    checks.append(SignificantChange(metric="rumie_honest_dscore", alpha=alpha, min_effect=0.03, kind="rumie_rise"))
+    checks.append(SignificantChange(metric="rumie_honest_dscore", alpha=alpha, min_effect=min_effect,
+                                    kind="rumie_rise", correction="bonferroni"))
     checks.append(NewGroup(min_jaccard=min_jaccard, alpha=alpha))
     checks.append(KeyAttributesChanged(alpha=alpha))
-    checks.append(SignificantChange(metric="gesd", alpha=alpha, min_effect=0.01, kind="gesd_rise"))
+    checks.append(SignificantChange(metric="gesd", alpha=alpha, min_effect=min_effect, kind="gesd_rise",
+                                    correction="bonferroni"))
+    if gesd_threshold is not None:
+        checks.append(CIOutsideRange(metric="gesd", high=gesd_threshold))
     return tuple(checks)

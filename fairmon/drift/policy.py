@@ -30,7 +30,8 @@ Example
 ...                    "ci_low": v - 0.02, "ci_high": v + 0.02, "n": 5000, "status": "ok"}]
 >>> hist = [WindowSummary("m", t0 + timedelta(days=i), metrics=rows(0.3)) for i in range(1)]
 >>> now = WindowSummary("m", t0 + timedelta(days=1), metrics=rows(0.3))
->>> [f.status for f in decide(now, hist) if f.kind == "ci_outside_range"]
+>>> from fairmon.drift.checks import CIOutsideRange
+>>> [f.status for f in decide(now, hist, checks=[CIOutsideRange(metric="dp_difference", high=0.1)])]
 ['open']
 """
 
@@ -41,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from fairmon.drift.checks import Baseline, Check, Evaluation, Violation, default_checks
+from fairmon.drift.checks import Baseline, Check, Evaluation, SignificantChange, Violation, default_checks
 from fairmon.drift.findings import SEVERITIES, Finding, Severity, severity_at_least
 from fairmon.drift.window import COMPLETED, Measurement, WindowSummary
 from fairmon.errors import ConfigError, MethodError
@@ -63,6 +64,8 @@ class AlertPolicy:
     cooldown_windows: int = 3
     min_severity: Severity = "warning"
     notify_resolution: bool = True
+    #: cold-start rule "suppress": record but do not notify while fewer than this many earlier windows exist
+    suppress_before: int = 0
 
     def __post_init__(self) -> None:
         if not 1 <= self.persistence_m <= self.persistence_n:
@@ -93,6 +96,7 @@ class _Context:
     states: dict[str, _KeyState]
     reference_window: WindowSummary | None
     previous_window: WindowSummary | None = None
+    n_tests: int = 1
 
     def history(self, key: str) -> list[Measurement]:
         st = self.states.get(key)
@@ -126,6 +130,10 @@ class _Replay:
         return st
 
     def step(self, index: int, window: WindowSummary, ctx: _Context) -> list[Finding]:
+        ctx.n_tests = max(1, sum(
+            c.n_series(window) for c in self.checks
+            if isinstance(c, SignificantChange) and c.correction == "bonferroni"
+        ))
         evaluations: dict[str, Evaluation] = {}
         for check in self.checks:
             for e in check.evaluate(window, ctx):
@@ -155,7 +163,7 @@ class _Replay:
         if firing and not st.active:
             sev = viol.severity if viol is not None else st.severity
             cooled = st.last_open_index is None or index - st.last_open_index >= pol.cooldown_windows
-            notify = cooled and severity_at_least(sev, pol.min_severity)
+            notify = cooled and severity_at_least(sev, pol.min_severity) and index >= pol.suppress_before
             st.active, st.severity, st.since, st.opened_notified = True, sev, window.window_start, notify
             st.last_open_index = index
             numbers = dict(viol.numbers) if viol else {}
@@ -256,8 +264,8 @@ def decide(
     checks : sequence of checks, optional
         Defaults to :func:`~fairmon.drift.checks.default_checks`.
     baseline, policy
-        Defaults: trailing 14 windows, cold start below 5; persistence 2 of 3, cooldown 3,
-        notify from ``warning``.
+        Defaults (those of ``fairmon.config.DriftSpec``): trailing 7 windows, cold start below 3;
+        persistence 2 of 3, cooldown 3, notify from ``warning``.
 
     Returns
     -------

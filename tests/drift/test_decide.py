@@ -60,7 +60,7 @@ def test_cold_start_then_significant_rise_with_persistence_and_resolution() -> N
     series = base + [0.12, 0.12, 0.12, 0.03, 0.03, 0.03]
     ws = [_w(i, v) for i, v in enumerate(series)]
     checks = [SignificantChange(metric="dp_difference", alpha=0.01, min_effect=0.02)]
-    out = replay(ws, checks=checks)
+    out = replay(ws, checks=checks, baseline=Baseline(trailing_n=8, min_history=8))
     # cold start: nothing in the first windows even if values moved
     assert all(o == [] for o in out[:8])
     assert _kinds(out[8], "significant_change") == ["pending"]
@@ -83,6 +83,7 @@ def test_decide_equals_replay_and_rerun_does_not_rewrite_later_decisions() -> No
     values[12:15] = [0.2, 0.21, 0.2]
     ws = [_w(i, v) for i, v in enumerate(values)]
     full = replay(ws)
+    assert any(x.notify for x in full[13])
     for k in (5, 12, 13, 16):
         again = decide(ws[k], list(reversed(ws[:k])))
         assert [f.to_dict() for f in again] == [f.to_dict() for f in full[k]]
@@ -151,7 +152,7 @@ def test_gesd_rise_against_trailing_baseline() -> None:
     rng = np.random.default_rng(3)
     ws = [_w(i, gesd={"value": float(0.02 + rng.normal(0, 0.003)), "p_value": 0.5}) for i in range(10)]
     ws.append(_w(10, gesd={"value": 0.08, "p_value": 1e-4}))
-    checks = [SignificantChange(metric="gesd", min_effect=0.01, kind="gesd_rise")]
+    checks = [SignificantChange(metric="gesd", min_effect=0.03, kind="gesd_rise")]
     f = decide(ws[-1], ws[:-1], checks=checks, policy=AlertPolicy(persistence_m=1, persistence_n=1))
     assert _kinds(f, "gesd_rise") == ["open"] and f[0].severity == "critical"
 
@@ -167,6 +168,26 @@ def test_reference_baseline_uses_interval_z_test() -> None:
         decide(_w(2), [_w(1)], baseline=base)
 
 
+def test_bonferroni_divides_alpha_by_the_tested_series() -> None:
+    ws = [_w(i, 0.03 + 0.002 * (i % 3)) for i in range(8)]
+    cur = _w(8, 0.062)  # t ≈ 2.9 with 6 df: p ≈ 0.013, between 0.05/41 and 0.05
+    one = [SignificantChange(metric="dp_difference", alpha=0.05, correction="bonferroni")]
+    many = one + [SignificantChange(metric="dp_difference", alpha=0.05, correction="bonferroni", kind=f"k{i}")
+                  for i in range(40)]
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    assert _kinds(decide(cur, ws, checks=one, policy=pol), "significant_change") == ["open"]
+    assert _kinds(decide(cur, ws, checks=many, policy=pol), "significant_change") == []
+
+
+def test_settings_from_spec_defaults_match_default_checks() -> None:
+    from fairmon.config import DriftSpec
+    from fairmon.drift import default_checks, settings_from_spec
+
+    s = settings_from_spec(DriftSpec())
+    assert s.checks == default_checks()
+    assert s.baseline == Baseline() and s.policy == AlertPolicy()
+
+
 def test_policy_and_baseline_validate() -> None:
     with pytest.raises(ConfigError, match="persistence_m"):
         AlertPolicy(persistence_m=3, persistence_n=2)
@@ -175,8 +196,9 @@ def test_policy_and_baseline_validate() -> None:
 
 
 def test_finding_round_trip_and_fingerprint_stability() -> None:
-    f = decide(_w(1, 0.5), [_w(0, 0.5)])
-    assert f
+    f = decide(_w(1, 0.5), [_w(0, 0.5)], checks=[CIOutsideRange(metric="dp_difference", high=0.1),
+                                                  CIOutsideRange(metric="dp_difference", low=0.6, kind="low")])
+    assert len(f) == 2
     for x in f:
         y = Finding.from_dict(x.to_dict())
         assert y.fingerprint == x.fingerprint and y.to_dict() == x.to_dict()
