@@ -755,15 +755,23 @@ OPENXAI_METRICS = ("PRA", "RC", "FA", "RA", "SA", "SRA", "PGI", "PGU", "RIS", "R
 OpenXAIMetric = Literal["PRA", "RC", "FA", "RA", "SA", "SRA", "PGI", "PGU", "RIS", "RRS", "ROS"]
 
 
+#: components of a GESD ``explainer`` ("shap+lime" = the mean of KernelSHAP and LIME attributions)
+GESD_EXPLAINER_COMPONENTS = frozenset({"shap", "lime", "deepshap", "deep", "deepexplainer", *EXPLAINERS})
+
+
 class GesdSpec(_Spec):
     """GESD settings (reference defaults: m=100 instances, N=10 perturbations, sigma 0.1, p 0.2, baseline 0).
+
+    ``explainer`` is a ``+``-joined list of components averaged per instance: ``shap+lime`` (default,
+    batched KernelSHAP + LIME), ``deepshap+lime`` (the reference code's DeepExplainer, torch models), or
+    any :func:`fairmon.explain.explain` method.
 
     ``attribute`` is the sensitive attribute whose groups are compared (default: each sensitive
     attribute); groups with fewer than ``min_group_size`` sampled members are skipped.
     """
 
     enabled: bool = True
-    explainer: Literal["shap+lime", "deepshap+lime"] = "shap+lime"
+    explainer: str = "shap+lime"
     attribute: str | None = None
     sample_size: PositiveInt = 100
     n_perturbations: PositiveInt = 10
@@ -771,6 +779,17 @@ class GesdSpec(_Spec):
     mask_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2
     baseline: float = 0.0
     min_group_size: PositiveInt = 10
+
+    @field_validator("explainer")
+    @classmethod
+    def _components(cls, v: str) -> str:
+        names = [n.strip().lower() for n in v.split("+")]
+        bad = [n for n in names if n not in GESD_EXPLAINER_COMPONENTS]
+        if bad or not names:
+            raise ValueError(
+                f"unknown GESD explainer component(s) {bad}; use a '+'-joined list of {sorted(GESD_EXPLAINER_COMPONENTS)}"
+            )
+        return "+".join(names)
 
 
 class OpenXAISpec(_Spec):
@@ -815,20 +834,21 @@ class ReferenceBaseline(_Spec):
 
 
 class TrailingBaseline(_Spec):
-    """Compare every window with the last ``n_windows`` earlier completed windows."""
+    """Compare every window with the last ``n_windows`` (at least 2) earlier completed windows."""
 
     kind: Literal["trailing"] = "trailing"
-    n_windows: PositiveInt = 7
+    n_windows: Annotated[int, Field(ge=2)] = 7
 
 
 Baseline = Annotated[ReferenceBaseline | TrailingBaseline, Field(discriminator="kind")]
 
 
 class ColdStart(_Spec):
-    """Until ``min_history`` completed windows exist: ``ranges_only`` checks only the allowed ranges,
-    ``suppress`` records findings without alerting."""
+    """Until ``min_history`` (at least 2: a significance test needs a spread) earlier completed windows
+    exist: ``ranges_only`` checks only the allowed ranges, ``suppress`` records findings without
+    alerting."""
 
-    min_history: NonNegInt = 3
+    min_history: Annotated[int, Field(ge=2)] = 3
     rule: Literal["ranges_only", "suppress"] = "ranges_only"
 
 

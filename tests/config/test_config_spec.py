@@ -144,8 +144,8 @@ MALFORMED = [
     ),
     (
         "baseline-n-zero",
-        MINIMAL + "drift:\n  baseline: {kind: trailing, n_windows: 0}\n",
-        ["bad.yaml:12", "drift.baseline.n_windows", "greater than or equal to 1"],
+        MINIMAL + "drift:\n  baseline: {kind: trailing, n_windows: 1}\n",
+        ["bad.yaml:12", "drift.baseline.n_windows", "greater than or equal to 2"],
     ),
     (
         "range-reversed",
@@ -196,6 +196,11 @@ MALFORMED = [
         "label-is-feature",
         MINIMAL.replace("sensitive: [sex]", "sensitive: [sex]\n  label: income"),
         ["columns.label", "'income' is used as both feature and label"],
+    ),
+    (
+        "unknown-gesd-explainer",
+        MINIMAL + "explanations: {gesd: {explainer: shap+foo}}\n",
+        ["explanations.gesd.explainer", "unknown GESD explainer component(s) ['foo']"],
     ),
     ("bad-device", MINIMAL + "execution: {device: tpu}\n", ["execution.device", "'auto', 'cpu' or 'cuda'"]),
     (
