@@ -37,7 +37,7 @@ class Condition:
     """One readable condition on an original column."""
 
     column: str
-    op: str  # "<=", ">", "in (a, b]", "=", "!=", "not in"
+    op: str  # "<=", ">", "in (a, b]", "=", "!=", "in", "not in"
     value: Any
     text: str
 
@@ -342,9 +342,14 @@ def render_rules(
                 continue
             equal = [names[j].split("=", 1)[1] for j, lo, hi in items if lo >= 0.5 - 1e-9 and lo != -_INF]
             unequal = [names[j].split("=", 1)[1] for j, lo, hi in items if hi <= 0.5 + 1e-9 and hi != _INF]
+            remaining = [c for c in spec.categories if c not in unequal]
+            if not equal and unequal and len(remaining) == 1:
+                equal = remaining  # "g != b" on a two-category column reads "g = a"
             if equal:
                 for cat in equal:
                     conds.append(Condition(col, "=", cat, f"{col} = {cat}"))
+            elif 1 < len(remaining) < len(unequal):
+                conds.append(Condition(col, "in", remaining, f"{col} in {{{', '.join(remaining)}}}"))
             elif len(unequal) == 1:
                 conds.append(Condition(col, "!=", unequal[0], f"{col} != {unequal[0]}"))
             elif unequal:

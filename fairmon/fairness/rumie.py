@@ -325,13 +325,15 @@ def _prepare(
     if schema is not None:
         specs: list[ColumnSpec] = [schema.column(a) for a in attrs]
         sub = FeatureSchema(tuple(specs))
+        numeric = [c.name for c in specs if c.kind == "numeric"]
     else:
+        numeric = [a for a in attrs if pd.api.types.is_numeric_dtype(X[a]) and not pd.api.types.is_bool_dtype(X[a])]
+    for name in numeric:
+        count = int(X[name].isna().sum())
+        if count:
+            raise MethodError(ERR_NAN.format(column=name, count=count))
+    if schema is None:
         sub = FeatureSchema.fit(X, columns=attrs)
-    for spec in sub.columns:
-        if spec.kind == "numeric":
-            count = int(pd.to_numeric(X[spec.name], errors="coerce").isna().sum())
-            if count:
-                raise MethodError(ERR_NAN.format(column=spec.name, count=count))
     Z = sub.transform(X)
     return Z, fav, sub
 
