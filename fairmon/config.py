@@ -309,6 +309,10 @@ class _Spec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
+    def __hash__(self) -> int:
+        # content hash (pydantic's default hashes field values, and dict fields are unhashable)
+        return hash(json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True))
+
 
 # ---- sections ---------------------------------------------------------------------------------------
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")

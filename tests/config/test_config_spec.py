@@ -257,6 +257,7 @@ def test_fingerprint_is_content_based(tmp_path: Path) -> None:
     # explicit defaults are the same spec
     assert parse_spec(MINIMAL + "rumie: {k: 5}\n").fingerprint == a.fingerprint
     assert parse_spec(MINIMAL + "rumie: {k: 4}\n").fingerprint != a.fingerprint
+    assert hash(a) == hash(b) and len({a, b}) == 1  # hashable by content (usable as a cache key)
     # canonical JSON round trip gives an equal spec
     again = MonitorSpec.model_validate_json(a.canonical_json())
     assert again == a and again.fingerprint == a.fingerprint
