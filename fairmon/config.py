@@ -113,6 +113,7 @@ __all__ = [
     "load_specs",
     "scan_specs",
     "parse_spec",
+    "spec_json_schema",
     "resolve_path",
     "resolve_runtime",
     "parse_duration",
@@ -1398,6 +1399,18 @@ def parse_spec(text: str, *, source: str | Path = "<string>") -> MonitorSpec:
     if isinstance(source, Path):
         spec._source = source.resolve()
     return spec
+
+
+def spec_json_schema() -> dict[str, Any]:
+    """JSON Schema of a monitor spec (``monitors/monitor-spec.schema.json`` is this, for editors).
+
+    Why: YAML editors (e.g. yaml-language-server with a ``$schema`` comment) then complete and check
+    spec files while they are written; :func:`load_spec` remains the authority.
+    """
+    schema = MonitorSpec.model_json_schema(by_alias=True)
+    schema["$id"] = "https://fairmon.dev/schemas/monitor-spec-v1.json"
+    schema["title"] = f"fairmon monitor spec (spec_version {SPEC_VERSION})"
+    return schema
 
 
 def load_spec(path: str | os.PathLike[str]) -> MonitorSpec:

@@ -360,3 +360,15 @@ def test_pinned_version_accepts_an_integer() -> None:
 def test_score_threshold_and_class_are_exclusive(tmp_path: Path) -> None:
     msg = _error(tmp_path, MINIMAL + "favorable: {class: 1, score_threshold: 0.5}\n")
     assert "favorable" in msg and "either 'class' or 'score_threshold'" in msg
+
+
+def test_committed_json_schema_is_current() -> None:
+    import json
+
+    from fairmon.config import spec_json_schema
+
+    committed = json.loads((REPO / "monitors" / "monitor-spec.schema.json").read_text())
+    assert committed == json.loads(json.dumps(spec_json_schema())), (
+        'regenerate: python -c "import json; from fairmon.config import spec_json_schema; '
+        "open('monitors/monitor-spec.schema.json','w').write(json.dumps(spec_json_schema(), indent=1, sort_keys=True)+'\\n')\""
+    )
