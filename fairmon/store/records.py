@@ -163,7 +163,17 @@ class RunRecord:
             )
         _check_literal(self.status, RunStatus, "RunRecord", "status")
         _set(self, "n_rows", _nonneg_int(self.n_rows, "RunRecord", "n_rows"))
-        _set(self, "timings", {str(k): float(v) for k, v in dict(self.timings).items()})
+        try:
+            _set(self, "timings", {str(k): float(v) for k, v in dict(self.timings).items()})
+        except (TypeError, ValueError):
+            raise RecordError(
+                ERR_FIELD.format(
+                    record="RunRecord",
+                    field="timings",
+                    problem="must map step -> seconds",
+                    value=self.timings,
+                )
+            ) from None
         _set(self, "details", dict(self.details))
 
 

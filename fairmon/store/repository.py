@@ -1181,6 +1181,26 @@ class Store:
         with self._tx() as conn:
             return conn.execute(sa.text(sql), params).rowcount == 1
 
+    def outbox_claim(self, fingerprint: str, *, stale_after_s: float = 600.0) -> bool:
+        """Atomically claim an alert for sending: ``pending`` → ``sending``, or re-claim a ``sending``
+        alert whose claim is older than ``stale_after_s`` (its worker died). ``attempts`` + 1.
+
+        Exactly one of several concurrent claimers gets ``True``.
+        """
+        with self._tx() as conn:
+            res = conn.execute(
+                sa.text(
+                    """
+                    UPDATE alerts SET state = 'sending', attempts = attempts + 1, updated_at = now()
+                    WHERE fingerprint = :fp
+                      AND (state = 'pending'
+                           OR (state = 'sending' AND updated_at < now() - make_interval(secs => :stale)))
+                    """
+                ),
+                {"fp": fingerprint, "stale": float(stale_after_s)},
+            )
+            return res.rowcount == 1
+
     def outbox_mark(
         self, fingerprint: str, state: AlertState, *, slack_ts: str | None = None, error: str | None = None
     ) -> bool:

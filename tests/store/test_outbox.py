@@ -98,3 +98,17 @@ def test_racing_claims_have_one_winner(store: Store) -> None:
         t.join(30)
     assert sorted(wins) == [False, False, False, True]
     assert store.outbox_get("fp-1").attempts == 1  # type: ignore[union-attr]
+
+
+def test_claim_takes_pending_or_stale_sending(store: Store) -> None:
+    store.outbox_enqueue(alert("x"))
+    assert store.outbox_claim("x") is True
+    assert store.outbox_claim("x") is False  # fresh claim held by someone else
+    with store.engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE alerts SET updated_at = now() - interval '1 hour' WHERE fingerprint = 'x'")
+        )
+    assert store.outbox_claim("x", stale_after_s=600) is True
+    assert store.outbox_get("x").attempts == 2  # type: ignore[union-attr]
+    store.outbox_transition("x", "sending", "sent", slack_ts="2.2")
+    assert store.outbox_claim("x", stale_after_s=0) is False  # sent is final
