@@ -256,3 +256,28 @@ def test_finding_record_from_drift_finding() -> None:
     r = FindingRecord.from_finding(F())
     assert (r.ci_low, r.ci_high, r.since, r.fingerprint) == (0.25, 0.37, day(3), "ab" * 16)
     assert r.numbers == {"p_value": 0.001, "notify": True}
+
+
+def test_concurrent_writers_of_one_window_never_duplicate(store: Store, engine) -> None:  # type: ignore[no-untyped-def]
+    """Two task attempts writing the same new window at once (new monitor too): one run, one row set."""
+    import threading
+
+    errors: list[BaseException] = []
+    ids: list[int] = []
+    barrier = threading.Barrier(3)
+
+    def go(dp: float) -> None:
+        try:
+            barrier.wait()
+            ids.append(store.write_window(window("fresh", 0, dp=dp)))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(0.1 * (i + 1),)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and len(set(ids)) == 1
+    rows = dump(engine)
+    assert len(rows["runs"]) == 1 and len(rows["metrics"]) == 4 and len(rows["metric_latest"]) == 4
