@@ -346,6 +346,13 @@ class ModelSource(_Spec):
     name: str | None = None
     version: Annotated[str, BeforeValidator(_version_str), Field(min_length=1)] = "latest"
 
+    @field_validator("version")
+    @classmethod
+    def _policy(cls, v: str) -> str:
+        if v != "latest" and not re.match(r"^v?\d+$", v):
+            raise ValueError(f"must be 'latest' or a pinned version like 'v3' (or 3), got {v!r}")
+        return v
+
 
 class SqlSource(_Spec):
     """A SQL query for one window; fairmon binds ``:start`` (inclusive) and ``:end`` (exclusive).

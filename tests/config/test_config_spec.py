@@ -202,6 +202,11 @@ MALFORMED = [
         MINIMAL + "explanations: {gesd: {explainer: shap+foo}}\n",
         ["explanations.gesd.explainer", "unknown GESD explainer component(s) ['foo']"],
     ),
+    (
+        "misspelled-version-policy",
+        MINIMAL.replace("{registry_uri: registry}", "{registry_uri: registry, version: lastest}"),
+        ["bad.yaml:3", "model.version", "must be 'latest' or a pinned version", "'lastest'"],
+    ),
     ("bad-device", MINIMAL + "execution: {device: tpu}\n", ["execution.device", "'auto', 'cpu' or 'cuda'"]),
     (
         "retraining-without-data",
@@ -287,7 +292,7 @@ def test_example_specs_all_load() -> None:
     assert names == ["adult", "compas", "demo", "german"]
     by = {s.name: s for s in specs}
     assert by["adult"].data.kind == "sql" and by["adult"].drift.baseline.kind == "reference"
-    assert by["german"].model.version == "3" and by["german"].favorable.score_threshold == 0.5
+    assert by["german"].model.version == "v3" and by["german"].favorable.score_threshold == 0.5
     assert by["compas"].favorable.class_ == "Low" and by["compas"].favorable.label_value == 0
     assert by["demo"].validation.enabled and by["demo"].retraining.enabled
 
