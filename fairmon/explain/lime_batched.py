@@ -245,6 +245,7 @@ def _tensors(stats: LimeStats, dev: torch.device) -> dict[str, torch.Tensor]:
         "stds": t(stats.stds).double(),
         "mins": t(stats.mins).double(),
         "maxs": t(stats.maxs).double(),
+        "cont_idx": t(np.flatnonzero(~stats.categorical)).to(torch.int64),
     }
 
 
@@ -256,27 +257,29 @@ def _sample(
 
     R, d = x.shape
     dev = x.device
-    # option drawn per (row, sample, feature) by inverse CDF of the background frequencies
+    # option drawn per (feature, row, sample) by inverse CDF of the background frequencies
     u = torch.rand((d, R * S), generator=gen, device=gen.device, dtype=torch.float64).to(dev)
-    opt = torch.searchsorted(T["cum"], u, right=True).clamp_max(T["cum"].shape[1] - 1)  # (d, R*S)
-    drawn = torch.gather(T["values"], 1, opt)  # value (categorical) or bin index (continuous)
-    drawn = drawn.T.reshape(R, S, d)
-    opt = opt.T.reshape(R, S, d)
+    opt = torch.searchsorted(T["cum"], u, right=True).clamp_max(T["cum"].shape[1] - 1)
+    drawn = torch.gather(T["values"], 1, opt).view(d, R, S)  # value (categorical) / bin (continuous)
     # the instance's own bin (continuous) / value (categorical)
-    inst_bin = torch.searchsorted(T["edges"], x.T.contiguous(), right=False).T.to(torch.float64)  # (R, d)
+    inst_bin = torch.searchsorted(T["edges"], x.T.contiguous(), right=False).to(torch.float64)  # (d, R)
     cat = T["cat"]
-    inst_key = torch.where(cat, x, inst_bin)
-    binary = (drawn == inst_key.unsqueeze(1)).to(torch.float64)
-    # continuous values: truncated normal inside the drawn bin
-    b = drawn.to(torch.int64).clamp(0, 3)
-    jj = torch.arange(d, device=dev).expand(R, S, d)
-    mean, std = T["means"][jj, b], T["stds"][jj, b]
-    lo = (T["mins"][jj, b] - mean) / std
-    hi = (T["maxs"][jj, b] - mean) / std
-    u2 = torch.rand((R, S, d), generator=gen, device=gen.device, dtype=torch.float64).to(dev)
-    z = _truncnorm_ppf(lo, hi, u2)
-    cont_val = torch.where(lo != hi, mean + std * z, lo)  # lime returns the z bound for degenerate bins
-    inverse = torch.where(cat, drawn, cont_val)
+    inst_key = torch.where(cat.unsqueeze(1), x.T, inst_bin)
+    binary = (drawn == inst_key.unsqueeze(2)).to(torch.float64)
+    inverse = drawn.clone()
+    ci = T["cont_idx"]
+    if ci.numel():
+        # continuous values: truncated normal inside the drawn bin (flat lookups in the bin tables)
+        b = drawn[ci].to(torch.int64).clamp(0, 3)
+        flat = ci.view(-1, 1, 1) * 4 + b
+        mean, std = torch.take(T["means"], flat), torch.take(T["stds"], flat)
+        lo = (torch.take(T["mins"], flat) - mean) / std
+        hi = (torch.take(T["maxs"], flat) - mean) / std
+        u2 = torch.rand(lo.shape, generator=gen, device=gen.device, dtype=torch.float64).to(dev)
+        z = _truncnorm_ppf(lo, hi, u2)
+        inverse[ci] = torch.where(lo != hi, mean + std * z, lo)  # lime returns the z bound for degenerate bins
+    binary = binary.permute(1, 2, 0).contiguous()
+    inverse = inverse.permute(1, 2, 0).contiguous()
     # sample 0 is the instance itself
     binary[:, 0, :] = 1.0
     inverse[:, 0, :] = x

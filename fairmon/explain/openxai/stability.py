@@ -13,7 +13,8 @@ For each row x with explanation e and predicted label y:
    NaN and is counted (``n_nan`` in :func:`~fairmon.explain.openxai.evaluate`).
 
 Documented choices: ``e`` is the explanation passed in (computed by the same explainer) rather than
-recomputed; for a model without a hidden layer (and for scikit-learn models) RRS is computed as ROS,
+recomputed; representations are computed with a float64 copy of a torch model (float32 cannot
+resolve the changes caused by std-1e-5 noise reliably); for a model without a hidden layer (and for scikit-learn models) RRS is computed as ROS,
 as the reference does for logistic regression; a scikit-learn model's "logits" are ``[0, log(p1/p0)]``
 (the single-logit convention of :meth:`fairmon.registry.Model.logits`). Draws come from one seeded
 torch generator for all rows (the reference reseeds per row).
@@ -117,6 +118,7 @@ def relative_stability(
 
     notes: dict[str, str] = {}
     values: dict[str, np.ndarray] = {}
+    model = _float64(model)  # representation changes under std 1e-5 noise need float64 resolution
     hidden_x = _hidden(model, Zt)
     for metric in metrics:
         if metric == "RIS":
@@ -153,13 +155,26 @@ def _max_ratio(exp_rel: np.ndarray, rep_rel: np.ndarray, owner: np.ndarray, n: i
     return np.where(has, np.maximum(out, 0.0), np.nan)
 
 
+def _float64(model: Model) -> Model:
+    """A float64 copy of a torch model (same weights) for the representation metrics."""
+    import copy
+
+    from fairmon.registry.model import Model
+
+    if not model.differentiable:
+        return model
+    module = copy.deepcopy(model.estimator).double()
+    return Model(module, model.schema, framework="torch", threshold=model.threshold,
+                 device=str(model.device))
+
+
 def _hidden(model: Model, X: torch.Tensor) -> np.ndarray | None:
     import torch
 
     if not model.differentiable:
         return None
     with torch.no_grad():
-        h = model.hidden(X.to(torch.float32))
+        h = model.hidden(X.to(torch.float64))
     return None if h is None else h.double().cpu().numpy()
 
 
@@ -168,6 +183,6 @@ def _logits(model: Model, prob: object, X: torch.Tensor) -> np.ndarray:
 
     if model.differentiable:
         with torch.no_grad():
-            return model.logits(X.to(torch.float32)).double().cpu().numpy()
+            return model.logits(X.to(torch.float64)).double().cpu().numpy()
     p = np.clip(model.predict_proba_encoded(X.cpu().numpy())[:, 1], 1e-12, 1 - 1e-12)
     return np.column_stack([np.zeros_like(p), np.log(p / (1 - p))])
