@@ -289,30 +289,43 @@ class SignificantChange:
 
 @dataclass(frozen=True)
 class DScoreAbove:
-    """RUMIE's honest DScore is above ``threshold`` and significant (split-sample ``p ≤ alpha``)."""
+    """RUMIE's honest DScore is *significantly* above ``threshold``.
 
-    threshold: float = 0.2
-    alpha: float = 0.01
+    One-sided Wald test of ``DScore <= threshold`` with the held-out standard error
+    (:func:`~fairmon.drift.window.honest_dscore_se`, the interval of the series): a group whose true
+    DScore sits just under the threshold does not alert every time sampling noise lifts the estimate
+    over it (the Clarify rule applied to RUMIE). The split-sample p-value must also be ``≤ alpha``.
+    Without a standard error the point value is compared.
+    """
+
+    threshold: float = 0.1
+    alpha: float = 0.05
     severity: Severity = "warning"
     critical_threshold: float | None = None
     kind: str = "rumie_dscore"
     metric: str = "rumie_honest_dscore"
 
     def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
+        from statistics import NormalDist
+
         meas = window.measurements().get((self.metric, ""))
         if meas is None:
             return []
         violation = None
         p = meas.p_value
-        if meas.value > self.threshold and p is not None and p <= self.alpha:
+        se = (meas.ci[1] - meas.ci[0]) / (2 * _Z975) if meas.ci else None
+        p_thr = 1.0 - NormalDist().cdf((meas.value - self.threshold) / se) if se else (
+            0.0 if meas.value > self.threshold else 1.0)
+        if meas.value > self.threshold and p_thr <= self.alpha and p is not None and p <= self.alpha:
             sev: Severity = self.severity
             if self.critical_threshold is not None and meas.value > self.critical_threshold:
                 sev = "critical"
             violation = Violation(
                 sev,
-                f"the most discriminated group found by RUMIE has an honest DScore of {_fmt(meas.value)} "
-                f"(threshold {self.threshold:g}, p = {p:.2g})",
-                numbers={"threshold": self.threshold, "p_value": p, "alpha": self.alpha},
+                f"the most discriminated group found by RUMIE has an honest DScore of {_fmt(meas.value)}, "
+                f"significantly above the threshold {self.threshold:g} (p = {p_thr:.2g})",
+                numbers={"threshold": self.threshold, "p_value": p_thr, "p_value_zero": p, "alpha": self.alpha,
+                         "se": se},
             )
         return [Evaluation(self.kind, self.metric, "", meas, violation)]
 
@@ -321,12 +334,15 @@ class DScoreAbove:
 class NewGroup:
     """RUMIE's group barely overlaps the previous window's group (Jaccard < ``min_jaccard``).
 
-    Only a *significant* current group (``p ≤ alpha``) counts: a new group that is not discriminated
-    is not news. Needs :attr:`WindowSummary.group_overlap`; skipped when it is unknown.
+    Only a *discriminated* current group counts — significant (``p ≤ alpha``) and with an honest DScore
+    above ``min_dscore`` (the monitor's DScore threshold): under a stationary model with little
+    discrimination, the most discriminated group is weakly identified and wanders between windows,
+    which is not news. Needs :attr:`WindowSummary.group_overlap`; skipped when it is unknown.
     """
 
     min_jaccard: float = 0.5
     alpha: float = 0.01
+    min_dscore: float = 0.0
     severity: Severity = "warning"
     kind: str = "rumie_new_group"
     metric: str = "rumie_group_overlap"
@@ -338,12 +354,15 @@ class NewGroup:
         meas = Measurement(float(window.group_overlap))
         violation = None
         p = ev.p_value if ev is not None else None
-        if window.group_overlap < self.min_jaccard and p is not None and p <= self.alpha:
+        honest = ev.value if ev is not None else None
+        if (window.group_overlap < self.min_jaccard and p is not None and p <= self.alpha
+                and honest is not None and honest > self.min_dscore):
             violation = Violation(
                 self.severity,
                 f"RUMIE found a new discriminated group: overlap with the previous window's group is "
                 f"{window.group_overlap:.2f} (Jaccard; minimum {self.min_jaccard:g})",
                 numbers={"jaccard": window.group_overlap, "min_jaccard": self.min_jaccard, "p_value": p,
+                         "honest_dscore": honest, "min_dscore": self.min_dscore,
                          "previous_rules": evidence_value(ctx.previous.evidence, "rules")},
             )
         return [Evaluation(self.kind, self.metric, "", meas, violation)]
@@ -417,7 +436,7 @@ def default_checks(
     checks.append(DScoreAbove(threshold=dscore_threshold, alpha=alpha))
     checks.append(SignificantChange(metric="rumie_honest_dscore", alpha=alpha, min_effect=min_effect,
                                     kind="rumie_rise", correction="bonferroni"))
-    checks.append(NewGroup(min_jaccard=min_jaccard, alpha=alpha))
+    checks.append(NewGroup(min_jaccard=min_jaccard, alpha=alpha, min_dscore=dscore_threshold))
     checks.append(KeyAttributesChanged(alpha=alpha))
     checks.append(SignificantChange(metric="gesd", alpha=alpha, min_effect=min_effect, kind="gesd_rise",
                                     correction="bonferroni"))

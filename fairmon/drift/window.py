@@ -10,7 +10,8 @@ Series names
 * outcome rows: ``(metric, attribute)`` for disparities (``("dp_difference", "sex")``) and
   ``(metric, "attribute=group")`` for per-group rows (``("selection_rate", "sex=female")``); only rows
   with status ``ok``.
-* RUMIE: ``("rumie_honest_dscore", "")`` (value = honest DScore, ``p_value`` from the evidence) and
+* RUMIE: ``("rumie_honest_dscore", "")`` (value = honest DScore, ``p_value`` from the evidence, a
+  95 % Wald interval from :func:`honest_dscore_se`) and
   ``("rumie_dscore", "")`` (the in-sample DScore, for display).
 * GESD: ``("gesd", "")`` (value, Mann–Whitney ``p_value``).
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Measurement", "WindowSummary", "evidence_value", "COMPLETED"]
+__all__ = ["Measurement", "WindowSummary", "evidence_value", "honest_dscore_se", "COMPLETED"]
 
 #: run status of a window that may serve as history
 COMPLETED = "completed"
@@ -57,6 +58,36 @@ def evidence_value(evidence: Mapping[str, Any] | None, name: str, default: Any =
         if key in evidence and evidence[key] is not None:
             return evidence[key]
     return default
+
+
+_Z975 = 1.959963984540054
+
+
+def honest_dscore_se(evidence: Mapping[str, Any] | None, honest: float, p_value: float | None) -> float | None:
+    """Standard error of RUMIE's held-out (honest) DScore.
+
+    From the held-out half's counts when the evidence has them (``significance.test_group_size``,
+    ``n_test``, ``test_p_fav_in/out``: the unpooled two-proportion standard error), else from the
+    split test's one-sided p-value (``se = honest / z``). None when neither is available.
+
+    >>> round(honest_dscore_se({"significance": {"n_test": 2000, "test_group_size": 1000,
+    ...     "test_p_fav_in": 0.4, "test_p_fav_out": 0.5}}, 0.1, None), 4)
+    0.0221
+    """
+    sig = (evidence or {}).get("significance") or {}
+    n_test, n_in = sig.get("n_test"), sig.get("test_group_size")
+    p_in, p_out = _f(sig.get("test_p_fav_in")), _f(sig.get("test_p_fav_out"))
+    if n_test and n_in and p_in is not None and p_out is not None and 0 < n_in < n_test:
+        var = p_in * (1 - p_in) / n_in + p_out * (1 - p_out) / (n_test - n_in)
+        if var > 0:
+            return math.sqrt(var)
+    if p_value is not None and 0.0 < p_value < 0.5 and honest > 0:
+        from statistics import NormalDist
+
+        z = NormalDist().inv_cdf(1.0 - p_value) if p_value > 1e-15 else None
+        if z:
+            return honest / z
+    return None
 
 
 @dataclass(frozen=True)
@@ -169,8 +200,11 @@ class WindowSummary:
         ev = self.evidence
         honest = _f(evidence_value(ev, "honest_dscore"))
         if honest is not None:
+            p = _f(evidence_value(ev, "p_value"))
+            se = honest_dscore_se(ev, honest, p)
+            lo, hi = (honest - _Z975 * se, honest + _Z975 * se) if se is not None else (None, None)
             out[("rumie_honest_dscore", "")] = Measurement(
-                honest, n=evidence_value(ev, "group_size"), p_value=_f(evidence_value(ev, "p_value"))
+                honest, lo, hi, n=evidence_value(ev, "group_size"), p_value=p
             )
         insample = _f(evidence_value(ev, "dscore"))
         if insample is not None:

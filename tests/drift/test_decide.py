@@ -129,7 +129,8 @@ def test_min_severity_and_escalation() -> None:
 def _ev(honest: float, p: float, attrs: list[str]) -> dict:
     return {"dscore": honest + 0.05, "honest_dscore": honest, "p_value": p, "key_attributes": attrs,
             "rules": ["age <= 30 OR region = north"], "p_fav_inside": 0.4, "p_fav_outside": 0.6,
-            "size_fraction": 0.48, "group_size": 2400}
+            "size_fraction": 0.48, "group_size": 2400,
+            "significance": {"n_test": 2500, "test_group_size": 1200, "test_p_fav_in": 0.4, "test_p_fav_out": 0.65}}
 
 
 def test_rumie_threshold_new_group_and_key_attributes() -> None:
@@ -139,6 +140,11 @@ def test_rumie_threshold_new_group_and_key_attributes() -> None:
     cur = _w(1, evidence=_ev(0.25, 1e-6, ["age", "income"]), overlap=0.3)
     f = {x.kind: x for x in decide(cur, [prev], checks=checks, policy=pol)}
     assert f["rumie_dscore"].notify and "0.250" in f["rumie_dscore"].message
+    se = f["rumie_dscore"].numbers["se"]
+    assert se == pytest.approx((0.4 * 0.6 / 1200 + 0.65 * 0.35 / 1300) ** 0.5)
+    # just above the threshold is not significantly above it
+    near = _w(1, evidence=_ev(0.21, 1e-6, ["age", "region"]), overlap=0.9)
+    assert decide(near, [prev], checks=[DScoreAbove(threshold=0.2)], policy=pol) == []
     assert f["rumie_new_group"].numbers["jaccard"] == 0.3
     assert f["rumie_new_group"].numbers["previous_rules"] == ["age <= 30 OR region = north"]
     ka = f["rumie_key_attributes"]
@@ -146,6 +152,9 @@ def test_rumie_threshold_new_group_and_key_attributes() -> None:
     # an insignificant group is not news
     calm = _w(1, evidence=_ev(0.25, 0.2, ["income"]), overlap=0.1)
     assert decide(calm, [prev], checks=checks, policy=pol) == []
+    weak = _w(1, evidence=_ev(0.08, 1e-6, ["age", "region"]), overlap=0.1)
+    assert decide(weak, [prev], checks=[NewGroup(min_dscore=0.1)], policy=pol) == []
+    assert decide(weak, [prev], checks=[NewGroup(min_dscore=0.05)], policy=pol)[0].kind == "rumie_new_group"
 
 
 def test_gesd_rise_against_trailing_baseline() -> None:
