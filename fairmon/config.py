@@ -1162,7 +1162,10 @@ class MonitorSpec(_Spec):
         >>> spec.resolve_path("s3://bucket/x")
         's3://bucket/x'
         """
-        return resolve_path(value, base_dir=self.base_dir, env=env)
+        try:
+            return resolve_path(value, base_dir=self.base_dir, env=env)
+        except ConfigError as exc:
+            raise ConfigError(f"{self._source or self.name}: {exc}") from None
 
     @property
     def artifact_dir(self) -> str:
@@ -1233,6 +1236,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *anchor' may be overridden by explicit keys
+            continue
         key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
         try:
             if key in seen:

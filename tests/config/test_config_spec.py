@@ -282,8 +282,9 @@ def test_paths_resolve_against_spec_folder_and_env(tmp_path: Path) -> None:
     assert spec.resolve_path("s3://bucket/registry") == "s3://bucket/registry"
     assert spec.resolve_path("registry") == str(folder / "registry")
     assert spec.suite_location == str(Path.home() / ".fairmon" / "artifacts" / "credit" / "suite.json")
-    with pytest.raises(ConfigError, match="environment variable NOPE is not set"):
+    with pytest.raises(ConfigError, match="environment variable NOPE is not set") as info:
         spec.resolve_path("${NOPE}/x", env={})
+    assert "credit.yaml" in str(info.value)
 
 
 def test_example_specs_all_load() -> None:
@@ -377,3 +378,12 @@ def test_committed_json_schema_is_current() -> None:
         'regenerate: python -c "import json; from fairmon.config import spec_json_schema; '
         "open('monitors/monitor-spec.schema.json','w').write(json.dumps(spec_json_schema(), indent=1, sort_keys=True)+'\\n')\""
     )
+
+
+def test_yaml_merge_keys_work() -> None:
+    text = MINIMAL.replace(
+        "schedule:\n  start_date: 2026-01-01",
+        "schedule:\n  <<: {cron: '0 1 * * *', start_date: 2025-01-01}\n  start_date: 2026-01-01",
+    )
+    spec = parse_spec(text)
+    assert spec.schedule.cron == "0 1 * * *" and spec.schedule.start_date == dt.date(2026, 1, 1)
