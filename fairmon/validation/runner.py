@@ -104,7 +104,8 @@ def _json(value: Any) -> Any:
 class ValidationReport:
     """The outcome of validating one window against a suite.
 
-    ``failed`` holds one plain dict per failed expectation: ``expectation_type`` (GX name), ``check``
+    ``failed`` holds one plain dict per failed expectation: ``expectation_type`` (GX name; also as
+    ``expectation``), ``check``
     (``min_rows``/``column``/``type``/``nulls``/``range``/``domain``/``groups``), ``column``, ``role``,
     ``observed``, ``expected`` and ``message``. When a column is missing, only its ``column`` failure
     is listed (the expectations that depend on it cannot say anything more); likewise a column of the
@@ -199,6 +200,7 @@ def _describe(exp: dict[str, Any], res: Any, frame: pd.DataFrame) -> dict[str, A
                 break
     out: dict[str, Any] = {
         "expectation_type": exp["type"],
+        "expectation": exp["type"],  # the key fairmon.alerts.render_data_validation reads
         "check": check,
         "column": col,
         "role": meta.get("role"),

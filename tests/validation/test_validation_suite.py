@@ -135,7 +135,7 @@ def test_bad_batch_fails_with_its_expectation(suite: Suite, window: pd.DataFrame
     assert not report.success
     assert report.failed_checks == expected, report.summary()
     f = report.failed[0]
-    assert set(f) >= {"expectation_type", "check", "column", "observed", "expected", "message"}
+    assert set(f) >= {"expectation_type", "expectation", "check", "column", "observed", "expected", "message"}
     assert f["expectation_type"].startswith("expect_")
     json.dumps(report.to_dict())
 
