@@ -78,6 +78,7 @@ __all__ = [
     "DRIFT_METRICS",
     "OPENXAI_METRICS",
     "EXPLAINERS",
+    "GESD_EXPLAINER_COMPONENTS",
     "MonitorSpec",
     "Identity",
     "ModelSource",
