@@ -73,6 +73,28 @@ def _slack_token() -> str | None:
     return os.environ.get("FAIRMON_SLACK_TOKEN") or None
 
 
+def _source_url(spec_path: str) -> str | None:
+    """A SQL data source's URL from the Airflow connection the spec names (None: files, or env)."""
+    from fairmon.config import load_spec
+
+    spec = load_spec(spec_path)
+    if spec.data.sql is None:
+        return None
+    try:
+        from airflow.sdk import BaseHook
+
+        conn = BaseHook.get_connection(spec.data.sql.connection)
+    except Exception:  # noqa: BLE001 - not defined in Airflow: the pipeline reads data.sql.url_env
+        return None
+    if conn.conn_type in ("postgres", "postgresql"):
+        from airflow.providers.postgres.hooks.postgres import PostgresHook
+
+        return PostgresHook(postgres_conn_id=spec.data.sql.connection).sqlalchemy_url.render_as_string(
+            hide_password=False
+        )
+    return str(conn.get_uri())
+
+
 def _notify(context: Any) -> bool:
     """Airflow backfills store findings but notify only when the run's ``notify`` param says so."""
     params = context.get("params") or {}
@@ -104,6 +126,7 @@ def _run_step(step: str, spec_path: str, window: dict | None) -> dict:
             slack_token=_slack_token(),
             notify=_notify(context),
             attempt=int(getattr(context.get("ti"), "try_number", 1) or 1),
+            source_url=_source_url(spec_path) if step == "pull_data" else None,
         )
     except FairmonError as exc:
         if exc.retryable:

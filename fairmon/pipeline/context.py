@@ -44,6 +44,9 @@ class RunContext:
         Slack bot token (None → ``FAIRMON_SLACK_TOKEN``; none at all → alerts stay pending in the outbox).
     attempt : int
         Airflow try number (1 for the CLI); recorded with the run.
+    source_url : str, optional
+        SQLAlchemy URL of a SQL data source (the DAG resolves it from the spec's Airflow connection;
+        None → the environment variable named by ``data.sql.url_env``).
     """
 
     spec: MonitorSpec
@@ -52,6 +55,7 @@ class RunContext:
     notify: bool = True
     slack_token: str | None = None
     attempt: int = 1
+    source_url: str | None = None
     _store: Any = field(default=None, repr=False)
     _artifacts: ArtifactStore | None = field(default=None, repr=False)
 

@@ -87,6 +87,7 @@ def run_step(
     slack_token: str | None = None,
     notify: bool = True,
     attempt: int = 1,
+    source_url: str | None = None,
     context: RunContext | None = None,
 ) -> dict[str, Any]:
     """Run one pipeline step for one window and return its small JSON result.
@@ -100,7 +101,7 @@ def run_step(
     window : dict or Window
         For ``resolve_window``: ``{"data_interval_start", "data_interval_end"}`` (Airflow) or
         ``{"logical_date"}`` (CLI). For later steps: the dict ``resolve_window`` returned.
-    db_url, slack_token, notify, attempt
+    db_url, slack_token, notify, attempt, source_url
         See :class:`~fairmon.pipeline.context.RunContext`.
 
     Examples
@@ -120,7 +121,9 @@ def run_step(
             w = Window.from_dict({"monitor": s.name, **window})
         else:
             w = _window_from_interval(s, window)
-        ctx = RunContext(s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt)
+        ctx = RunContext(
+            s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt, source_url=source_url
+        )
         own = True
     else:
         ctx, own = context, False

@@ -155,7 +155,7 @@ def pull_data(ctx: RunContext) -> dict[str, Any]:
     t0 = time.perf_counter()
     from fairmon.sources import load_window
 
-    frame = load_window(ctx.spec, ctx.window.start, ctx.window.end)
+    frame = load_window(ctx.spec, ctx.window.start, ctx.window.end, engine=ctx.source_url)
     ctx.artifacts.put_frame(A_DATA, frame)
     return _timed(ctx, "pull_data", t0, {"rows": int(len(frame)), "columns": int(frame.shape[1])})
 
@@ -173,7 +173,7 @@ def validate(ctx: RunContext) -> dict[str, Any]:
     from fairmon.validation import validate_window
 
     frame = ctx.artifacts.get_frame(A_DATA)
-    result = validate_window(ctx.spec, frame)
+    result = validate_window(ctx.spec, frame, engine=ctx.source_url)
     summary = result.to_dict()
     ctx.artifacts.put_json(A_VALIDATION, summary)
     if result.success:
@@ -183,13 +183,10 @@ def validate(ctx: RunContext) -> dict[str, Any]:
 
     storeio.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)))
     sent = storeio.data_alert(ctx, failed=failed)
-    _timed(ctx, "validate", t0, {"valid": False, "failed": len(failed), "alert": sent})
-    names = ", ".join(sorted({str(f.get("expectation_type") or f.get("type") or f) for f in failed}))
-    raise DataValidationError(
-        f"window {ctx.window.key} of monitor {ctx.monitor!r} failed validation: {len(failed)} expectation(s) "
-        f"failed ({names})",
-        failed,
-    )
+    _timed(ctx, "validate", t0, {"valid": False, "failed": len(failed), "alert": sent,
+                                 "rendered": storeio.rendered_alerts(ctx, kind="data")})
+    result.raise_for_failures()  # DataValidationError naming the failed expectations
+    raise DataValidationError(f"window {ctx.window.key} failed validation", failed)  # pragma: no cover
 
 
 # ------------------------------------------------------------------------------------------ compute

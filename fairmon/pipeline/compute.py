@@ -1,0 +1,364 @@
+"""Spec → method calls for the heavy steps (RUMIE, GESD/OpenXAI, FEU) and their JSON results.
+
+Only translation lives here: every number comes from the method modules (:func:`fairmon.fairness.rumie.mine`,
+:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.search`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairmon.pipeline.context import RunContext
+
+log = logging.getLogger(__name__)
+
+__all__ = ["run_rumie", "run_explanations", "run_feu", "rule_membership", "jaccard", "reference_frame"]
+
+
+# ------------------------------------------------------------------------------------------ RUMIE
+
+
+def rule_membership(conditions: Sequence[Sequence[Mapping[str, Any]]], frame: pd.DataFrame) -> np.ndarray:
+    """Rows of ``frame`` inside a RUMIE rule set (OR of AND-ed conditions, original units).
+
+    Conditions are those of ``Evidence.rule_conditions``: ``{"column", "op", "value"}`` with op one of
+    ``<=``, ``>``, ``in (a, b]``, ``=``, ``!=``, ``not in``. Numeric thresholds were mapped back to
+    original units (integers floored) by RUMIE, so this reproduces the group up to that rounding.
+
+    >>> f = pd.DataFrame({"age": [20, 40, 50], "region": ["north", "south", "north"]})
+    >>> rule_membership([[{"column": "age", "op": "<=", "value": 30}],
+    ...                  [{"column": "region", "op": "=", "value": "north"}]], f).tolist()
+    [True, False, True]
+    """
+    out = np.zeros(len(frame), dtype=bool)
+    for conj in conditions:
+        m = np.ones(len(frame), dtype=bool)
+        for c in conj:
+            col, op, val = c["column"], c["op"], c["value"]
+            if col not in frame.columns:
+                m &= False
+                continue
+            s = frame[col]
+            if op == "<=":
+                m &= pd.to_numeric(s, errors="coerce").to_numpy() <= float(val)
+            elif op == ">":
+                m &= pd.to_numeric(s, errors="coerce").to_numpy() > float(val)
+            elif op == "in (a, b]":
+                x = pd.to_numeric(s, errors="coerce").to_numpy()
+                m &= (x > float(val[0])) & (x <= float(val[1]))
+            elif op == "=":
+                m &= s.astype(str).to_numpy() == str(val)
+            elif op == "!=":
+                m &= s.astype(str).to_numpy() != str(val)
+            elif op == "not in":
+                m &= ~np.isin(s.astype(str).to_numpy(), [str(v) for v in val])
+            else:  # an operator this code does not know: the overlap is unknown, not guessed
+                raise ValueError(f"unknown rule operator {op!r}")
+        out |= m
+    return out
+
+
+def jaccard(a: np.ndarray, b: np.ndarray) -> float | None:
+    """``|a ∩ b| / |a ∪ b|`` (None when both are empty)."""
+    union = int(np.sum(a | b))
+    return None if union == 0 else float(np.sum(a & b)) / union
+
+
+def _previous_conditions(ctx: RunContext) -> list[Any] | None:
+    """Rule conditions of the latest completed window before this one (None when there is none)."""
+    runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, 1)
+    if not runs:
+        return None
+    for ev in ctx.store.evidence_of_run(int(runs[-1].run_id or 0)):
+        if ev.method == ctx.spec.rumie.method:
+            conds = dict(ev.details).get("rule_conditions")
+            return list(conds) if conds else None
+    return None
+
+
+def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> dict[str, Any]:
+    """Mine the window with the spec's RUMIE settings; add the evidence fields the store and drift use.
+
+    Rows whose favorable indicator is missing are left out. ``rumie.max_rows`` (when set) mines on a
+    seeded random subset. ``group_overlap`` is the Jaccard overlap of this window's group with the
+    previous completed window's rules applied to this window's rows.
+    """
+    from fairmon.fairness.rumie import mine
+
+    r = ctx.spec.rumie
+    keep = ~np.isnan(favorable)
+    X, fav = X.loc[keep].reset_index(drop=True), favorable[keep].astype(int)
+    if r.max_rows is not None and len(X) > r.max_rows:
+        idx = np.sort(np.random.default_rng(r.random_state).choice(len(X), r.max_rows, replace=False))
+        X, fav = X.iloc[idx].reset_index(drop=True), fav[idx]
+    ev = mine(
+        X,
+        fav,
+        k=r.k,
+        alpha=r.alpha,
+        beta=r.beta,
+        lam=r.lam,
+        method=r.method,
+        iterations=r.iterations,
+        lr=r.lr,
+        device=ctx.device,
+        random_state=r.random_state,
+        significance="split",
+        split_fraction=r.significance.honest_fraction,
+    )
+    d = ev.to_dict()
+    overlap = None
+    try:
+        prev = _previous_conditions(ctx)
+        if prev is not None and d.get("status") == "ok":
+            overlap = jaccard(np.asarray(ev.mask, dtype=bool), rule_membership(prev, X))
+    except ValueError as exc:
+        log.warning("group overlap not computed: %s", exc)
+    d.update(
+        {
+            "rules_text": d.get("rule") or None,
+            "rules": d.get("rules"),
+            "group_fraction": d.get("fraction"),
+            "n": d.get("n_rows"),
+            "group_overlap": overlap,
+        }
+    )
+    return d
+
+
+# ------------------------------------------------------------------------------------------ explanations
+
+
+def reference_frame(ctx: RunContext, fallback: pd.DataFrame) -> pd.DataFrame:
+    """Training-like rows for SHAP's background and LIME's statistics: the spec's reference data, else
+    the retraining data, else the window itself (documented fallback)."""
+    from fairmon.sources import load_file
+
+    for path, fmt in (
+        (ctx.spec.validation.reference_data, None),
+        (getattr(ctx.spec.retraining.training_data, "path", None), getattr(ctx.spec.retraining.training_data, "format", None)),
+    ):
+        if path:
+            p = ctx.spec.resolve_path(path)
+            return load_file(p, fmt or ("parquet" if p.endswith((".parquet", ".pq")) else "csv"))
+    return fallback
+
+
+def run_explanations(ctx: RunContext) -> dict[str, Any]:
+    """GESD across the spec's protected attribute and the OpenXAI metrics; tidy rows for the store."""
+    from fairmon.registry import Registry
+
+    e = ctx.spec.explanations
+    frame = ctx.artifacts.get_frame("data")
+    snap = ctx.artifacts.get_json("snapshot")
+    model = Registry(ctx.spec.resolve_path(ctx.spec.model.registry_uri)).load(
+        snap["name"], snap["version"], device=ctx.device
+    )
+    features = list(ctx.spec.columns.features)
+    X = frame[features]
+    ref = reference_frame(ctx, frame)
+    rows: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"rows": rows, "gesd": None}
+    g = e.gesd
+    if g.enabled:
+        from fairmon.explain.gesd import gesd
+
+        attr = g.attribute or ctx.spec.columns.sensitive[0]
+        groups = frame[attr].astype(str).to_numpy()
+        explainer_params = {
+            "lime": {"n_samples": e.lime_samples},
+            "kernelshap": {"n_samples": e.kernelshap_samples},
+        }
+        res = gesd(
+            model,
+            X,
+            groups,
+            X_train=ref[features],
+            explainer=g.explainer,
+            n_perturbations=g.n_perturbations,
+            sigma=g.sigma,
+            mask_prob=g.mask_prob,
+            baseline=g.baseline,
+            sample_size=g.sample_size,
+            min_group_size=g.min_group_size,
+            background_size=e.background_size,
+            explainer_params=explainer_params,
+            random_state=e.random_state,
+            device=ctx.device,
+        )
+        gd = res.to_dict(instances=False)
+        out["gesd"] = gd
+        stab = {str(grp["group"]): grp["stability"] for grp in gd["groups"]}
+        rows.append(
+            {
+                "family": "gesd",
+                "metric": "gesd",
+                "explainer": g.explainer,
+                "group": "",
+                "value": gd["value"],
+                "p_value": gd["p_value"],
+                "n": int(sum(grp["size"] for grp in gd["groups"])),
+                "group_stability": stab,
+                "details": {"attribute": attr, "status": gd["status"], "pairwise": gd["pairwise"],
+                            "components": gd.get("components")},
+            }
+        )
+        for grp in gd["groups"]:
+            rows.append(
+                {
+                    "family": "gesd",
+                    "metric": "stability",
+                    "explainer": g.explainer,
+                    "group": f"{attr}={grp['group']}",
+                    "value": grp["stability"],
+                    "n": grp["size"],
+                    "details": {"std": grp["std"], "population": grp["population"], "sufficient": grp["sufficient"]},
+                }
+            )
+    if e.openxai.enabled:
+        rows.extend(_openxai_rows(ctx, model, frame, ref))
+    return out
+
+
+def _explainer_params(ctx: RunContext, method: str) -> dict[str, Any]:
+    e = ctx.spec.explanations
+    if method in ("lime", "lime-lib"):
+        return {"n_samples": e.lime_samples}
+    if method in ("kernelshap", "kernelshap-lib"):
+        return {"n_samples": e.kernelshap_samples}
+    return {}
+
+
+def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.DataFrame) -> list[dict[str, Any]]:
+    """OpenXAI metrics per explainer with their subgroup disparities.
+
+    Each configured explainer explains ``openxai.sample_size`` seeded rows of the window (each row's
+    *predicted* class, OpenXAI's convention; reference rows as background), then
+    :func:`fairmon.explain.evaluate` computes the metrics, per-group means over every declared
+    protected attribute and the ``<METRIC>_fairness`` disparities. ``openxai.n_perturbations`` is
+    PGI/PGU's perturbation count and the number of perturbations the stability metrics (RIS/RRS/ROS)
+    keep, drawn from ten times as many (OpenXAI's reference keeps 100 of 1000).
+    """
+    from fairmon.explain import evaluate, explain
+
+    e = ctx.spec.explanations
+    ox = e.openxai
+    feats = list(ctx.spec.columns.features)
+    rng = np.random.default_rng(e.random_state)
+    n = min(ox.sample_size, len(frame))
+    idx = np.sort(rng.choice(len(frame), n, replace=False))
+    sample = frame.iloc[idx].reset_index(drop=True)
+    Z = model.schema.transform(sample[feats])
+    bg_rows = ref[feats].sample(n=min(e.background_size, len(ref)), random_state=e.random_state)
+    background = model.schema.transform(bg_rows)
+    groups = {a: sample[a].astype(str).to_numpy() for a in ctx.spec.columns.sensitive}
+    rows: list[dict[str, Any]] = []
+    for method in e.explainers:
+        params = _explainer_params(ctx, method)
+        E = explain(model, Z, method=method, target="predicted", background=background,
+                    random_state=e.random_state, device=ctx.device, **params)
+        table = evaluate(
+            model, Z, E, metrics=list(ox.metrics), groups=groups, k=ox.k_fraction,
+            random_state=e.random_state, explainer=method, explainer_params=params,
+            n_samples=ox.n_perturbations, stability_draws=10 * ox.n_perturbations,
+            stability_keep=ox.n_perturbations, device=ctx.device,
+        )
+        for rec in table.to_dict(orient="records"):
+            group = str(rec.get("group") or "")
+            rows.append(
+                {
+                    "family": "openxai",
+                    "metric": str(rec["metric"]),
+                    "explainer": method,
+                    "group": "" if group == "all" else group,
+                    "value": rec.get("value"),
+                    "n": rec.get("n"),
+                    "n_nan": rec.get("n_nan"),
+                    "details": {"note": rec.get("note") or ""},
+                }
+            )
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ FEU
+
+
+def _feu_gesd(ctx: RunContext) -> dict[str, Any]:
+    """FEU's GESD objective uses the monitor's own GESD settings (``explanations.gesd``), so the
+    candidates' explanation fairness is measured exactly as the monitor measures it."""
+    e, g = ctx.spec.explanations, ctx.spec.explanations.gesd
+    return {
+        "explainer": g.explainer,
+        "sample_size": g.sample_size,
+        "n_perturbations": g.n_perturbations,
+        "sigma": g.sigma,
+        "mask_prob": g.mask_prob,
+        "min_group_size": g.min_group_size,
+        "background_size": e.background_size,
+        "explainer_params": {"lime": {"n_samples": e.lime_samples}, "kernelshap": {"n_samples": e.kernelshap_samples}},
+    }
+
+
+def run_feu(ctx: RunContext) -> dict[str, Any]:
+    """FEU retraining candidates on the spec's training data (NSGA-II; proposed, never deployed)."""
+    from fairmon.feu.search import search
+    from fairmon.feu.settings import FEUSettings
+    from fairmon.sources import load_file
+
+    rt = ctx.spec.retraining
+    td = rt.training_data
+    if td is None or td.path is None:
+        raise ValueError("retraining.training_data.path is required for FEU in the pipeline")
+    p = ctx.spec.resolve_path(td.path)
+    data = load_file(p, td.format or ("parquet" if p.endswith((".parquet", ".pq")) else "csv"))
+    label = ctx.spec.columns.label
+    attr = ctx.spec.explanations.gesd.attribute or ctx.spec.columns.sensitive[0]
+    cols = [*ctx.spec.columns.features, attr, label]
+    res = search(
+        data[list(dict.fromkeys(cols))],
+        features=list(ctx.spec.columns.features),
+        sensitive=attr,
+        label=label,
+        favorable=ctx.spec.favorable.label_value,
+        settings=FEUSettings.from_spec(rt, gesd=_feu_gesd(ctx)),
+        registry=None,
+        random_state=rt.random_state,
+        n_jobs=rt.n_jobs,
+        device=ctx.device,
+    )
+    full = res.to_dict()
+    sel_id = full["selected"]["id"]
+    candidates = []
+    selected_index = None
+    for i, c in enumerate(full["pareto"]):
+        test = c.get("test") or {}
+        if c["id"] == sel_id:
+            selected_index = i
+        candidates.append(
+            {
+                "index": i,
+                "id": c["id"],
+                "hyperparameters": c["hyperparameters"],
+                "metrics": {"test": test, "validation": c.get("validation"), "objectives": c.get("objectives"),
+                            "chebyshev": c.get("chebyshev")},
+                "pareto": True,
+                "auc": test.get("auc"),
+                "dp": test.get("dp"),
+                "gesd": test.get("gesd"),
+                "selected": c["id"] == sel_id,
+            }
+        )
+    return {
+        "candidates": candidates,
+        "selected": selected_index,
+        "n_evaluations": full["n_evaluations"],
+        "generations_run": full["generations_run"],
+        "stopped_by": full["stopped_by"],
+        "elapsed_s": full["elapsed_s"],
+        "settings": full["settings"],
+    }

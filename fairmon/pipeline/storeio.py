@@ -1,0 +1,547 @@
+"""The pipeline's side of the store: run rows, the window's records, drift history, findings, FEU rows.
+
+Everything the steps write goes through :class:`fairmon.store.Store`; this module only translates
+between step artifacts (JSON dicts of the method results) and the store's typed records.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from fairmon.pipeline.context import RunContext
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "start_run",
+    "mark_failed",
+    "mark_data_invalid",
+    "window_records",
+    "write_window",
+    "history_summaries",
+    "decide_and_store_findings",
+    "drift_settings",
+    "save_feu",
+    "finding_record",
+]
+
+
+def _f(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _timings(ctx: RunContext) -> dict[str, float]:
+    from fairmon.pipeline.steps import STEP_ORDER
+
+    out: dict[str, float] = {}
+    for step in STEP_ORDER:
+        name = f"step_{step}"
+        if ctx.artifacts.exists(name):
+            out[step] = float(ctx.artifacts.get_json(name).get("seconds", 0.0))
+    return out
+
+
+def _model_version(ctx: RunContext) -> str | None:
+    if ctx.artifacts.exists("snapshot"):
+        return str(ctx.artifacts.get_json("snapshot")["version"])
+    return None
+
+
+# ------------------------------------------------------------------------------------------ runs
+
+
+def start_run(ctx: RunContext) -> int:
+    """Register the monitor (spec + fingerprint) and mark the window ``running``; returns ``run_id``."""
+    spec = ctx.spec
+    ctx.store.upsert_monitor(
+        spec.name,
+        owner=spec.identity.owner,
+        tags=list(spec.identity.tags),
+        spec=spec.model_dump(mode="json", by_alias=True),
+        spec_fingerprint=spec.fingerprint,
+    )
+    return int(
+        ctx.store.mark_run(
+            spec.name,
+            ctx.window.start,
+            ctx.window.end,
+            "running",
+            spec_fingerprint=spec.fingerprint,
+            details={"attempt": ctx.attempt},
+        )
+    )
+
+
+def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
+    """The window failed at ``step``: status ``failed`` with the error text, results removed."""
+    return int(
+        ctx.store.mark_run(
+            ctx.monitor,
+            ctx.window.start,
+            ctx.window.end,
+            "failed",
+            error=error[:4000],
+            model_version=_model_version(ctx),
+            spec_fingerprint=ctx.spec.fingerprint,
+            timings=_timings(ctx),
+            details={"failed_step": step, "attempt": ctx.attempt},
+        )
+    )
+
+
+def mark_data_invalid(ctx: RunContext, *, failed: list[dict[str, Any]], n_rows: int) -> int:
+    """The batch failed validation: status ``data_invalid`` with the failed expectations in details."""
+    names = sorted({str(f.get("expectation_type") or f.get("type") or "?") for f in failed})
+    return int(
+        ctx.store.mark_run(
+            ctx.monitor,
+            ctx.window.start,
+            ctx.window.end,
+            "data_invalid",
+            error=f"{len(failed)} expectation(s) failed: {', '.join(names)}",
+            model_version=_model_version(ctx),
+            spec_fingerprint=ctx.spec.fingerprint,
+            n_rows=n_rows,
+            timings=_timings(ctx),
+            details={"failed_expectations": failed, "attempt": ctx.attempt},
+        )
+    )
+
+
+# ------------------------------------------------------------------------------------------ records
+
+
+def metric_records(outcome: Mapping[str, Any] | None) -> list[Any]:
+    """Outcome rows → MetricRecords. Rows that are not ``ok`` keep their n but store no value (NULL)."""
+    from fairmon.store import MetricRecord
+
+    if not outcome:
+        return []
+    out = []
+    for r in outcome.get("rows", []):
+        ok = r.get("status", "ok") == "ok"
+        out.append(
+            MetricRecord(
+                str(r["metric"]),
+                _f(r.get("value")) if ok else None,
+                attribute=str(r.get("attribute") or ""),
+                group="" if r.get("group") is None else str(r["group"]),
+                ci_low=_f(r.get("ci_low")) if ok else None,
+                ci_high=_f(r.get("ci_high")) if ok else None,
+                n=r.get("n"),
+                n_nan=r.get("n_nan"),
+            )
+        )
+    return out
+
+
+def evidence_records(ev: Mapping[str, Any] | None) -> list[Any]:
+    """RUMIE evidence dict (see :func:`fairmon.pipeline.compute.run_rumie`) → EvidenceRecord."""
+    from fairmon.store import EvidenceRecord
+
+    if not ev:
+        return []
+    known = {
+        "method", "dscore", "honest_dscore", "p_value", "key_attributes", "rules", "rules_text", "tree",
+        "group_size", "group_fraction", "p_fav_in", "p_fav_out", "n", "group_overlap",
+    }
+    return [
+        EvidenceRecord(
+            method=str(ev.get("method", "ie-dt")),
+            dscore=_f(ev.get("dscore")),
+            honest_dscore=_f(ev.get("honest_dscore")),
+            p_value=_f(ev.get("p_value")),
+            key_attributes=list(ev.get("key_attributes") or ()),
+            rules=ev.get("rules"),
+            rules_text=ev.get("rules_text"),
+            tree=ev.get("tree"),
+            group_size=ev.get("group_size"),
+            group_fraction=_f(ev.get("group_fraction")),
+            p_fav_in=_f(ev.get("p_fav_in")),
+            p_fav_out=_f(ev.get("p_fav_out")),
+            n=ev.get("n"),
+            group_overlap=_f(ev.get("group_overlap")),
+            details={k: v for k, v in ev.items() if k not in known},
+        )
+    ]
+
+
+def explanation_records(expl: Mapping[str, Any] | None) -> list[Any]:
+    """Rows of :func:`fairmon.pipeline.compute.run_explanations` → ExplanationMetricRecords."""
+    from fairmon.store import ExplanationMetricRecord
+
+    if not expl:
+        return []
+    return [
+        ExplanationMetricRecord(
+            family=r["family"],
+            metric=str(r["metric"]),
+            value=_f(r.get("value")),
+            explainer=str(r.get("explainer") or ""),
+            group=str(r.get("group") or ""),
+            p_value=_f(r.get("p_value")),
+            n=r.get("n"),
+            n_nan=r.get("n_nan"),
+            group_stability=r.get("group_stability"),
+            details=r.get("details") or {},
+        )
+        for r in expl.get("rows", [])
+    ]
+
+
+def window_records(ctx: RunContext, *, findings: list[Any] | None = None) -> Any:
+    """The window's :class:`~fairmon.store.WindowRecords` from the step artifacts."""
+    from fairmon.store import RunRecord, WindowRecords
+
+    a = ctx.artifacts
+    outcome = a.get_json("outcome") if a.exists("outcome") else None
+    ev = a.get_json("rumie") if a.exists("rumie") else None
+    expl = a.get_json("explain") if a.exists("explain") else None
+    data_rows = int(a.get_json("step_pull_data")["rows"]) if a.exists("step_pull_data") else None
+    pred = a.get_json("step_predict") if a.exists("step_predict") else {}
+    labels_pending = bool(outcome and outcome.get("labels_pending")) and ctx.spec.columns.label is not None
+    status = "labels_pending" if labels_pending else "succeeded"
+    run = RunRecord(
+        ctx.monitor,
+        ctx.window.start,
+        ctx.window.end,
+        status=status,  # type: ignore[arg-type]
+        model_version=_model_version(ctx),
+        spec_fingerprint=ctx.spec.fingerprint,
+        n_rows=data_rows,
+        timings=_timings(ctx),
+        details={
+            "attempt": ctx.attempt,
+            "prediction_source": pred.get("source"),
+            "favorable_rate": pred.get("favorable_rate"),
+            "artifacts": ctx.artifacts.base_uri,
+        },
+    )
+    return WindowRecords(
+        run,
+        metrics=metric_records(outcome),
+        evidence=evidence_records(ev),
+        explanation_metrics=explanation_records(expl),
+        findings=findings or (),
+    )
+
+
+def write_window(ctx: RunContext) -> dict[str, Any]:
+    """Persist the window (run + metrics + evidence + explanation rows) in ONE transaction."""
+    records = window_records(ctx)
+    run_id = int(ctx.store.write_window(records))
+    return {
+        "run_id": run_id,
+        "status": records.run.status,
+        "metrics": len(records.metrics),
+        "evidence": len(records.evidence),
+        "explanation_metrics": len(records.explanation_metrics),
+    }
+
+
+# ------------------------------------------------------------------------------------------ drift
+
+
+def drift_settings(spec: Any) -> tuple[Any, Any, Any]:
+    """``(checks, baseline, policy)`` of :func:`fairmon.drift.decide` from the spec's ``drift`` section."""
+    from fairmon.drift import AlertPolicy, Baseline, default_checks
+
+    d = spec.drift
+    min_hist = max(2, int(d.cold_start.min_history))
+    if getattr(d.baseline, "kind", "trailing") == "reference":
+        ref = datetime.combine(d.baseline.window, datetime.min.time()).replace(tzinfo=_tz(spec))
+        baseline = Baseline(mode="reference", reference_start=ref, min_history=2, trailing_n=max(2, min_hist))
+    else:
+        baseline = Baseline(mode="trailing", trailing_n=max(min_hist, int(d.baseline.n_windows)), min_history=min_hist)
+    checks = default_checks(
+        allowed={k: tuple(v) for k, v in d.allowed_ranges.items()},  # type: ignore[misc]
+        alpha=d.significance_level,
+        dscore_threshold=d.rumie.honest_dscore_threshold,
+        min_jaccard=d.rumie.min_jaccard,
+    )
+    policy = AlertPolicy(
+        persistence_m=d.persistence.m,
+        persistence_n=d.persistence.n,
+        cooldown_windows=d.cooldown_windows,
+        min_severity=spec.alerts.min_severity,
+        notify_resolution=spec.alerts.send_resolved,
+    )
+    return checks, baseline, policy
+
+
+def _tz(spec: Any) -> Any:
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(spec.schedule.timezone)
+
+
+def _summary_from_store(ctx: RunContext, run: Any) -> Any:
+    from fairmon.drift import WindowSummary
+
+    store = ctx.store
+    metrics = [
+        {
+            "metric": m.metric,
+            "attribute": m.attribute,
+            "group": m.group if m.group != "" else None,
+            "value": m.value,
+            "ci_low": m.ci_low,
+            "ci_high": m.ci_high,
+            "n": m.n,
+            "status": "ok",
+        }
+        for m in store.metrics_of_run(run.run_id)
+        if m.value is not None
+    ]
+    evs = [e for e in store.evidence_of_run(run.run_id)]
+    method = ctx.spec.rumie.method
+    ev = next((e for e in evs if e.method == method), evs[0] if evs else None)
+    evidence = None
+    if ev is not None:
+        evidence = {
+            **dict(ev.details),
+            "method": ev.method,
+            "dscore": ev.dscore,
+            "honest_dscore": ev.honest_dscore,
+            "p_value": ev.p_value,
+            "key_attributes": list(ev.key_attributes),
+            "rules": ev.rules_text or ev.rules,
+            "group_size": ev.group_size,
+            "group_fraction": ev.group_fraction,
+            "p_fav_in": ev.p_fav_in,
+            "p_fav_out": ev.p_fav_out,
+        }
+    gesd = None
+    for x in store.explanation_metrics_of_run(run.run_id):
+        if x.family == "gesd" and x.metric == "gesd" and x.group == "":
+            gesd = {"value": x.value, "p_value": x.p_value, "groups": x.group_stability}
+            break
+    overlap = ev.group_overlap if ev is not None else None
+    return WindowSummary(
+        monitor=ctx.monitor,
+        window_start=run.window_start,
+        window_end=run.window_end,
+        metrics=metrics,
+        evidence=evidence,
+        gesd=gesd,
+        group_overlap=overlap,
+        model_version=run.model_version,
+    )
+
+
+def history_summaries(ctx: RunContext) -> list[Any]:
+    """Completed windows that start before this one (the drift history), oldest first."""
+    _, baseline, policy = drift_settings(ctx.spec)
+    # enough windows for the baseline and for replaying persistence/cooldown up to this window
+    n = int(baseline.trailing_n + policy.persistence_n + policy.cooldown_windows + 2)
+    runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, n)
+    return [_summary_from_store(ctx, r) for r in runs if r.window_end <= ctx.window.start]
+
+
+def current_summary(ctx: RunContext) -> Any:
+    from fairmon.drift import WindowSummary
+
+    a = ctx.artifacts
+    ev = a.get_json("rumie") if a.exists("rumie") else None
+    expl = a.get_json("explain") if a.exists("explain") else None
+    return WindowSummary.build(
+        ctx.monitor,
+        ctx.window.start,
+        ctx.window.end,
+        outcome=a.get_json("outcome") if a.exists("outcome") else None,
+        evidence=ev,
+        gesd=(expl or {}).get("gesd"),
+        group_overlap=(ev or {}).get("group_overlap"),
+        model_version=_model_version(ctx),
+    )
+
+
+def finding_record(f: Any) -> Any:
+    """A drift :class:`~fairmon.drift.Finding` → the store's FindingRecord."""
+    from fairmon.store import FindingRecord
+
+    return FindingRecord.from_finding(f)
+
+
+def decide_and_store_findings(ctx: RunContext) -> dict[str, Any]:
+    """Judge this window against earlier completed windows; store its findings (replacing)."""
+    from fairmon.drift import decide
+
+    checks, baseline, policy = drift_settings(ctx.spec)
+    history = history_summaries(ctx)
+    findings = decide(current_summary(ctx), history, checks=checks, baseline=baseline, policy=policy)
+    run_id = int(ctx.artifacts.get_json("persist")["run_id"])
+    ctx.store.write_findings(run_id, [finding_record(f) for f in findings])
+    dicts = [f.to_dict() for f in findings]
+    open_ = [d for d in dicts if d["status"] in ("open", "ongoing")]
+    return {
+        "run_id": run_id,
+        "history": len(history),
+        "findings": dicts,
+        "open": len(open_),
+        "notify": sum(1 for d in dicts if d["notify"]),
+        "drifted": any(d["status"] == "open" and d["notify"] for d in dicts),
+    }
+
+
+# ------------------------------------------------------------------------------------------ FEU
+
+
+def save_feu(ctx: RunContext, result: Mapping[str, Any]) -> int:
+    """Store the FEU candidates (Pareto set flagged, one selected) under this window's run."""
+    from fairmon.store import FEUCandidateRecord
+
+    run_id = int(ctx.artifacts.get_json("persist")["run_id"])
+    selected = result.get("selected")
+    rows = [
+        FEUCandidateRecord(
+            candidate_index=int(c["index"]),
+            hyperparameters=c.get("hyperparameters") or {},
+            metrics=c.get("metrics") or {},
+            pareto=bool(c.get("pareto")),
+            selected=selected is not None and int(c["index"]) == int(selected),
+        )
+        for c in result.get("candidates", [])
+    ]
+    ctx.store.save_feu_candidates(run_id, rows)
+    return len(rows)
+
+
+# ------------------------------------------------------------------------------------------ alerts
+
+
+def _channel(ctx: RunContext) -> str | None:
+    from fairmon.config import resolve_runtime
+
+    return resolve_runtime(ctx.spec).slack_channel
+
+
+def _alert_context(ctx: RunContext) -> Any:
+    from fairmon.alerts.render import AlertContext
+
+    a = ctx.artifacts
+    ev = a.get_json("rumie") if a.exists("rumie") else None
+    expl = a.get_json("explain") if a.exists("explain") else None
+    return AlertContext(
+        monitor=ctx.monitor,
+        window_start=ctx.window.start,
+        window_end=ctx.window.end,
+        model_version=_model_version(ctx),
+        report_base_url=ctx.spec.alerts.report_base_url,
+        evidence=ev,
+        gesd=(expl or {}).get("gesd"),
+    )
+
+
+def _outbox(ctx: RunContext) -> Any:
+    """The outbox over the store, with a Slack sender only when notifying and a token exists."""
+    from fairmon.alerts.outbox import Outbox
+
+    sender = None
+    token = ctx.token()
+    if ctx.notify and token:
+        from fairmon.alerts.slack import SlackSender
+
+        sender = SlackSender(token)
+    return Outbox(ctx.store, sender)
+
+
+def _deliver(outbox: Any) -> dict[str, Any]:
+    if outbox.sender is None:
+        return {"delivered": False}
+    rep = outbox.deliver()
+    return {
+        "delivered": True,
+        "sent": len(rep.sent),
+        "recovered": len(rep.recovered),
+        "deferred": len(rep.deferred),
+        "failed": len(rep.failed),
+        "delivery_error": rep.error,
+    }
+
+
+def rendered_alerts(ctx: RunContext, *, kind: str | None = None) -> list[dict[str, Any]]:
+    """The window's alerts in the outbox (what was or would be posted), oldest first."""
+    out = []
+    for rec in ctx.store.alerts(ctx.monitor, since=ctx.window.start):
+        if rec.window_start != ctx.window.start or (kind is not None and rec.kind != kind):
+            continue
+        out.append(
+            {
+                "fingerprint": rec.fingerprint,
+                "kind": rec.kind,
+                "channel": rec.channel,
+                "severity": rec.severity,
+                "state": rec.state,
+                "text": (rec.payload or {}).get("text", ""),
+                "thread_of": (rec.payload or {}).get("thread_of"),
+            }
+        )
+    return out
+
+
+def data_alert(ctx: RunContext, *, failed: list[dict[str, Any]]) -> dict[str, Any]:
+    """ONE data-validation alert for the window (outbox-deduplicated; sent when notifying)."""
+    channel = _channel(ctx)
+    if channel is None:
+        log.warning("monitor %s has no Slack channel (alerts.slack_channel / FAIRMON_SLACK_CHANNEL)", ctx.monitor)
+        return {"queued": None, "reason": "no channel"}
+    outbox = _outbox(ctx)
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    fp = outbox.notify_data_validation(
+        failed, _alert_context(ctx), channel=channel, backfill=not ctx.notify, notify=ctx.notify,
+        run_id=None if run is None else run.run_id,
+    )
+    return {"queued": fp, **_deliver(outbox)}
+
+
+def send_alerts(ctx: RunContext) -> dict[str, Any]:
+    """Enqueue this window's notifiable findings (one message per finding and channel) and deliver."""
+    from fairmon.drift import Finding
+
+    drift_out = ctx.artifacts.get_json("drift")
+    findings = [Finding.from_dict(d) for d in drift_out["findings"]]
+    channel = _channel(ctx)
+    if not ctx.spec.alerts.enabled or channel is None:
+        reason = "alerts disabled" if not ctx.spec.alerts.enabled else "no channel"
+        return {"queued": 0, "reason": reason, "rendered": []}
+    outbox = _outbox(ctx)
+    queued = outbox.notify_findings(
+        findings,
+        _alert_context(ctx),
+        channels={channel: ctx.spec.alerts.min_severity},
+        backfill=not ctx.notify,
+        notify=ctx.notify,
+        run_id=int(drift_out["run_id"]),
+    )
+    delivery = _deliver(outbox)
+    return {"queued": len(queued), **delivery, "rendered": rendered_alerts(ctx, kind="fairness")}
+
+
+def send_followup(ctx: RunContext, feu_result: Mapping[str, Any]) -> dict[str, Any]:
+    """Post the FEU candidates in the thread of the window's drift alert (once per window)."""
+    from fairmon.drift import Finding
+
+    channel = _channel(ctx)
+    drift_out = ctx.artifacts.get_json("drift")
+    opened = [d for d in drift_out["findings"] if d["status"] == "open" and d["notify"]]
+    if channel is None or not opened or not ctx.spec.alerts.enabled:
+        return {"status": "skipped", "reason": "no alerted drift finding or no channel"}
+    parent = Finding.from_dict(max(opened, key=lambda d: ("info", "warning", "critical").index(d["severity"])))
+    outbox = _outbox(ctx)
+    fp = outbox.notify_feu(
+        feu_result, _alert_context(ctx), parent_finding=parent, channel=channel, run_id=int(drift_out["run_id"])
+    )
+    delivery = _deliver(outbox)
+    thread = [m for m in rendered_alerts(ctx) if m["thread_of"] is not None and m["text"].startswith("FEU")]
+    return {"status": "queued" if fp else "already_queued", "fingerprint": fp, **delivery, "rendered": thread}
