@@ -12,8 +12,8 @@ RULE = "age <= 30 OR region = north"
 
 EVIDENCE = {
     "method": "ie-dt", "dscore": 0.214, "honest_dscore": 0.187, "p_value": 0.0004,
-    "key_attributes": ["age", "region"], "rules": [RULE], "p_fav_inside": 0.412, "p_fav_outside": 0.626,
-    "size_fraction": 0.47, "group_size": 2350,
+    "key_attributes": ["age", "region"], "rules": [RULE], "p_fav_in": 0.412, "p_fav_out": 0.626,
+    "fraction": 0.47, "group_size": 2350,
 }
 GESD = {"metric": "gesd", "value": 0.061, "p_value": 0.003, "status": "ok",
         "groups": [{"group": "female", "size": 50, "stability": 0.812},

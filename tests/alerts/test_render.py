@@ -68,3 +68,22 @@ def test_feu_and_data_validation_templates() -> None:
     assert "data validation failed" in dv.text and "`age`" in dv.text and "12% null" in dv.text
     assert dv.metadata["event_payload"]["kind"] == "data_validation"
     assert EVIDENCE["rules"][0] not in dv.text
+
+
+def test_renders_real_rumie_evidence_and_window_summary() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from fairmon.drift import WindowSummary
+    from fairmon.fairness.rumie import mine
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 70, 600), "region": rng.choice(["north", "south"], 600)})
+    fav = np.where(X["age"] <= 30, rng.random(600) < 0.2, rng.random(600) < 0.8)
+    ev = mine(X, fav, k=1, alpha=0.2, beta=0.8, iterations=200, num_threads=1)
+    evd = ev.to_dict()
+    m = render_finding(rumie_finding(), ctx(evidence=evd))
+    assert ev.rules and ev.rules[0] in m.text and f"{ev.p_fav_in:.3f}" in m.text and f"{ev.p_fav_out:.3f}" in m.text
+    assert f"{ev.group_size:,} rows" in m.text
+    meas = WindowSummary("credit", T0, evidence=evd).measurements()[("rumie_honest_dscore", "")]
+    assert meas.value == ev.honest_dscore and meas.ci is not None and meas.ci[0] < meas.value < meas.ci[1]
