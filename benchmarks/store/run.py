@@ -342,6 +342,7 @@ def time_query(
     (plans / f"{name}.txt").write_text(
         f"-- {name}\n-- params: {params}\n{sql.strip()}\n\n" + "\n".join(plan) + "\n"
     )
+    exec_ms = next((float(x.split(":")[1].split()[0]) for x in plan if x.startswith("Execution Time:")), None)
     warm = sorted(times[1:]) if len(times) > 1 else times
     return {
         "query": name,
@@ -350,6 +351,7 @@ def time_query(
         "median_ms": round(statistics.median(warm), 2),
         "p95_ms": round(warm[min(len(warm) - 1, int(0.95 * len(warm)))], 2),
         "max_ms": round(max(times), 2),
+        "server_exec_ms": exec_ms,
         "under_100ms": statistics.median(warm) < TARGET_MS,
     }
 
@@ -365,7 +367,15 @@ QUERIES: dict[str, str] = {
         "SELECT monitor, window_start, kind, metric, group_key, severity, status, value FROM drift_events "
         "WHERE window_start >= CAST(:end AS timestamptz) - interval '30 days' ORDER BY window_start DESC, monitor"
     ),
+    # one metric across all monitors: a LATERAL per monitor turns it into 200 index-only range scans
     "metric_all_monitors_90d": (
+        "SELECT mo.name AS monitor, m.window_start, m.value FROM monitors mo CROSS JOIN LATERAL ("
+        "SELECT window_start, value FROM metrics m WHERE m.monitor_id = mo.monitor_id "
+        "AND m.metric = 'dp_difference' AND m.attribute = 'sex' AND m.group_key = '' "
+        "AND m.window_start >= CAST(:end AS timestamptz) - interval '90 days') m ORDER BY mo.name, m.window_start"
+    ),
+    # the same without the LATERAL: the planner falls back to BRIN + filter over every series
+    "metric_all_monitors_90d_naive": (
         "SELECT m.monitor_id, m.window_start, m.value FROM metrics m "
         "WHERE m.metric = 'dp_difference' AND m.attribute = 'sex' AND m.group_key = '' "
         "AND m.window_start >= CAST(:end AS timestamptz) - interval '90 days' ORDER BY m.monitor_id, m.window_start"
@@ -473,6 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         "series_3y": {"monitor": f"m{monitors // 2:04d}"},
         "drift_30d": {"end": end},
         "metric_all_monitors_90d": {"end": end},
+        "metric_all_monitors_90d_naive": {"end": end},
     }
     rows = []
     for name, sql in QUERIES.items():
@@ -526,11 +537,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_total_s is everything including data generation, VACUUM ANALYZE and metric_latest.",
         )
     engine.dispose()
-    ok = all(
-        r["under_100ms"] is True
-        for r in rows
-        if r["query"] in QUERIES and r["query"] != "metric_all_monitors_90d"
-    )
+    ok = all(r["under_100ms"] is True for r in rows if r["query"] in ("latest_all", "series_3y", "drift_30d"))
     log(
         f"done: {'all dashboard queries under target' if ok else 'SOME DASHBOARD QUERY OVER TARGET'}; results in {out}"
     )

@@ -242,6 +242,9 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
         and rows[0]["window_start"] == ago(89)
         and [r["dp_difference"] for r in rows] == pytest.approx([dp_of(k) for k in range(89, 0, -1)])
     ),
+    "dp_difference_all_monitors_last_90_days.sql": lambda rows: (
+        [(r["monitor"], r["window_start"]) for r in rows] == [("demo", ago(k)) for k in range(89, 0, -1)]
+    ),
     "new_discriminated_groups.sql": lambda rows: (
         [(r["monitor"], r["window_start"], r["new_group"]) for r in rows]
         == [("demo", ago(NEW_GROUP_AGO), "sex = Female AND race = Black")]
