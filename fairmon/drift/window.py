@@ -26,6 +26,7 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -120,6 +121,15 @@ def _f(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
+def _row_dict(row: Any) -> dict[str, Any]:
+    """A metric row as a dict: ``MetricRow``/``MetricRecord`` (dataclasses) or a mapping."""
+    if hasattr(row, "to_dict"):
+        return dict(row.to_dict())
+    if dataclasses.is_dataclass(row) and not isinstance(row, type):
+        return dataclasses.asdict(row)
+    return dict(row)
+
+
 @dataclass(frozen=True)
 class WindowSummary:
     """The results of one completed (or current) window, as the drift decision consumes them.
@@ -130,7 +140,9 @@ class WindowSummary:
         Identity of the window.
     metrics
         Outcome rows as mappings with ``metric, attribute, group, value, ci_low, ci_high, n, status``
-        (``MetricRow.to_dict()`` or rows read from the store).
+        (``MetricRow.to_dict()`` or the store's ``MetricRecord`` as a dict; a ``group`` of None or
+        ``""`` marks an attribute-level disparity; rows without ``status`` count as ``ok``, rows with
+        value None as missing).
     evidence
         RUMIE ``Evidence.to_dict()`` (or None when RUMIE did not run).
     gesd
@@ -174,7 +186,7 @@ class WindowSummary:
         rows: Iterable[Any] = ()
         if outcome is not None:
             rows = getattr(outcome, "rows", None) or (outcome.get("rows", ()) if isinstance(outcome, Mapping) else outcome)
-        metrics = tuple(r.to_dict() if hasattr(r, "to_dict") else dict(r) for r in rows)
+        metrics = tuple(_row_dict(r) for r in rows)
         ev = evidence.to_dict() if evidence is not None and hasattr(evidence, "to_dict") else evidence
         gd = gesd.to_dict(instances=False) if gesd is not None and hasattr(gesd, "to_dict") else gesd
         return cls(
@@ -193,7 +205,7 @@ class WindowSummary:
                 continue
             attr = str(row.get("attribute"))
             group = row.get("group")
-            key = attr if group is None else f"{attr}={group}"
+            key = attr if group is None or group == "" else f"{attr}={group}"
             out[(str(row["metric"]), key)] = Measurement(
                 value, _f(row.get("ci_low")), _f(row.get("ci_high")), row.get("n"), None
             )

@@ -228,3 +228,16 @@ def test_rules_membership_and_overlap() -> None:
     with pytest.raises(MethodError) as ei:
         rules_membership([[{"column": "zip", "op": "=", "value": "1", "text": "zip = 1"}]], X)
     assert str(ei.value) == ERR_RULE_COLUMN.format(cond="zip = 1", column="zip")
+
+
+def test_window_summary_reads_store_metric_records() -> None:
+    from fairmon.store.records import MetricRecord
+
+    recs = [MetricRecord("dp_difference", 0.12, attribute="sex", ci_low=0.08, ci_high=0.16, n=5000),
+            MetricRecord("selection_rate", 0.4, attribute="sex", group="female", ci_low=0.38, ci_high=0.42),
+            MetricRecord("tpr", None, attribute="sex", group="male")]
+    w = WindowSummary.build("mon", T0, outcome=recs)
+    m = w.measurements()
+    assert m[("dp_difference", "sex")].ci == (0.08, 0.16)
+    assert m[("selection_rate", "sex=female")].value == 0.4
+    assert ("tpr", "sex=male") not in m
