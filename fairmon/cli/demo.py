@@ -14,9 +14,12 @@ What it does (all through the same pipeline the Airflow DAG runs):
    including the FEU candidates posted in the drift alert's thread.
 
 Demo settings (small on purpose, so the demo finishes in minutes on a laptop; every one is a spec
-field, overridable with ``--set``): outcome bootstrap 200; RUMIE 600 iterations and 20 permutations
-for the honest p-value; explanations on 60 sampled rows with 300 LIME / 256 KernelSHAP samples and
-GESD on 60 rows; FEU NSGA-II population 8 x 3 generations (epochs 5..20) with a 120 s budget.
+field, overridable with ``--set``, see :data:`DEMO_SETTINGS`): outcome bootstrap 200; RUMIE mines the
+attributes that should not matter for a loan decision (age, region, student, account_years, branch,
+sex, race — not the risk factors income/debt/employment/education that legitimately drive it) with
+600 iterations; GESD and OpenXAI on 50 sampled rows with 5 perturbations each (300 LIME / 200
+KernelSHAP samples; FEU's GESD objective uses the same settings); FEU NSGA-II population 8 x 3
+generations (epochs 5..20) with a 120 s budget.
 """
 
 from __future__ import annotations
@@ -41,15 +44,16 @@ Set FAIRMON_SLACK_TOKEN (and optionally FAIRMON_SLACK_CHANNEL) to really post th
 #: the demo's settings on top of monitors/demo.yaml (documented in the module docstring)
 DEMO_SETTINGS: dict[str, Any] = {
     "outcome.bootstrap": 200,
+    "rumie.attributes": ["age", "region", "student", "account_years", "branch", "sex", "race"],
     "rumie.iterations": 600,
-    "rumie.significance.n_permutations": 20,
-    "explanations.sample_size": 60,
+    "explanations.sample_size": 50,
     "explanations.background_size": 30,
     "explanations.lime_samples": 300,
-    "explanations.kernelshap_samples": 256,
-    "explanations.gesd.sample_size": 60,
-    "explanations.openxai.sample_size": 60,
-    "explanations.openxai.n_perturbations": 20,
+    "explanations.kernelshap_samples": 200,
+    "explanations.gesd.sample_size": 50,
+    "explanations.gesd.n_perturbations": 5,
+    "explanations.openxai.sample_size": 50,
+    "explanations.openxai.n_perturbations": 5,
     "retraining.population": 8,
     "retraining.generations": 3,
     "retraining.bounds.epochs": [5, 20],

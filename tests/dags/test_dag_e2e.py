@@ -17,7 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags._demo_setup import airflow_env, prepare_demo
+_TESTS = Path(__file__).resolve().parents[1]
+for _p in (_TESTS / "pipeline", _TESTS / "alerts"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from pipeline_demo_setup import airflow_env, prepare_demo  # noqa: E402
 
 pytestmark = [pytest.mark.airflow, pytest.mark.postgres, pytest.mark.slow]
 

@@ -1,0 +1,121 @@
+"""A bad batch stops the window: ``data_invalid`` with the failed expectation, no metrics, ONE data alert.
+
+Each kind of bad batch is written as the window's partition of a small demo monitor; the run goes
+through :func:`fairmon.pipeline.run_window` (the steps the DAG runs) into a fresh Postgres database,
+and the data alert is delivered through the real slack-sdk client to a local Slack stand-in.
+A re-run of the window sends nothing more.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+
+_TESTS = Path(__file__).resolve().parents[1]
+for _p in (_TESTS / "pipeline", _TESTS / "alerts"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from pipeline_demo_setup import SMALL, prepare_demo  # noqa: E402
+from slack_server import SlackTestServer  # noqa: E402
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+CHANNEL = "#fairness-demo"
+
+
+def _missing_column(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=["income"])
+
+
+def _wrong_type(df: pd.DataFrame) -> pd.DataFrame:
+    return df.assign(income=["high"] * len(df))
+
+
+def _nulls_in_sensitive(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    out.loc[out.index[::5], "sex"] = np.nan
+    return out
+
+
+def _unseen_category(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    out.loc[out.index[::7], "region"] = "atlantis"
+    return out
+
+
+def _missing_group(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["sex"] != "female"]
+
+
+def _too_few_rows(df: pd.DataFrame) -> pd.DataFrame:
+    return df.head(40)
+
+
+#: kind → (corruption, (check, column) that must be among the failures)
+BAD: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], tuple[str, str | None]]] = {
+    "missing_column": (_missing_column, ("column", "income")),
+    "wrong_type": (_wrong_type, ("type", "income")),
+    "nulls_in_sensitive": (_nulls_in_sensitive, ("nulls", "sex")),
+    "unseen_category": (_unseen_category, ("domain", "region")),
+    "missing_group": (_missing_group, ("groups", "sex")),
+    "too_few_rows": (_too_few_rows, ("min_rows", None)),
+}
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("valdemo") / "demo"
+    _, manifest = prepare_demo(out, windows=3, drift_window=2)
+    return out, manifest
+
+
+@pytest.mark.parametrize("kind", sorted(BAD))
+def test_bad_batch_is_data_invalid_with_one_alert(
+    kind: str, demo_template: tuple[Path, dict], tmp_path: Path, fresh_database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fairmon.cli.demo import write_demo_spec
+    from fairmon.datasets.stream import read_partition
+    from fairmon.pipeline import run_window
+    from fairmon.store import open_store
+
+    template, manifest = demo_template
+    out = tmp_path / "demo"
+    shutil.copytree(template, out)
+    spec = write_demo_spec(out, SMALL)
+    w = manifest["windows"][0]
+    part = out / "stream" / f"{w['start'][:10]}.csv"
+    corrupt, (check, column) = BAD[kind]
+    corrupt(read_partition(part)).to_csv(part, index=False, date_format="%Y-%m-%dT%H:%M:%S")
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+
+    with SlackTestServer(channels=(CHANNEL,)) as slack:
+        monkeypatch.setenv("FAIRMON_SLACK_BASE_URL", slack.base_url)
+        o = run_window(spec, w["start"], db_url=fresh_database_url, slack_token=slack.token)
+        assert o.status == "data_invalid", o.error
+        assert "validate" in o.steps or o.error
+        again = run_window(spec, w["start"], db_url=fresh_database_url, slack_token=slack.token)
+        assert again.status == "data_invalid"
+        posts = [r for r in slack.requests if r.method == "chat.postMessage"]
+    assert len(posts) == 1, [p.params for p in posts]  # one data alert, never re-sent
+
+    eng = sa.create_engine(fresh_database_url)
+    with eng.connect() as c:
+        run = c.execute(sa.text("SELECT run_id, status, details, error FROM runs")).one()
+        n_metrics = c.execute(sa.text("SELECT count(*) FROM metrics")).scalar_one()
+        n_evidence = c.execute(sa.text("SELECT count(*) FROM evidence")).scalar_one()
+        alerts = c.execute(sa.text("SELECT kind, state, channel FROM alerts")).all()
+    eng.dispose()
+    assert run.status == "data_invalid"
+    failed = run.details["failed_expectations"]
+    assert (check, column) in {(f["check"], f["column"]) for f in failed}, failed
+    assert n_metrics == 0 and n_evidence == 0  # nothing computed
+    assert [tuple(a) for a in alerts] == [("data", "sent", CHANNEL)]
