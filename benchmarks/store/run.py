@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
 import statistics
 import sys
 import time
@@ -328,16 +329,27 @@ def load(engine: Any, *, monitors: int, days: int, seed: int, niceness: int, log
 def time_query(
     engine: Any, name: str, sql: str, params: dict[str, Any], *, repeat: int, plans: Path
 ) -> dict[str, Any]:
-    """Run ``sql`` ``repeat`` times (first = coldest), save its EXPLAIN (ANALYZE, BUFFERS) plan."""
+    """Run ``sql`` ``repeat`` times (first = coldest), save its EXPLAIN (ANALYZE, BUFFERS) plan.
+
+    Timed on the DBAPI cursor (execute + fetchall, as a dashboard client does), without SQLAlchemy's
+    row objects; ``server_exec_ms`` is the plan's execution time.
+    """
     times = []
     rows = 0
-    with engine.connect() as conn:
+    dbapi_sql = re.sub(r"(?<!:):(\w+)", r"%(\1)s", sql)
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor()
         for _ in range(repeat):
             t = time.perf_counter()
-            rows = len(conn.execute(sa.text(sql), params).all())
+            cur.execute(dbapi_sql, params)
+            rows = len(cur.fetchall())
             times.append((time.perf_counter() - t) * 1000)
-        plan = conn.execute(sa.text("EXPLAIN (ANALYZE, BUFFERS) " + sql), params).scalars().all()
-        conn.rollback()
+        cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + dbapi_sql, params)
+        plan = [r[0] for r in cur.fetchall()]
+        raw.rollback()
+    finally:
+        raw.close()
     plans.mkdir(parents=True, exist_ok=True)
     (plans / f"{name}.txt").write_text(
         f"-- {name}\n-- params: {params}\n{sql.strip()}\n\n" + "\n".join(plan) + "\n"
