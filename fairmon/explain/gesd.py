@@ -377,8 +377,8 @@ def _library_fn(
         try:
             return np.asarray(
                 _explain(
-                    model, Z, method=method, target="positive", background=bg, random_state=random_state,
-                    device=device, **extra,
+                    model, Z, method=method,  # type: ignore[arg-type]
+                    target="positive", background=bg, random_state=random_state, device=device, **extra,
                 ),
                 dtype=float,
             )

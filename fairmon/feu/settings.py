@@ -1,0 +1,202 @@
+"""FEU search settings: the paper's decision-variable bounds, NSGA-II budget and selection weights.
+
+Defaults are the reference settings (population 30, 15 generations, seed 42, GESD m=100, N=10);
+:meth:`FEUSettings.small` is the documented demo/CI setting (population 8, 3 generations, a smaller
+GESD sample) that finishes in seconds on German-sized data.
+
+Example
+-------
+>>> FEUSettings().population, FEUSettings.small().population
+(30, 8)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from fairmon.errors import ConfigError
+
+__all__ = ["FEUSettings", "ERR_SETTING"]
+
+ERR_SETTING = "FEU setting {name}={value!r} is invalid: {why}"
+
+
+def _default_gesd() -> dict[str, Any]:
+    return {"explainer": "shap+lime", "sample_size": 100, "n_perturbations": 10, "sigma": 0.1, "mask_prob": 0.2}
+
+
+@dataclass(frozen=True)
+class FEUSettings:
+    """Everything :func:`fairmon.feu.nsga` needs besides the data.
+
+    Parameters
+    ----------
+    lr_bounds
+        Learning-rate range, sampled log-uniformly (the optimiser works on ``log10(lr)``).
+    epoch_bounds
+        Integer epochs range (inclusive; each integer gets an equal share of the search interval).
+    threshold_bounds
+        Decision threshold range.
+    population, generations, max_evaluations, time_budget_s
+        NSGA-II budget; the search stops at whichever limit comes first (a limit is checked between
+        generations, so a generation in progress finishes). Only generations make runs reproducible:
+        a time budget depends on the machine.
+    split
+        Train / validation / test fractions (stratified by label). Objectives and selection use the
+        validation part; reported metrics use the test part.
+    weights
+        Chebyshev weights of (AUC, DP, GESD) (paper: 0.4, 0.3, 0.3).
+    gesd
+        Keyword arguments of :func:`fairmon.explain.gesd` for the GESD objective and report.
+    hidden, batch_size
+        Network and mini-batch (paper: 64-32, 32).
+    crossover_prob, crossover_eta, mutation_eta
+        SBX(prob 0.9, eta 15) and PM(eta 20), as in the paper.
+    """
+
+    lr_bounds: tuple[float, float] = (1e-4, 1e-1)
+    epoch_bounds: tuple[int, int] = (5, 50)
+    threshold_bounds: tuple[float, float] = (0.2, 0.8)
+    population: int = 30
+    generations: int = 15
+    max_evaluations: int | None = None
+    time_budget_s: float | None = None
+    split: tuple[float, float, float] = (0.5, 0.2, 0.3)
+    weights: tuple[float, float, float] = (0.4, 0.3, 0.3)
+    gesd: dict[str, Any] = field(default_factory=_default_gesd)
+    hidden: tuple[int, ...] = (64, 32)
+    batch_size: int = 32
+    crossover_prob: float = 0.9
+    crossover_eta: float = 15.0
+    mutation_eta: float = 20.0
+
+    def __post_init__(self) -> None:
+        lo, hi = self.lr_bounds
+        if not (0 < lo < hi):
+            raise ConfigError(ERR_SETTING.format(name="lr_bounds", value=self.lr_bounds, why="need 0 < low < high"))
+        elo, ehi = self.epoch_bounds
+        if not (1 <= int(elo) <= int(ehi)):
+            raise ConfigError(ERR_SETTING.format(name="epoch_bounds", value=self.epoch_bounds, why="need 1 <= low <= high"))
+        tlo, thi = self.threshold_bounds
+        if not (0 < tlo <= thi < 1):
+            raise ConfigError(
+                ERR_SETTING.format(name="threshold_bounds", value=self.threshold_bounds, why="need 0 < low <= high < 1")
+            )
+        if self.population < 2:
+            raise ConfigError(ERR_SETTING.format(name="population", value=self.population, why="need >= 2"))
+        if self.generations < 1:
+            raise ConfigError(ERR_SETTING.format(name="generations", value=self.generations, why="need >= 1"))
+        if self.max_evaluations is not None and self.max_evaluations < self.population:
+            raise ConfigError(
+                ERR_SETTING.format(name="max_evaluations", value=self.max_evaluations, why="need >= population")
+            )
+        if self.time_budget_s is not None and not self.time_budget_s > 0:
+            raise ConfigError(ERR_SETTING.format(name="time_budget_s", value=self.time_budget_s, why="need > 0"))
+        if len(self.split) != 3 or min(self.split) <= 0 or not math.isclose(sum(self.split), 1.0, abs_tol=1e-6):
+            raise ConfigError(
+                ERR_SETTING.format(name="split", value=self.split, why="need three positive fractions summing to 1")
+            )
+        if len(self.weights) != 3 or min(self.weights) < 0 or sum(self.weights) <= 0:
+            raise ConfigError(ERR_SETTING.format(name="weights", value=self.weights, why="need three weights >= 0"))
+
+    @classmethod
+    def small(cls, **overrides: Any) -> FEUSettings:
+        """Demo/CI setting: population 8, 3 generations, epochs 5..20, and a light GESD (40 rows drawn
+        equally from the groups, 5 perturbations, KernelSHAP 32 coalitions x 10 background rows, LIME
+        200 samples)."""
+        base = cls(
+            population=8,
+            generations=3,
+            epoch_bounds=(5, 20),
+            gesd={
+                "explainer": "shap+lime",
+                "sample_size": 40,
+                "n_perturbations": 5,
+                "stratify": True,
+                "min_group_size": 5,
+                "explainer_params": {"kernelshap": {"n_samples": 32, "background_size": 10}, "lime": {"n_samples": 200}},
+            },
+        )
+        return replace(base, **overrides)
+
+    @classmethod
+    def from_spec(cls, retraining: Any, **overrides: Any) -> FEUSettings:
+        """Build from a monitor spec's ``retraining`` section (an object or a mapping).
+
+        Fields read when present: ``split`` (a zero validation share becomes 0.2 taken from the
+        training share), ``bounds`` (``lr``/``learning_rate``, ``epochs``,
+        ``threshold``), ``population``, ``generations``, ``max_evaluations``, ``time_budget_s``,
+        ``selection_weights`` (or ``weights``), ``gesd``. Absent fields keep the defaults.
+        """
+
+        def get(obj: Any, key: str) -> Any:
+            if obj is None:
+                return None
+            if isinstance(obj, dict):
+                return obj.get(key)
+            return getattr(obj, key, None)
+
+        kw: dict[str, Any] = {}
+        for key in ("population", "generations", "max_evaluations", "time_budget_s"):
+            v = get(retraining, key)
+            if v is not None:
+                kw[key] = v
+        split = get(retraining, "split")
+        if split is not None:
+            kw["split"] = _split_tuple(split)
+        weights = get(retraining, "selection_weights")
+        if weights is None:
+            weights = get(retraining, "weights")
+        if weights is not None:
+            kw["weights"] = _triple(weights, ("auc", "dp", "gesd"))
+        bounds = get(retraining, "bounds")
+        for names, key in ((("lr", "learning_rate"), "lr_bounds"), (("epochs",), "epoch_bounds"),
+                           (("threshold",), "threshold_bounds")):
+            for n in names:
+                v = get(bounds, n)
+                if v is not None:
+                    kw[key] = tuple(v)
+                    break
+        gesd = get(retraining, "gesd")
+        if gesd is not None:
+            kw["gesd"] = {**_default_gesd(), **(dict(gesd) if isinstance(gesd, dict) else gesd.model_dump())}
+        kw.update(overrides)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: Validation share carved out of the training part when a spec's split has no validation part
+#: (FEU selects on validation data and reports on test data, so it always needs one).
+DEFAULT_VALIDATION = 0.2
+
+
+def _split_tuple(split: Any) -> tuple[float, float, float]:
+    if isinstance(split, dict) or hasattr(split, "train"):
+        tr, va, te = _triple(split, ("train", "validation", "test"))
+    else:
+        vals = tuple(float(v) for v in split)
+        if len(vals) != 3:
+            raise ConfigError(ERR_SETTING.format(name="split", value=split, why="need train, validation, test"))
+        tr, va, te = vals
+    if va == 0.0:
+        if tr <= DEFAULT_VALIDATION:
+            raise ConfigError(ERR_SETTING.format(name="split", value=split, why="no room for a validation part"))
+        tr, va = tr - DEFAULT_VALIDATION, DEFAULT_VALIDATION
+    return (tr, va, te)
+
+
+def _triple(obj: Any, keys: tuple[str, str, str]) -> tuple[float, float, float]:
+    if isinstance(obj, dict):
+        vals = [obj.get(k) for k in keys]
+    elif hasattr(obj, keys[0]):
+        vals = [getattr(obj, k, None) for k in keys]
+    else:
+        vals = list(obj)
+    if len(vals) != 3 or any(v is None for v in vals):
+        raise ConfigError(ERR_SETTING.format(name="/".join(keys), value=obj, why=f"need values for {keys}"))
+    a, b, c = (float(v) for v in vals)  # type: ignore[arg-type]
+    return (a, b, c)
