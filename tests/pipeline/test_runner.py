@@ -1,0 +1,91 @@
+"""Runner semantics: windows for backfills, step errors recorded as ``failed`` with the text (never
+zeros), the CLI's exit status, rule membership for the group-overlap measure."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+
+_TESTS = Path(__file__).resolve().parents[1]
+if str(_TESTS / "pipeline") not in sys.path:
+    sys.path.insert(0, str(_TESTS / "pipeline"))
+
+from pipeline_demo_setup import prepare_demo  # noqa: E402
+
+from fairmon.config import MonitorSpec  # noqa: E402
+from fairmon.errors import ConfigError  # noqa: E402
+from fairmon.pipeline import run_step, window_for, windows_between  # noqa: E402
+from fairmon.pipeline.compute import jaccard, rule_membership  # noqa: E402
+from fairmon.pipeline.runner import ERR_UNKNOWN_STEP  # noqa: E402
+
+SPEC = {
+    "spec_version": 1,
+    "identity": {"name": "m"},
+    "model": {"registry_uri": "r"},
+    "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+    "columns": {"features": ["a"], "sensitive": ["a"]},
+    "schedule": {"start_date": "2026-01-01", "cron": "0 6 * * *", "window": "2d"},
+}
+
+
+def test_window_for_uses_the_schedule_and_window_length() -> None:
+    spec = MonitorSpec.model_validate(SPEC)
+    w = window_for(spec, "2026-01-05T12:00:00+00:00")  # tick 06:00 on the 5th → interval ends 06:00 on the 6th
+    assert w.end == datetime(2026, 1, 6, 6, tzinfo=UTC)
+    assert w.start == datetime(2026, 1, 4, 6, tzinfo=UTC)  # two-day window ending there
+
+
+def test_windows_between_in_order_and_bad_range() -> None:
+    spec = MonitorSpec.model_validate(SPEC)
+    ws = windows_between(spec, "2026-01-01", "2026-01-04")
+    assert [w.end.day for w in ws] == [2, 3, 4]  # ticks at 06:00 on the 1st..3rd (the 4th's is after 00:00)
+    assert ws == sorted(ws, key=lambda w: w.start)
+    with pytest.raises(ConfigError):
+        windows_between(spec, "2026-01-04", "2026-01-01")
+
+
+def test_unknown_step_is_a_clear_error() -> None:
+    spec = MonitorSpec.model_validate(SPEC)
+    with pytest.raises(ConfigError) as err:
+        run_step("nope", spec, {"logical_date": "2026-01-02"})
+    assert str(err.value).startswith(ERR_UNKNOWN_STEP.format(step="nope", steps="resolve_window")[:40])
+
+
+def test_rule_membership_and_jaccard() -> None:
+    f = pd.DataFrame({"age": [20, 31, 45, 60], "region": ["north", "south", "east", "north"], "x": [0.1, 0.5, 0.9, 0.3]})
+    conds = [[{"column": "age", "op": "<=", "value": 30}],
+             [{"column": "region", "op": "=", "value": "north"}, {"column": "x", "op": "in (a, b]", "value": [0.2, 0.4]}]]
+    m = rule_membership(conds, f)
+    assert m.tolist() == [True, False, False, True]
+    assert rule_membership([[{"column": "region", "op": "not in", "value": ["north", "east"]}]], f).tolist() == [
+        False, True, False, False]
+    assert jaccard(m, np.array([True, True, False, False])) == pytest.approx(1 / 3)
+    assert jaccard(np.zeros(3, bool), np.zeros(3, bool)) is None
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_step_failure_is_recorded_as_failed_with_the_error(tmp_path: Path, fresh_database_url: str) -> None:
+    from fairmon.cli import main
+    from fairmon.store import open_store
+
+    spec, manifest = prepare_demo(tmp_path / "demo", windows=3, drift_window=2)
+    shutil.rmtree(tmp_path / "demo" / "registry")  # the model snapshot is gone
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    day = manifest["windows"][0]["start"][:10]
+    code = main(["run", "--monitor", str(spec), "--logical-date", day, "--db", fresh_database_url, "--json"])
+    assert code == 1
+    eng = sa.create_engine(fresh_database_url)
+    with eng.connect() as c:
+        run = c.execute(sa.text("SELECT status, error, details FROM runs")).one()
+        n = c.execute(sa.text("SELECT (SELECT count(*) FROM metrics) + (SELECT count(*) FROM evidence)")).scalar_one()
+    eng.dispose()
+    assert run.status == "failed" and n == 0
+    assert run.error.startswith("pull_snapshot: SnapshotError:") and run.details["failed_step"] == "pull_snapshot"
