@@ -230,16 +230,20 @@ class Store:
         )
 
     def _clear_results(self, conn: Connection, run_id: int) -> list[tuple[str, str, str]]:
-        gone = [
-            (str(r[0]), str(r[1]), str(r[2]))
-            for r in conn.execute(
-                sa.text("DELETE FROM metric_latest WHERE run_id = :r RETURNING metric, attribute, group_key"),
-                {"r": run_id},
-            )
-        ]
-        for table in ("metrics", "evidence", "explanation_metrics", "findings"):
-            conn.execute(sa.text(f"DELETE FROM {table} WHERE run_id = :r"), {"r": run_id})
-        return gone
+        # one round trip: every result table of the run, and the latest rows that pointed at it
+        rows = conn.execute(
+            sa.text(
+                """
+                WITH m AS (DELETE FROM metrics WHERE run_id = :r),
+                     e AS (DELETE FROM evidence WHERE run_id = :r),
+                     x AS (DELETE FROM explanation_metrics WHERE run_id = :r),
+                     f AS (DELETE FROM findings WHERE run_id = :r)
+                DELETE FROM metric_latest WHERE run_id = :r RETURNING metric, attribute, group_key
+                """
+            ),
+            {"r": run_id},
+        )
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     def _insert_metrics(
         self, conn: Connection, run_id: int, mid: int, ws: datetime, rows: Sequence[MetricRecord]
