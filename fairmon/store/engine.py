@@ -32,6 +32,8 @@ __all__ = [
     "ERR_CONNECT",
     "ERR_BAD_URL",
     "ERR_EMBEDDED",
+    "ERR_DB",
+    "RETRYABLE_SQLSTATE_CLASSES",
     "get_engine",
     "normalize_url",
     "describe_url",
@@ -51,6 +53,8 @@ ERR_CONNECT = "cannot reach the fairmon database {where}: {reason}"
 ERR_BAD_URL = "invalid database URL {url!r}: {reason} (expected postgresql://user@host:port/database)"
 ERR_EMBEDDED = "cannot start the embedded PostgreSQL in {path}: {reason}"
 ERR_DB = "database error on {where}: {reason}"
+#: SQLSTATE classes after which a retry may succeed
+RETRYABLE_SQLSTATE_CLASSES = ("08", "40", "53", "57")
 
 _ENGINES: dict[str, Engine] = {}
 _SERVERS: dict[str, Any] = {}  # keep pgserver handles alive for the process lifetime
@@ -252,14 +256,17 @@ def translate_errors(engine: Engine) -> Iterator[None]:
         yield
     except StoreError:
         raise
-    except (sa_exc.OperationalError, sa_exc.InterfaceError) as exc:
-        raise _connect_error(engine.url, exc) from None
     except sa_exc.DBAPIError as exc:
+        pgcode = getattr(getattr(exc, "orig", None), "pgcode", None)
+        if pgcode is None and isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError)):
+            raise _connect_error(engine.url, exc) from None  # no SQLSTATE: the connection itself failed
         reason = _first_line(exc)
         if engine.url.password:
             reason = reason.replace(str(engine.url.password), "***")
         err = StoreError(ERR_DB.format(where=describe_url(engine.url), reason=reason))
-        err.retryable = False
+        # connection lost (08), serialization failure / deadlock (40), server resources (53),
+        # shutdown or statement timeout (57): trying again later may succeed
+        err.retryable = bool(pgcode) and str(pgcode)[:2] in RETRYABLE_SQLSTATE_CLASSES
         raise err from exc
 
 

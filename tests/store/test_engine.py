@@ -96,3 +96,21 @@ def test_embedded_pgserver_migrates_and_stores(tmp_path, monkeypatch: pytest.Mon
         assert [m.metric for m in store.metrics_of_run(run_id)][:1] == ["dp_difference"]
     finally:
         assert eng_mod.stop_embedded(tmp_path / "fm" / "pgdata") is True
+
+
+@pytest.mark.postgres
+def test_sql_errors_are_classified(fresh_database_url: str) -> None:
+    """A bad statement is a non-retryable StoreError; a statement timeout (57014) is retryable."""
+    import sqlalchemy as sa
+
+    engine = get_engine(fresh_database_url)
+    with pytest.raises(StoreError, match="database error on 127.0.0.1:5432/") as ei:
+        with eng_mod.translate_errors(engine), engine.connect() as conn:
+            conn.execute(sa.text("SELECT * FROM no_such_table"))
+    assert ei.value.retryable is False
+    with pytest.raises(StoreError, match="statement timeout") as ei:
+        with eng_mod.translate_errors(engine), engine.connect() as conn:
+            conn.execute(sa.text("SET statement_timeout = 50"))
+            conn.execute(sa.text("SELECT pg_sleep(2)"))
+    assert ei.value.retryable is True
+    engine.dispose()
