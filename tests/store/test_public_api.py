@@ -1,0 +1,93 @@
+"""The store's public surface: names other modules code against (changing one is a breaking change)."""
+
+from __future__ import annotations
+
+import inspect
+
+import fairmon.store as store_pkg
+from fairmon.store import Store
+
+PUBLIC = {
+    "get_engine",
+    "normalize_url",
+    "describe_url",
+    "embedded_url",
+    "ping",
+    "upgrade",
+    "require_head",
+    "current_version",
+    "head_version",
+    "Store",
+    "open_store",
+    "ALLOWED_TRANSITIONS",
+    "RESULT_STATUSES",
+    "RecordError",
+    "RunRecord",
+    "MetricRecord",
+    "EvidenceRecord",
+    "ExplanationMetricRecord",
+    "FindingRecord",
+    "AlertRecord",
+    "FEUCandidateRecord",
+    "WindowRecords",
+}
+STORE_METHODS = {
+    # writes
+    "upsert_monitor",
+    "write_window",
+    "mark_run",
+    "write_findings",
+    "save_feu_candidates",
+    "set_feu_registry_version",
+    "rebuild_latest_metrics",
+    # reads for the report and the CLI
+    "monitors",
+    "get_run",
+    "get_run_by_id",
+    "runs",
+    "metrics_of_run",
+    "evidence_of_run",
+    "explanation_metrics_of_run",
+    "findings_of_run",
+    "feu_candidates",
+    "read_window",
+    "history",
+    "series",
+    # history reads for drift decisions
+    "completed_runs_before",
+    "metric_history",
+    "evidence_history",
+    "explanation_history",
+    "gesd_history",
+    "open_findings",
+    "findings_between",
+    # outbox
+    "outbox_enqueue",
+    "outbox_get",
+    "outbox_pending",
+    "outbox_claim",
+    "outbox_transition",
+    "outbox_mark",
+    "set_thread_ts",
+    "alerts",
+}
+
+
+def test_package_exports() -> None:
+    assert set(store_pkg.__all__) == PUBLIC
+    for name in PUBLIC:
+        assert getattr(store_pkg, name) is not None
+
+
+def test_store_methods() -> None:
+    public = {n for n, _ in inspect.getmembers(Store, inspect.isfunction) if not n.startswith("_")}
+    assert public == STORE_METHODS
+
+
+def test_outbox_transition_signature_matches_the_alerts_protocol() -> None:
+    params = inspect.signature(Store.outbox_transition).parameters
+    assert list(params)[:4] == ["self", "fingerprint", "from_state", "to_state"]
+    assert {"slack_ts", "error", "expected_attempts"} <= set(params)
+    assert all(
+        params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in ("slack_ts", "error", "expected_attempts")
+    )
