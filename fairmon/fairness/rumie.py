@@ -45,8 +45,8 @@ Example
 >>> ev = mine(X, fav, k=1, alpha=0.2, beta=0.8, iterations=300)
 >>> ev.key_attributes, ev.within_bounds
 (['age'], True)
->>> ev.rule
-'age <= 30'
+>>> ev.rule.startswith("age <= ")
+True
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Evidence",
     "mine",
+    "held_out_test",
     "enum_baseline",
     "dscore",
     "ERR_EMPTY",
@@ -467,6 +468,48 @@ def _mine_encoded(Z: np.ndarray, fav: np.ndarray, schema: FeatureSchema, o: dict
     return best
 
 
+def _setup(
+    X: Any, favorable: Any, *, attributes: Sequence[str] | None, schema: FeatureSchema | None, k: int,
+    alpha: float, beta: float, lam: float, method: str, iterations: int, lr: float, device: str | None,
+    random_state: int, restarts: int, init_scale: float, bias: bool, penalty_start: float,
+    penalty_end: float, clip_norm: float, bounds_repair: str, tree_max_depth: int | None, tree_prune: str,
+    significance: str, split_fraction: float, enum_time_budget_s: float, enum_max_thresholds: int | None,
+    dtype: str, layout: str,
+) -> tuple[np.ndarray, np.ndarray, FeatureSchema, dict[str, Any], dict[str, Any]]:
+    """Validate everything, encode the attributes; returns (Z, favorable, schema, settings, options)."""
+    from fairmon._device import resolve_device
+
+    _check_params(k=k, alpha=alpha, beta=beta, lam=lam, method=method, iterations=iterations, lr=lr,
+                  restarts=restarts)
+    if not 0.0 < split_fraction < 1.0:
+        raise MethodError(ERR_PARAM.format(name="split_fraction", rule="in (0, 1)", value=split_fraction))
+    if bounds_repair not in ("shift", "none"):
+        raise MethodError(ERR_PARAM.format(name="bounds_repair", rule="'shift' or 'none'", value=bounds_repair))
+    if tree_prune not in ("first-invalid", "largest-valid"):
+        raise MethodError(ERR_PARAM.format(name="tree_prune", rule="'first-invalid' or 'largest-valid'",
+                                           value=tree_prune))
+    if significance not in ("split", "none"):
+        raise MethodError(ERR_PARAM.format(name="significance", rule="'split' or 'none'", value=significance))
+    Z, fav, sub = _prepare(X, favorable, attributes, schema)
+    d = Z.shape[1]
+    if k > d:
+        raise MethodError(ERR_K_RANGE.format(d=d, k=k))
+    dev = resolve_device(device)
+    settings: dict[str, Any] = {
+        "method": method, "k": int(k), "alpha": alpha, "beta": beta, "lam": lam, "iterations": iterations,
+        "lr": lr, "restarts": restarts, "init_scale": init_scale, "bias": bias,
+        "penalty_start": penalty_start, "penalty_end": penalty_end, "clip_norm": clip_norm,
+        "bounds_repair": bounds_repair, "tree_max_depth": tree_max_depth, "tree_prune": tree_prune,
+        "significance": significance, "split_fraction": split_fraction, "random_state": random_state,
+        "device": str(dev), "dtype": dtype, "layout": layout, "attributes": sub.names, "n_encoded": d,
+    }
+    if method == "enum":
+        settings.update(enum_time_budget_s=enum_time_budget_s, enum_max_thresholds=enum_max_thresholds)
+    o = dict(settings)
+    o.update(device=dev, k=int(k), enum_time_budget_s=enum_time_budget_s, enum_max_thresholds=enum_max_thresholds)
+    return Z, fav, sub, settings, o
+
+
 # ============================================================================ public API
 def mine(
     X: pd.DataFrame,
@@ -546,35 +589,18 @@ def mine(
     >>> ev.rule, round(ev.dscore, 2)
     ('g = b', 1.0)
     """
-    from fairmon._device import resolve_device
-
     t_start = time.perf_counter()
-    _check_params(k=k, alpha=alpha, beta=beta, lam=lam, method=method, iterations=iterations, lr=lr,
-                  restarts=restarts)
-    if not 0.0 < split_fraction < 1.0:
-        raise MethodError(ERR_PARAM.format(name="split_fraction", rule="in (0, 1)", value=split_fraction))
-    if bounds_repair not in ("shift", "none"):
-        raise MethodError(ERR_PARAM.format(name="bounds_repair", rule="'shift' or 'none'", value=bounds_repair))
-    if significance not in ("split", "none"):
-        raise MethodError(ERR_PARAM.format(name="significance", rule="'split' or 'none'", value=significance))
-    Z, fav, sub = _prepare(X, favorable, attributes, schema)
-    n, d = Z.shape
-    if k > d:
-        raise MethodError(ERR_K_RANGE.format(d=d, k=k))
-    dev = resolve_device(device)
-    settings: dict[str, Any] = {
-        "method": method, "k": int(k), "alpha": alpha, "beta": beta, "lam": lam, "iterations": iterations,
-        "lr": lr, "restarts": restarts, "init_scale": init_scale, "bias": bias,
-        "penalty_start": penalty_start, "penalty_end": penalty_end, "clip_norm": clip_norm,
-        "bounds_repair": bounds_repair, "tree_max_depth": tree_max_depth, "tree_prune": tree_prune, "significance": significance,
-        "split_fraction": split_fraction, "random_state": random_state, "device": str(dev),
-        "dtype": dtype, "layout": layout, "attributes": sub.names, "n_encoded": d,
-    }
-    if method == "enum":
-        settings.update(enum_time_budget_s=enum_time_budget_s, enum_max_thresholds=enum_max_thresholds)
-    o = dict(settings)
-    o.update(device=dev, k=int(k), enum_time_budget_s=enum_time_budget_s, enum_max_thresholds=enum_max_thresholds)
-
+    Z, fav, sub, settings, o = _setup(
+        X, favorable, attributes=attributes, schema=schema, k=k, alpha=alpha, beta=beta, lam=lam,
+        method=method, iterations=iterations, lr=lr, device=device, random_state=random_state,
+        restarts=restarts, init_scale=init_scale, bias=bias, penalty_start=penalty_start,
+        penalty_end=penalty_end, clip_norm=clip_norm, bounds_repair=bounds_repair,
+        tree_max_depth=tree_max_depth, tree_prune=tree_prune, significance=significance,
+        split_fraction=split_fraction, enum_time_budget_s=enum_time_budget_s,
+        enum_max_thresholds=enum_max_thresholds, dtype=dtype, layout=layout,
+    )
+    n = Z.shape[0]
+    dev = o["device"]
     empty = np.zeros(n, dtype=bool)
     if fav.all() or not fav.any():
         reason = REASON_ALL_FAVORABLE if fav.all() else REASON_NONE_FAVORABLE
@@ -608,6 +634,43 @@ def mine(
             timings=timings, settings=settings, search=found.search,
         )
     return _build_evidence(found, Z, fav, sub, method, settings, honest, p_value, sig, timings, t_start)
+
+
+def held_out_test(X: pd.DataFrame, favorable: Any, *, num_threads: int | None = None, **options: Any) -> dict[str, Any]:
+    """Only the significance step of :func:`mine`: mine a random part, test the group on the rest.
+
+    Takes the same keyword options as :func:`mine` (``split_fraction`` and ``random_state`` choose the
+    split) and returns ``{"honest_dscore", "p_value", ...split details}``, exactly the numbers
+    ``mine(..., significance="split")`` reports, without mining the full data as well (about a third
+    of the cost; the calibration benchmark runs hundreds of windows through it).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"g": rng.choice(["a", "b"], 400)})
+    >>> res = held_out_test(X, rng.random(400) < 0.5, k=1, alpha=0.3, beta=0.7, iterations=100)
+    >>> sorted(res)[:3], 0.0 <= res["p_value"] <= 1.0
+    (['honest_dscore', 'method', 'n_mine'], True)
+    """
+    import inspect
+
+    params = {
+        name: p.default for name, p in inspect.signature(mine).parameters.items() if p.kind == p.KEYWORD_ONLY
+    }
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        raise MethodError(ERR_PARAM.format(name="options", rule=f"keywords of mine(), not {unknown}", value=options))
+    params.update(options)
+    params.pop("num_threads", None)
+    params["significance"] = "split"
+    Z, fav, sub, _, o = _setup(X, favorable, **params)
+    if fav.all() or not fav.any():
+        reason = REASON_ALL_FAVORABLE if fav.all() else REASON_NONE_FAVORABLE
+        return {"honest_dscore": 0.0, "p_value": 1.0, "method": "split", "reason": reason}
+    with _torch_threads(num_threads, o["device"].type):
+        honest, p_value, info = _split_significance(Z, fav, sub, o, params["split_fraction"], params["random_state"])
+    return _json_safe({"honest_dscore": honest, "p_value": p_value, **info})
 
 
 def _split_significance(

@@ -352,3 +352,14 @@ def test_cuda_matches_cpu(planted: tuple) -> None:
     assert jaccard(cpu.mask, gpu.mask) >= 0.99
     assert abs(cpu.dscore - gpu.dscore) <= 0.01
     assert cpu.key_attributes == gpu.key_attributes
+
+
+def test_held_out_test_matches_mine(planted: tuple, planted_evidence: Evidence) -> None:
+    from fairmon.fairness.rumie import held_out_test
+
+    X, fav, _ = planted
+    res = held_out_test(X, fav, k=3, **FAST)
+    assert res["p_value"] == planted_evidence.p_value
+    assert res["honest_dscore"] == planted_evidence.honest_dscore
+    with pytest.raises(MethodError):
+        held_out_test(X, fav, bogus=1)
