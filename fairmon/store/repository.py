@@ -1035,6 +1035,18 @@ class Store:
             out.append(d)
         return out
 
+    def metric_series(
+        self,
+        monitor: str,
+        metric: str,
+        *,
+        attribute: str | None = None,
+        group: str | None = None,
+        since: datetime | None = None,
+    ) -> list[dict[str, Any]]:
+        """Alias of :meth:`history` (the name INTERFACES.md sketched): rows of the ``metric_series`` view."""
+        return self.history(monitor, metric, attribute=attribute, group=group, since=since)
+
     def series(self, monitor: str, metric: str | None = None) -> list[tuple[str, str, str]]:
         """``(metric, attribute, group)`` of every metric series a monitor has (from the latest table)."""
         sql = (

@@ -80,6 +80,8 @@ def test_history_formats(fresh_database_url: str, capsys: pytest.CaptureFixture[
     assert main(sel) == 0
     assert {r["group_key"] for r in json.loads(capsys.readouterr().out)} == {"Female"}
 
+    assert store.metric_series("demo", "dp_difference") == store.history("demo", "dp_difference")
+
     assert main([*base, "--attribute", "race"]) == 2
     err = capsys.readouterr().err
     assert "no 'dp_difference' values for monitor 'demo', attribute='race'; series there: sex/-" in err
