@@ -61,8 +61,10 @@ class ProbFn:
         m = Z.shape[0]
         if self.torch_module is not None:
             with torch.no_grad():
-                logits = self.model.logits(Z.to(self.device, torch.float32))
-                return torch.softmax(logits.double(), dim=1)[:, 1]
+                out = self.torch_module(Z.to(self.device, torch.float32))
+                if out.ndim == 1 or (out.ndim == 2 and out.shape[1] == 1):  # one logit: sigmoid == softmax([0, z])
+                    return torch.sigmoid(out.reshape(-1).double())
+                return torch.softmax(self.model.logits(Z.to(self.device, torch.float32)).double(), dim=1)[:, 1]
         if self.fn_input == "torch":
             out = self._fn(Z.to(self.device, torch.float64))
             out = torch.as_tensor(out, device=self.device, dtype=torch.float64)
@@ -83,6 +85,13 @@ class ProbFn:
         if Z.shape[0] <= chunk:
             return self.p1(Z)
         return torch.cat([self.p1(Z[i : i + chunk]) for i in range(0, Z.shape[0], chunk)])
+
+    @property
+    def work_dtype(self) -> torch.dtype:
+        """dtype for synthetic rows: float32 when a torch model consumes them (it casts anyway)."""
+        import torch
+
+        return torch.float32 if self.torch_module is not None else torch.float64
 
     def label(self, Z: torch.Tensor) -> torch.Tensor:
         """Predicted labels (int64) with the model's threshold on P(class 1)."""

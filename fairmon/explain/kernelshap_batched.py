@@ -306,7 +306,11 @@ def _solve_chunk(
     mt = torch.as_tensor(masks, device=dev).to(torch.float64)
     wt = torch.as_tensor(weights, device=dev)
     x = Zt[idx]  # (R, d)
-    synth = bgt[None, None] + mt[:, :, None, :] * (x[:, None, None, :] - bgt[None, None])  # (R,S,B,d)
+    wd = prob.work_dtype
+    bw = bgt.to(wd)
+    synth = torch.where(  # (R,S,B,d): background rows with the coalition's columns set to the row's values
+        mt.to(torch.bool)[:, :, None, :], x.to(wd)[:, None, None, :], bw[None, None]
+    )
     ey = prob.p1_chunked(synth.reshape(-1, d)).reshape(R, S_max, B).mean(dim=2) - fnull  # eyAdj
     # constrained WLS: eliminate the last varying column of each row
     vt = torch.as_tensor(vary[idx], device=dev)

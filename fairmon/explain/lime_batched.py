@@ -195,12 +195,12 @@ def lime_batched(
     out = torch.empty((Z.shape[0], d), dtype=torch.float64, device=dev)
     for start in range(0, Z.shape[0], rows_per_chunk):
         x = Zt[start : start + rows_per_chunk]
-        binary, inverse = _sample(x, S, T, gen)
+        binary, inverse = _sample(x, S, T, gen, prob.work_dtype)
         R = x.shape[0]
         p1 = prob.p1_chunked(inverse.reshape(R * S, d)).reshape(R, S)
         lab = labels[start : start + R].to(torch.float64).unsqueeze(1)
         y = lab * p1 + (1.0 - lab) * (1.0 - p1)
-        dist2 = d - binary.sum(dim=2)
+        dist2 = d - binary.sum(dim=2, dtype=torch.float64)
         w = torch.sqrt(torch.exp(-dist2 / kw**2))
         out[start : start + R] = weighted_ridge(binary, y, w, alpha)
     return out.cpu().numpy()
@@ -210,19 +210,24 @@ def weighted_ridge(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, alpha: flo
     """Batched ``Ridge(alpha, fit_intercept=True).fit(X, y, sample_weight=w).coef_``: (R,S,d) -> (R,d).
 
     Same objective as scikit-learn: ``sum_i w_i (y_i - x_i b - c)^2 + alpha |b|^2`` solved after
-    weighted centring. A singular system (alpha=0 with collinear columns) falls back to the
-    minimum-norm least-squares solution, as scikit-learn's solvers do.
+    weighted centring. The Gram products run in ``X``'s dtype (float32 for torch models: binary
+    data, centred before the product so no cancellation; ~1e-6 relative error, far below the
+    Monte-Carlo noise) and the solve in float64. A singular system (alpha=0 with collinear columns)
+    falls back to the minimum-norm least-squares solution, as scikit-learn's solvers do.
     """
     import torch
 
+    dt = X.dtype
+    w = w.to(torch.float64)
+    y = y.to(torch.float64)
     sw = w.sum(dim=1, keepdim=True)
-    xm = (w.unsqueeze(2) * X).sum(dim=1) / sw
+    xm = torch.bmm(w.to(dt).unsqueeze(1), X).squeeze(1).to(torch.float64) / sw
     ym = (w * y).sum(dim=1, keepdim=True) / sw
-    Xc = X - xm.unsqueeze(1)
-    yc = y - ym
-    WX = w.unsqueeze(2) * Xc
-    A = Xc.transpose(1, 2) @ WX
-    b = (WX * yc.unsqueeze(2)).sum(dim=1)
+    sq = torch.sqrt(w)
+    Xs = (X - xm.to(dt).unsqueeze(1)) * sq.to(dt).unsqueeze(2)
+    ys = ((y - ym) * sq).to(dt)
+    A = torch.bmm(Xs.transpose(1, 2), Xs).to(torch.float64)
+    b = torch.bmm(Xs.transpose(1, 2), ys.unsqueeze(2)).squeeze(2).to(torch.float64)
     d = X.shape[2]
     if alpha > 0:
         A = A + alpha * torch.eye(d, dtype=A.dtype, device=A.device)
@@ -250,40 +255,46 @@ def _tensors(stats: LimeStats, dev: torch.device) -> dict[str, torch.Tensor]:
 
 
 def _sample(
-    x: torch.Tensor, S: int, T: dict[str, torch.Tensor], gen: torch.Generator
+    x: torch.Tensor, S: int, T: dict[str, torch.Tensor], gen: torch.Generator, wd: torch.dtype
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """lime's ``__data_inverse`` for R rows: binary (R,S,d) and the model-space samples (R,S,d)."""
+    """lime's ``__data_inverse`` for R rows: binary (R,S,d) and the model-space samples (R,S,d).
+
+    Arrays are built in ``wd`` (float32 for torch models, which evaluate float32 anyway); the
+    instance's bins and the truncated-normal draws are computed in float64.
+    """
     import torch
 
     R, d = x.shape
     dev = x.device
-    # option drawn per (feature, row, sample) by inverse CDF of the background frequencies
-    u = torch.rand((d, R * S), generator=gen, device=gen.device, dtype=torch.float64).to(dev)
-    opt = torch.searchsorted(T["cum"], u, right=True).clamp_max(T["cum"].shape[1] - 1)
-    drawn = torch.gather(T["values"], 1, opt).view(d, R, S)  # value (categorical) / bin (continuous)
+    cum, vals = T["cum"].to(wd), T["values"].to(wd)
+    # inverse CDF of the background frequencies, as a sum of steps (options are few: <= 4 bins or
+    # the column's categories), laid out (R, S, d) so the model reads it without a copy
+    u = torch.rand((R, S, d), generator=gen, device=gen.device, dtype=wd).to(dev)
+    drawn = vals[:, 0].expand(R, S, d).clone()
+    for k in range(cum.shape[1] - 1):
+        step = vals[:, k + 1] - vals[:, k]
+        if bool((step != 0).any()):
+            drawn += (u >= cum[:, k]).to(wd) * step
+    del u
     # the instance's own bin (continuous) / value (categorical)
-    inst_bin = torch.searchsorted(T["edges"], x.T.contiguous(), right=False).to(torch.float64)  # (d, R)
-    cat = T["cat"]
-    inst_key = torch.where(cat.unsqueeze(1), x.T, inst_bin)
-    binary = (drawn == inst_key.unsqueeze(2)).to(torch.float64)
-    inverse = drawn.clone()
+    inst_bin = torch.searchsorted(T["edges"], x.T.contiguous(), right=False).T.to(torch.float64)  # (R, d)
+    inst_key = torch.where(T["cat"], x, inst_bin).to(wd)
+    binary = (drawn == inst_key.unsqueeze(1)).to(wd)
     ci = T["cont_idx"]
     if ci.numel():
         # continuous values: truncated normal inside the drawn bin (flat lookups in the bin tables)
-        b = drawn[ci].to(torch.int64).clamp(0, 3)
-        flat = ci.view(-1, 1, 1) * 4 + b
+        b = drawn[:, :, ci].to(torch.int64).clamp(0, 3)
+        flat = ci * 4 + b
         mean, std = torch.take(T["means"], flat), torch.take(T["stds"], flat)
         lo = (torch.take(T["mins"], flat) - mean) / std
         hi = (torch.take(T["maxs"], flat) - mean) / std
         u2 = torch.rand(lo.shape, generator=gen, device=gen.device, dtype=torch.float64).to(dev)
         z = _truncnorm_ppf(lo, hi, u2)
-        inverse[ci] = torch.where(lo != hi, mean + std * z, lo)  # lime returns the z bound for degenerate bins
-    binary = binary.permute(1, 2, 0).contiguous()
-    inverse = inverse.permute(1, 2, 0).contiguous()
+        drawn[:, :, ci] = torch.where(lo != hi, mean + std * z, lo).to(wd)  # lime returns the z bound for degenerate bins
     # sample 0 is the instance itself
     binary[:, 0, :] = 1.0
-    inverse[:, 0, :] = x
-    return binary, inverse
+    drawn[:, 0, :] = x.to(wd)
+    return binary, drawn
 
 
 def _truncnorm_ppf(a: torch.Tensor, b: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
