@@ -52,6 +52,7 @@ STORE_METHODS = {
     "feu_candidates",
     "read_window",
     "history",
+    "metric_series",
     "series",
     # history reads for drift decisions
     "completed_runs_before",
