@@ -1,0 +1,316 @@
+"""The report's jinja2 template (kept in a module so it ships with the package without data files)."""
+
+from __future__ import annotations
+
+__all__ = ["TEMPLATE", "INDEX_TEMPLATE", "CSS"]
+
+CSS = """
+:root { --ink:#1d2433; --muted:#5c677d; --line:#dde2ea; --bg:#f6f7fb; --card:#fff; --accent:#2e86ab;
+        --bad:#d1495b; --warn:#e09f3e; --good:#3f8f5a; }
+* { box-sizing: border-box; }
+body { margin:0; font:14px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       color:var(--ink); background:var(--bg); }
+header { background:#1d2433; color:#fff; padding:18px 32px 14px; }
+header h1 { margin:0; font-size:22px; font-weight:600; }
+header .sub { color:#c9d1e0; margin-top:2px; }
+nav { background:#27304a; padding:6px 32px; position:sticky; top:0; z-index:2; }
+nav a { color:#dfe6f3; text-decoration:none; margin-right:18px; font-size:13px; }
+nav a:hover { color:#fff; text-decoration:underline; }
+main { max-width:1240px; margin:0 auto; padding:18px 32px 40px; }
+section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:16px 20px;
+          margin:16px 0; }
+h2 { margin:0 0 10px; font-size:17px; }
+h3 { margin:14px 0 6px; font-size:14px; color:var(--muted); text-transform:uppercase; letter-spacing:.04em; }
+.badge { display:inline-block; padding:2px 10px; border-radius:12px; font-weight:600; font-size:13px;
+         color:#fff; vertical-align:middle; }
+.st-drift, .st-failed, .st-data_invalid, .sev-critical { background:var(--bad); }
+.st-watch, .sev-warning, .st-labels_pending { background:var(--warn); }
+.st-ok, .st-succeeded, .sev-info { background:var(--good); }
+.st-running, .st-skipped { background:var(--muted); }
+.cards { display:grid; grid-template-columns:repeat(auto-fill, minmax(190px, 1fr)); gap:10px; }
+.card { border:1px solid var(--line); border-radius:6px; padding:8px 12px; background:#fbfcfe; }
+.card .k { color:var(--muted); font-size:12px; }
+.card .v { font-size:20px; font-weight:600; }
+.card .d { color:var(--muted); font-size:12px; }
+table { border-collapse:collapse; width:100%; margin:6px 0 10px; font-size:13px; }
+th, td { text-align:left; padding:5px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
+th { background:#f0f3f8; font-weight:600; }
+td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
+tr.current td { background:#eaf4fa; font-weight:600; }
+tr.selected td { background:#fdecee; }
+.muted { color:var(--muted); }
+.rule { font-family:ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background:#fdecee;
+        border-left:4px solid var(--bad); padding:6px 10px; margin:4px 0; border-radius:3px; }
+.fig { text-align:center; margin:8px 0; }
+.fig img { max-width:100%; height:auto; border:1px solid var(--line); border-radius:4px; background:#fff; }
+.fig.scroll { overflow-x:auto; }
+.fig.scroll img { max-width:none; }
+.ci { font-size:11px; }
+.two { display:grid; grid-template-columns:minmax(0, 1fr) minmax(0, 1fr); gap:18px; align-items:start; }
+.error { background:#fdecee; border:1px solid var(--bad); padding:8px 12px; border-radius:6px; }
+pre.alert { white-space:pre-wrap; background:#f4f5f7; border-left:4px solid #4a154b; padding:8px 10px;
+            font-size:12px; margin:4px 0; }
+footer { color:var(--muted); font-size:12px; text-align:center; padding:10px; }
+code { background:#f0f3f8; padding:1px 4px; border-radius:3px; }
+@media (max-width: 900px) { .two { grid-template-columns:1fr; } }
+"""
+
+_HEAD = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<meta name="generator" content="fairmon">
+"""
+
+TEMPLATE = (
+    _HEAD
+    + """<title>fairmon · {{ monitor }} · {{ window_day }}</title>
+<style>{{ css }}</style>
+</head>
+<body>
+<header>
+  <h1>{{ monitor }} <span class="badge st-{{ status }}">{{ status }}</span></h1>
+  <div class="sub">window {{ window_start }} → {{ window_end }} · model {{ model_version }} · {{ n_rows }} rows</div>
+</header>
+<nav>{% for id, title in sections %}<a href="#{{ id }}">{{ title }}</a>{% endfor %}</nav>
+<main>
+
+<section id="summary">
+  <h2>Summary</h2>
+  {% if error %}<p class="error"><b>Run {{ run_status }}:</b> {{ error }}</p>{% endif %}
+  <div class="cards">
+    <div class="card"><div class="k">status</div><div class="v">{{ status }}</div>
+      <div class="d">{{ n_active }} active of {{ n_findings }} finding(s); run {{ run_status }}</div></div>
+    <div class="card"><div class="k">model version</div><div class="v">{{ model_version }}</div>
+      <div class="d">{{ n_rows }} rows · favorable rate {{ favorable_rate }}</div></div>
+    {% if headline.dp_difference %}
+    <div class="card"><div class="k">largest DP difference</div><div class="v">{{ headline.dp_difference.value }}</div>
+      <div class="d">{{ headline.dp_difference.attribute }} {{ headline.dp_difference.ci }}</div></div>
+    {% endif %}
+    {% if headline.dp_ratio %}
+    <div class="card"><div class="k">lowest DP ratio</div><div class="v">{{ headline.dp_ratio.value }}</div>
+      <div class="d">{{ headline.dp_ratio.attribute }} {{ headline.dp_ratio.ci }}</div></div>
+    {% endif %}
+    {% if evidence %}
+    <div class="card"><div class="k">RUMIE DScore (held-out)</div><div class="v">{{ evidence.honest }}</div>
+      <div class="d">p {{ evidence.p_value }} · group {{ evidence.fraction }} of rows</div></div>
+    {% endif %}
+    {% if gesd %}
+    <div class="card"><div class="k">GESD{% if gesd.attribute %} ({{ gesd.attribute }}){% endif %}</div>
+      <div class="v">{{ gesd.value }}</div><div class="d">Mann–Whitney p {{ gesd.p_value }}</div></div>
+    {% endif %}
+  </div>
+  {% if evidence and evidence.rules %}
+  <h3>Most discriminated group</h3>
+  {% for r in evidence.rules[:3] %}<div class="rule">{{ r }}</div>{% endfor %}
+  {% if evidence.rules | length > 3 %}<p class="muted">… and {{ evidence.rules | length - 3 }} more rule(s): see
+     <a href="#rumie">the RUMIE section</a>.</p>{% endif %}
+  <p class="muted">P(favorable) {{ evidence.p_fav_in }} inside the group vs {{ evidence.p_fav_out }} outside.</p>
+  {% endif %}
+</section>
+
+<section id="findings">
+  <h2>Drift findings</h2>
+  {% if findings %}
+  <table>
+    <tr><th>severity</th><th>status</th><th>what</th><th class="num">value</th><th>CI</th>
+        <th class="num">baseline</th><th>since</th><th>detail</th></tr>
+    {% for f in findings %}
+    <tr><td><span class="badge sev-{{ f.severity }}">{{ f.severity }}</span></td><td>{{ f.status }}</td>
+        <td>{{ f.what }}</td><td class="num">{{ f.value }}</td><td>{{ f.ci }}</td>
+        <td class="num">{{ f.baseline }}</td><td>{{ f.since }}</td><td class="muted">{{ f.message }}</td></tr>
+    {% endfor %}
+  </table>
+  {% else %}
+  <p class="muted">No drift finding at this window: every check passed against the earlier completed windows.</p>
+  {% endif %}
+  {% if alerts %}
+  <h3>Alerts of this window</h3>
+  {% for a in alerts %}
+  <p class="muted">{{ a.kind }} · {{ a.severity }} · {{ a.state }}{% if a.channel %} · {{ a.channel }}{% endif %}</p>
+  <pre class="alert">{{ a.text }}</pre>
+  {% endfor %}
+  {% endif %}
+</section>
+
+<section id="outcome">
+  <h2>Outcome fairness</h2>
+  {% if outcome_img %}
+  <div class="fig"><img src="{{ outcome_img }}" alt="per-group rates with confidence intervals"></div>
+  {% endif %}
+  {% if disparities or group_rows %}
+  <h3>Disparities</h3>
+  <table><tr><th>metric</th><th>attribute</th><th class="num">value</th><th>CI</th><th class="num">n</th></tr>
+  {% for r in disparities %}
+  <tr><td>{{ r.metric }}</td><td>{{ r.attribute }}</td><td class="num">{{ r.value }}</td><td>{{ r.ci }}</td>
+      <td class="num">{{ r.n }}</td></tr>
+  {% endfor %}
+  </table>
+  <h3>Per group</h3>
+  <table><tr><th>group</th>{% for c in group_table.cols %}<th class="num">{{ c }}</th>{% endfor %}<th class="num">n</th></tr>
+  {% for r in group_table.rows %}
+  <tr><td>{{ r.group }}</td>
+    {% for c in r.cells %}<td class="num">{% if c.missing %}<span class="muted">n/a</span>{% else %}{{ c.value }}
+      <span class="muted ci">{{ c.ci }}</span>{% endif %}</td>{% endfor %}
+    <td class="num">{{ r.n }}</td></tr>
+  {% endfor %}
+  </table>
+  <p class="muted">Value and confidence interval per group; n/a: group below the minimum size, or labels not
+     available yet.</p>
+  {% else %}
+  <p class="muted">Not available for this window (outcome metrics disabled or the run has no results).</p>
+  {% endif %}
+</section>
+
+<section id="rumie">
+  <h2>Discriminated group (RUMIE)</h2>
+  {% if evidence %}
+  {% if evidence.status != "ok" %}<p class="error">{{ evidence.status }}: {{ evidence.reason }}</p>{% endif %}
+  <div class="cards">
+    <div class="card"><div class="k">DScore held-out</div><div class="v">{{ evidence.honest }}</div>
+      <div class="d">p-value {{ evidence.p_value }}</div></div>
+    <div class="card"><div class="k">DScore in-sample</div><div class="v">{{ evidence.dscore }}</div>
+      <div class="d">{{ evidence.method }}</div></div>
+    <div class="card"><div class="k">group size</div><div class="v">{{ evidence.group_size }}</div>
+      <div class="d">{{ evidence.fraction }} of {{ evidence.n }} rows</div></div>
+    <div class="card"><div class="k">P(favorable) in / out</div><div class="v">{{ evidence.p_fav_in }} / {{ evidence.p_fav_out }}</div>
+      <div class="d">{% if evidence.overlap %}overlap with previous group {{ evidence.overlap }}{% endif %}</div></div>
+  </div>
+  <h3>Key attributes</h3>
+  <p>{{ evidence.key_attributes | join(", ") or "none" }}
+  {% if evidence.key_features %}<span class="muted"> — {% for k in evidence.key_features %}{{ k.encoded }} (θ {{ k.weight }}){% if not loop.last %}, {% endif %}{% endfor %}</span>{% endif %}</p>
+  <h3>Decision tree (IE-DT){% if evidence.tree_leaves %} · {{ evidence.tree_leaves }} leaves{% endif %}</h3>
+  {% if evidence.tree_img %}
+  <div class="fig scroll"><img src="{{ evidence.tree_img }}" alt="RUMIE decision tree with leaf sizes and P(fav)"></div>
+  {% else %}<p class="muted">No decision tree stored for this window (method {{ evidence.method }}).</p>{% endif %}
+  <h3>Rules (group = any of)</h3>
+  {% for r in evidence.rules %}<div class="rule">{{ r }}</div>{% else %}<p class="muted">no rules</p>{% endfor %}
+  {% else %}
+  <p class="muted">Not available for this window (RUMIE disabled or the run has no results).</p>
+  {% endif %}
+</section>
+
+<section id="gesd">
+  <h2>Explanation fairness (GESD)</h2>
+  {% if gesd %}
+  <p>GESD <b>{{ gesd.value }}</b> across <b>{{ gesd.attribute or "the protected groups" }}</b>
+     (explainer {{ gesd.explainer }}; Mann–Whitney p {{ gesd.p_value }}{% if gesd.status and gesd.status != "ok" %}; {{ gesd.status }}{% endif %}).
+     Higher stability means explanations change less under small perturbations; GESD is the gap between groups.</p>
+  <div class="two">
+    <div>{% if gesd.img %}<div class="fig"><img src="{{ gesd.img }}" alt="per-group explanation stability"></div>{% endif %}
+      <p class="muted">{% if gesd.distribution %}Distribution of per-instance stabilities S(x); bars mark group means.{% else %}Group mean stability ±1 std (per-instance values not stored).{% endif %}</p></div>
+    <div>
+      <table><tr><th>group</th><th class="num">stability</th><th class="num">std</th><th class="num">n</th></tr>
+      {% for g in gesd.groups %}<tr><td>{{ g.label }}</td><td class="num">{{ g.stability }}</td><td class="num">{{ g.std }}</td><td class="num">{{ g.n }}</td></tr>{% endfor %}
+      </table>
+      {% if gesd.components %}
+      <table><tr><th>component</th><th class="num">GESD</th><th class="num">p</th></tr>
+      {% for c in gesd.components %}<tr><td>{{ c.name }}</td><td class="num">{{ c.value }}</td><td class="num">{{ c.p_value }}</td></tr>{% endfor %}
+      </table>
+      {% endif %}
+      {% if gesd.pairwise %}
+      <table><tr><th>pair</th><th class="num">p (Holm)</th></tr>
+      {% for t in gesd.pairwise %}<tr><td>{{ t.a }} vs {{ t.b }}</td><td class="num">{{ t.p }}</td></tr>{% endfor %}
+      </table>
+      {% endif %}
+    </div>
+  </div>
+  {% else %}
+  <p class="muted">Not available for this window (GESD disabled or the run has no results).</p>
+  {% endif %}
+</section>
+
+<section id="openxai">
+  <h2>Explanation quality (OpenXAI)</h2>
+  {% if openxai %}
+  <table>
+    <tr><th>explainer</th><th>metric</th><th class="num">all rows</th>
+      {% for g in openxai.group_cols %}<th class="num">{{ g }}</th>{% endfor %}
+      {% for a in openxai.fair_cols %}<th class="num">gap {{ a }}</th>{% endfor %}</tr>
+    {% for r in openxai.rows %}
+    <tr><td>{{ r.explainer }}</td><td>{{ r.metric }}</td><td class="num">{{ r.all }}</td>
+      {% for v in r.groups %}<td class="num">{{ v }}</td>{% endfor %}
+      {% for v in r.gaps %}<td class="num"><b>{{ v }}</b></td>{% endfor %}</tr>
+    {% endfor %}
+  </table>
+  <p class="muted">PGI/PGU: prediction gap when the top-k / other features are perturbed (higher PGI, lower PGU
+     = more faithful). RIS/RRS/ROS: relative instability (lower = more stable). "gap": |majority − minority|
+     group mean (range for more than two groups).</p>
+  {% else %}
+  <p class="muted">Not available for this window (OpenXAI metrics disabled or the run has no results).</p>
+  {% endif %}
+</section>
+
+<section id="trends">
+  <h2>Trends</h2>
+  {% if trend_img %}
+  <div class="fig"><img src="{{ trend_img }}" alt="key metrics across windows"></div>
+  <p class="muted">{{ n_trend }} window(s) from the store up to this one. Shaded column: this window; red lines:
+     windows with an active drift finding; dashed lines: model version changes.</p>
+  <table><tr><th>window</th><th>status</th><th>model</th><th class="num">max DP difference</th>
+    <th class="num">DScore held-out</th><th class="num">GESD</th><th>drift</th></tr>
+  {% for r in trend_rows %}
+  <tr{% if r.current %} class="current"{% endif %}><td>{{ r.window }}</td><td>{{ r.status }}</td><td>{{ r.model }}</td>
+    <td class="num">{{ r.dp }}</td><td class="num">{{ r.honest }}</td><td class="num">{{ r.gesd }}</td>
+    <td>{% if r.drift %}<span class="badge st-drift">drift</span>{% endif %}</td></tr>
+  {% endfor %}
+  </table>
+  {% else %}
+  <p class="muted">No history yet.</p>
+  {% endif %}
+</section>
+
+<section id="feu">
+  <h2>Retraining candidates (FEU)</h2>
+  {% if feu_rows %}
+  <div class="two">
+    <div>{% if feu_img %}<div class="fig"><img src="{{ feu_img }}" alt="FEU Pareto front"></div>{% endif %}</div>
+    <div>
+      <table><tr><th>#</th><th>hyperparameters</th><th class="num">AUC</th><th class="num">F1</th>
+        <th class="num">DP</th><th class="num">EOD</th><th class="num">GESD</th></tr>
+      {% for c in feu_rows %}
+      <tr{% if c.selected %} class="selected"{% endif %}><td>{{ c.index }}{% if c.selected %} ★{% endif %}</td>
+        <td>{{ c.hyper }}</td><td class="num">{{ c.auc }}</td><td class="num">{{ c.f1 }}</td>
+        <td class="num">{{ c.dp }}</td><td class="num">{{ c.eod }}</td><td class="num">{{ c.gesd }}</td></tr>
+      {% endfor %}
+      </table>
+      <p class="muted">NSGA-II Pareto set trading AUC against DP difference and GESD (test split); ★ = the
+         recommended candidate (Chebyshev scalarisation). Candidates are proposed, never deployed.</p>
+    </div>
+  </div>
+  {% else %}
+  <p class="muted">No retraining candidates for this window (FEU runs when discrimination drifts).</p>
+  {% endif %}
+</section>
+
+</main>
+<footer>fairmon run {{ run_id }} · spec {{ spec_fingerprint }} · stored {{ updated_at }}{% if timings %} · {{ timings }}{% endif %}
+{% if rebuild_command %}<br>rebuild: <code>{{ rebuild_command }}</code>{% endif %}</footer>
+</body>
+</html>
+"""
+)
+
+INDEX_TEMPLATE = (
+    _HEAD
+    + """<title>fairmon · {{ monitor }} · reports</title>
+<style>{{ css }}</style>
+</head>
+<body>
+<header><h1>{{ monitor }}</h1><div class="sub">run reports, newest first</div></header>
+<main>
+<section id="index">
+  <table><tr><th>window</th><th>status</th><th>model</th><th>report</th></tr>
+  {% for r in rows %}
+  <tr><td>{{ r.window }}</td><td><span class="badge st-{{ r.status }}">{{ r.status }}</span></td><td>{{ r.model }}</td>
+      <td>{% if r.href %}<a href="{{ r.href }}">{{ r.href }}</a>{% else %}<span class="muted">not written</span>{% endif %}</td></tr>
+  {% endfor %}
+  </table>
+</section>
+</main>
+</body>
+</html>
+"""
+)

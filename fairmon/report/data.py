@@ -1,0 +1,250 @@
+"""What a run report shows, read back from the store (so any report can be rebuilt later).
+
+A report never reads step artifacts: everything comes from the rows one window wrote (run, metrics,
+RUMIE evidence with its tree JSON, GESD/OpenXAI rows, findings, FEU candidates, alerts) plus the
+trend of earlier windows of the same monitor. :func:`load_report_data` gathers them into one
+:class:`ReportData`; :mod:`fairmon.report.render` turns that into HTML.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from fairmon.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fairmon.store import (
+        AlertRecord,
+        EvidenceRecord,
+        ExplanationMetricRecord,
+        FEUCandidateRecord,
+        FindingRecord,
+        MetricRecord,
+        RunRecord,
+        Store,
+    )
+
+__all__ = [
+    "ReportData",
+    "TrendPoint",
+    "load_report_data",
+    "report_status",
+    "ERR_NO_RUN",
+    "ERR_NO_RUNS",
+    "DEFAULT_HISTORY",
+]
+
+ERR_NO_RUN = "monitor {monitor!r} has no run for the window starting {window}; runs: {known}"
+ERR_NO_RUNS = "monitor {monitor!r} has no runs in the store"
+#: how many windows (this one included) the trend charts show by default
+DEFAULT_HISTORY = 60
+#: run statuses whose rows carry results
+_RESULT = ("succeeded", "labels_pending")
+#: finding statuses that mean "a drift is active at this window"
+_ACTIVE = ("open", "ongoing")
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """The key numbers of one window for the trend charts (None = not computed / undefined).
+
+    ``dp_difference``/``dp_ratio`` map attribute → (value, ci_low, ci_high); ``drift`` says whether a
+    finding was open or ongoing at that window.
+    """
+
+    window_start: datetime
+    status: str
+    model_version: str | None
+    dp_difference: dict[str, tuple[float | None, float | None, float | None]] = field(default_factory=dict)
+    dp_ratio: dict[str, tuple[float | None, float | None, float | None]] = field(default_factory=dict)
+    dscore: float | None = None
+    honest_dscore: float | None = None
+    gesd: float | None = None
+    drift: bool = False
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one window's report shows.
+
+    Examples
+    --------
+    >>> from fairmon.store import open_store  # doctest: +SKIP
+    >>> data = load_report_data(open_store(), "demo", "2026-01-07")  # doctest: +SKIP
+    >>> data.run.status, len(data.trend)  # doctest: +SKIP
+    ('succeeded', 7)
+    """
+
+    run: RunRecord
+    metrics: tuple[MetricRecord, ...] = ()
+    evidence: tuple[EvidenceRecord, ...] = ()
+    explanations: tuple[ExplanationMetricRecord, ...] = ()
+    findings: tuple[FindingRecord, ...] = ()
+    feu: tuple[FEUCandidateRecord, ...] = ()
+    alerts: tuple[AlertRecord, ...] = ()
+    trend: tuple[TrendPoint, ...] = ()
+    rumie_method: str = "ie-dt"
+
+    @property
+    def monitor(self) -> str:
+        return self.run.monitor
+
+    @property
+    def main_evidence(self) -> EvidenceRecord | None:
+        """The evidence of the monitor's RUMIE method (else the first one stored)."""
+        for ev in self.evidence:
+            if ev.method == self.rumie_method:
+                return ev
+        return self.evidence[0] if self.evidence else None
+
+    @property
+    def gesd(self) -> ExplanationMetricRecord | None:
+        for x in self.explanations:
+            if x.family == "gesd" and x.metric == "gesd" and x.group == "":
+                return x
+        return None
+
+    @property
+    def status(self) -> str:
+        return report_status(self.run.status, self.findings)
+
+
+def report_status(run_status: str, findings: Sequence[FindingRecord]) -> str:
+    """One word for the window: ``drift`` / ``watch`` / ``ok``, or the run status when it has no results.
+
+    ``drift``: a finding is open or ongoing; ``watch``: a violation is pending persistence (or an
+    informational event); ``ok``: nothing found.
+
+    >>> report_status("failed", [])
+    'failed'
+    >>> report_status("succeeded", [])
+    'ok'
+    """
+    if run_status not in _RESULT:
+        return run_status
+    if any(f.status in _ACTIVE for f in findings):
+        return "drift"
+    if any(f.status in ("pending", "event") for f in findings):
+        return "watch"
+    return "ok"
+
+
+def _num(v: Any) -> float | None:
+    if v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
+    rid = int(run.run_id or 0)
+    dpd: dict[str, tuple[float | None, float | None, float | None]] = {}
+    dpr: dict[str, tuple[float | None, float | None, float | None]] = {}
+    dscore = honest = gesd = None
+    drift = False
+    if run.status in _RESULT:
+        for m in store.metrics_of_run(rid):
+            if m.group == "" and m.metric in ("dp_difference", "dp_ratio"):
+                (dpd if m.metric == "dp_difference" else dpr)[m.attribute] = (m.value, m.ci_low, m.ci_high)
+        evs = store.evidence_of_run(rid)
+        ev = next((e for e in evs if e.method == method), evs[0] if evs else None)
+        if ev is not None:
+            dscore, honest = ev.dscore, ev.honest_dscore
+        for x in store.explanation_metrics_of_run(rid):
+            if x.family == "gesd" and x.metric == "gesd" and x.group == "":
+                gesd = x.value
+        drift = any(f.status in _ACTIVE for f in store.findings_of_run(rid))
+    return TrendPoint(
+        window_start=run.window_start,
+        status=run.status,
+        model_version=run.model_version,
+        dp_difference=dpd,
+        dp_ratio=dpr,
+        dscore=_num(dscore),
+        honest_dscore=_num(honest),
+        gesd=_num(gesd),
+        drift=drift,
+    )
+
+
+def _parse_window(window: datetime | str) -> datetime:
+    from fairmon.pipeline.window import parse_date
+
+    return parse_date(window) if isinstance(window, str) else window
+
+
+def load_report_data(
+    store: Store,
+    monitor: str,
+    window: datetime | str | None = None,
+    *,
+    rumie_method: str | None = None,
+    history: int = DEFAULT_HISTORY,
+) -> ReportData:
+    """Read one window's report contents from the store.
+
+    Parameters
+    ----------
+    store : Store
+        The fairmon store.
+    monitor : str
+        Monitor name.
+    window : datetime or str, optional
+        Start of the window (``"2026-01-07"`` or an aware datetime); None = the latest run.
+    rumie_method : str, optional
+        Which evidence row is the headline (default ``ie-dt``; the pipeline stores one row, the
+        spec's method, which is used when no row has this method).
+    history : int
+        Windows shown in the trend charts (this one and the ones before it).
+
+    Raises
+    ------
+    ConfigError
+        The monitor has no run for that window (the message lists the windows it has).
+    """
+    runs = store.runs(monitor)
+    if not runs:
+        raise ConfigError(ERR_NO_RUNS.format(monitor=monitor))
+    if window is None:
+        run = runs[-1]
+    else:
+        ws = _parse_window(window)
+        match = [r for r in runs if r.window_start == ws]
+        if not match and isinstance(window, str) and "T" not in window:  # a date: that day's window
+            match = [r for r in runs if r.window_start.date() == ws.date()]
+        if not match:
+            known = ", ".join(f"{r.window_start:%Y-%m-%d}" for r in runs[-10:])
+            raise ConfigError(ERR_NO_RUN.format(monitor=monitor, window=ws.isoformat(), known=known or "none"))
+        run = match[-1]
+    method = rumie_method or "ie-dt"
+    rid = int(run.run_id or 0)
+    earlier = [r for r in runs if r.window_start <= run.window_start][-max(1, int(history)) :]
+    trend = tuple(_trend_point(store, r, method) for r in earlier)
+    alerts = tuple(
+        a
+        for a in store.alerts(monitor, since=run.window_start)
+        if a.window_start is not None and a.window_start == run.window_start
+    )
+    return ReportData(
+        run=run,
+        metrics=tuple(store.metrics_of_run(rid)),
+        evidence=tuple(store.evidence_of_run(rid)),
+        explanations=tuple(store.explanation_metrics_of_run(rid)),
+        findings=tuple(store.findings_of_run(rid)),
+        feu=tuple(store.feu_candidates(rid)),
+        alerts=alerts,
+        trend=trend,
+        rumie_method=method,
+    )
+
+
+def window_bounds(run: RunRecord) -> tuple[datetime, datetime]:
+    """``(start, end)`` of a run's window (helper for templates)."""
+    return run.window_start, run.window_end or run.window_start + timedelta(days=1)

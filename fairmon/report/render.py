@@ -1,0 +1,355 @@
+"""ReportData → one self-contained HTML page (jinja2 with autoescaping, images as base64 PNG).
+
+The page loads nothing from anywhere: styles are inline, images are ``data:`` URIs and a
+Content-Security-Policy meta tag forbids every other source, so the file can be mailed, archived
+or served from any static host and still look the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
+
+from fairmon.report import charts
+from fairmon.report._template import CSS
+from fairmon.report.charts import GroupStabilityRow, fmt_num
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fairmon.report.data import ReportData
+    from fairmon.store import ExplanationMetricRecord, FindingRecord, MetricRecord
+
+__all__ = ["render_html", "SECTIONS", "data_uri"]
+
+#: section ids of every report, in page order (tests and the index page rely on them)
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("summary", "Summary"),
+    ("findings", "Drift findings"),
+    ("outcome", "Outcome fairness"),
+    ("rumie", "Discriminated group (RUMIE)"),
+    ("gesd", "Explanation fairness (GESD)"),
+    ("openxai", "Explanation quality (OpenXAI)"),
+    ("trends", "Trends"),
+    ("feu", "Retraining candidates (FEU)"),
+)
+
+_FINDING_TITLES = {
+    "ci_outside_range": "outside its allowed range",
+    "significant_change": "significant change vs baseline",
+    "rumie_dscore": "discriminated group above threshold",
+    "rumie_rise": "discrimination of the mined group rose",
+    "rumie_new_group": "a new discriminated group",
+    "rumie_key_attributes": "the group's key attributes changed",
+    "gesd_rise": "explanation fairness got worse",
+    "data_validation": "data validation failed",
+}
+_SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+
+
+def data_uri(png: bytes | None) -> str | None:
+    """``data:image/png;base64,...`` of PNG bytes (None stays None)."""
+    if png is None:
+        return None
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _ci(lo: Any, hi: Any) -> str:
+    if lo is None or hi is None:
+        return ""
+    return f"[{fmt_num(lo)}, {fmt_num(hi)}]"
+
+
+def _p(p: Any) -> str:
+    if p is None or (isinstance(p, float) and not math.isfinite(p)):
+        return "n/a"
+    p = float(p)
+    return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
+
+
+def _metric_rows(metrics: Sequence[MetricRecord]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    disparities: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
+    for m in sorted(metrics, key=lambda m: ("&" in m.attribute, m.attribute, m.metric, m.group)):
+        row = {
+            "metric": m.metric,
+            "attribute": m.attribute or "(all)",
+            "group": m.group,
+            "value": fmt_num(m.value),
+            "ci": _ci(m.ci_low, m.ci_high),
+            "n": "" if m.n is None else f"{m.n:,}",
+            "missing": m.value is None,
+        }
+        (groups if m.group else disparities).append(row)
+    return disparities, groups
+
+
+def _group_table(metrics: Sequence[MetricRecord]) -> dict[str, Any]:
+    """Per-group metrics pivoted: one row per (attribute, group), one column per metric."""
+    cols = [c for c in charts.PER_GROUP_METRICS if any(m.metric == c and m.group for m in metrics)]
+    cells: dict[tuple[str, str], dict[str, MetricRecord]] = {}
+    for m in metrics:
+        if m.group and m.metric in cols:
+            cells.setdefault((m.attribute, m.group), {})[m.metric] = m
+    rows = []
+    for (attr, group), by in sorted(cells.items(), key=lambda kv: ("&" in kv[0][0], kv[0][0], kv[0][1])):
+        n = next((by[c].n for c in cols if c in by and by[c].n is not None), None)
+        rows.append(
+            {
+                "group": f"{attr} = {group}",
+                "cells": [
+                    {"value": fmt_num(by[c].value) if c in by else "", "ci": _ci(by[c].ci_low, by[c].ci_high)
+                     if c in by else "", "missing": c in by and by[c].value is None}
+                    for c in cols
+                ],
+                "n": "" if n is None else f"{n:,}",
+            }
+        )
+    return {"cols": cols, "rows": rows}
+
+
+def _headline_outcome(metrics: Sequence[MetricRecord]) -> dict[str, Any]:
+    dpd = [m for m in metrics if m.metric == "dp_difference" and not m.group and m.value is not None]
+    dpr = [m for m in metrics if m.metric == "dp_ratio" and not m.group and m.value is not None]
+    out: dict[str, Any] = {"dp_difference": None, "dp_ratio": None}
+    if dpd:
+        w = max(dpd, key=lambda m: float(m.value or 0.0))
+        out["dp_difference"] = {"value": fmt_num(w.value), "ci": _ci(w.ci_low, w.ci_high), "attribute": w.attribute}
+    if dpr:
+        w = min(dpr, key=lambda m: float(m.value if m.value is not None else 1.0))
+        out["dp_ratio"] = {"value": fmt_num(w.value), "ci": _ci(w.ci_low, w.ci_high), "attribute": w.attribute}
+    return out
+
+
+def _finding_rows(findings: Sequence[FindingRecord]) -> list[dict[str, Any]]:
+    rows = []
+    for f in sorted(findings, key=lambda f: (_SEVERITY_ORDER.get(f.severity, 3), f.kind, f.metric, f.group)):
+        rows.append(
+            {
+                "severity": f.severity,
+                "status": f.status,
+                "what": f"{f.metric}{' · ' + f.group if f.group else ''}: {_FINDING_TITLES.get(f.kind, f.kind)}",
+                "value": fmt_num(f.value),
+                "ci": _ci(f.ci_low, f.ci_high),
+                "baseline": fmt_num(f.baseline) if f.baseline is not None else "",
+                "since": f"{f.since:%Y-%m-%d}" if f.since is not None else "",
+                "message": f.message,
+            }
+        )
+    return rows
+
+
+def _gesd_rows(expl: Sequence[ExplanationMetricRecord]) -> list[GroupStabilityRow]:
+    rows = []
+    for x in expl:
+        if x.family == "gesd" and x.metric == "stability" and x.group:
+            d = dict(x.details or {})
+            inst = d.get("instances") or ()
+            rows.append(
+                GroupStabilityRow(
+                    label=x.group,
+                    stability=x.value,
+                    std=d.get("std"),
+                    size=x.n,
+                    instances=tuple(float(v) for v in inst if v is not None),
+                )
+            )
+    if rows:
+        return rows
+    gesd = next((x for x in expl if x.family == "gesd" and x.metric == "gesd" and x.group == ""), None)
+    if gesd is not None and gesd.group_stability:
+        return [GroupStabilityRow(label=str(g), stability=v) for g, v in gesd.group_stability.items()]
+    return []
+
+
+def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | None:
+    rows = [x for x in expl if x.family == "openxai"]
+    if not rows:
+        return None
+    group_cols = sorted({x.group for x in rows if x.group and "=" in x.group and not x.metric.endswith("_fairness")})
+    fair_cols = sorted({x.group for x in rows if x.metric.endswith("_fairness")})
+    table: dict[tuple[str, str], dict[str, str]] = {}
+    for x in rows:
+        base = x.metric[: -len("_fairness")] if x.metric.endswith("_fairness") else x.metric
+        cell = table.setdefault((x.explainer, base), {})
+        if x.metric.endswith("_fairness"):
+            cell[f"gap:{x.group}"] = fmt_num(x.value)
+        elif x.group:
+            cell[x.group] = fmt_num(x.value)
+        else:
+            cell["all"] = fmt_num(x.value)
+    out_rows = [
+        {"explainer": e, "metric": m, "all": c.get("all", ""), "groups": [c.get(g, "") for g in group_cols],
+         "gaps": [c.get(f"gap:{a}", "") for a in fair_cols]}
+        for (e, m), c in sorted(table.items())
+    ]
+    return {"group_cols": group_cols, "fair_cols": fair_cols, "rows": out_rows}
+
+
+def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
+    out = []
+    for c in data.feu:
+        m = dict(c.metrics or {})
+        test: Mapping[str, Any] = m["test"] if isinstance(m.get("test"), Mapping) else m
+        hp = dict(c.hyperparameters or {})
+        out.append(
+            {
+                "index": c.candidate_index,
+                "selected": c.selected,
+                "pareto": c.pareto,
+                "hyper": ", ".join(f"{k} {fmt_num(v)}" for k, v in sorted(hp.items())),
+                "auc": fmt_num(test.get("auc")),
+                "f1": fmt_num(test.get("f1")),
+                "dp": fmt_num(test.get("dp")),
+                "eod": fmt_num(test.get("eod")),
+                "gesd": fmt_num(test.get("gesd")),
+                "registry_version": c.registry_version or "",
+            }
+        )
+    return out
+
+
+def _trend_rows(data: ReportData) -> list[dict[str, Any]]:
+    rows = []
+    for p in list(data.trend)[-15:]:
+        worst = max((v[0] for v in p.dp_difference.values() if v[0] is not None), default=None)
+        rows.append(
+            {
+                "window": f"{p.window_start:%Y-%m-%d}",
+                "status": p.status,
+                "model": p.model_version or "",
+                "dp": fmt_num(worst),
+                "honest": fmt_num(p.honest_dscore),
+                "gesd": fmt_num(p.gesd),
+                "drift": p.drift,
+                "current": p.window_start == data.run.window_start,
+            }
+        )
+    return rows
+
+
+def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]:
+    run = data.run
+    ev = data.main_evidence
+    gesd = data.gesd
+    details = dict(run.details or {})
+    disparities, group_rows = _metric_rows(data.metrics)
+    ev_ctx: dict[str, Any] | None = None
+    if ev is not None:
+        ed = dict(ev.details or {})
+        rules = ev.rules if isinstance(ev.rules, list) and all(isinstance(r, str) for r in ev.rules) else None
+        if not rules and ev.rules_text:
+            rules = [ev.rules_text]
+        ev_ctx = {
+            "method": ev.method,
+            "status": ed.get("status", "ok"),
+            "reason": ed.get("reason") or "",
+            "dscore": fmt_num(ev.dscore),
+            "honest": fmt_num(ev.honest_dscore),
+            "p_value": _p(ev.p_value),
+            "group_size": "" if ev.group_size is None else f"{ev.group_size:,}",
+            "fraction": "" if ev.group_fraction is None else f"{ev.group_fraction:.1%}",
+            "n": "" if ev.n is None else f"{ev.n:,}",
+            "p_fav_in": fmt_num(ev.p_fav_in),
+            "p_fav_out": fmt_num(ev.p_fav_out),
+            "key_attributes": list(ev.key_attributes),
+            "key_features": [
+                {"encoded": k.get("encoded", ""), "weight": fmt_num(k.get("weight"))}
+                for k in (ed.get("key_features") or [])
+                if isinstance(k, Mapping)
+            ],
+            "rules": rules or [],
+            "overlap": fmt_num(ev.group_overlap) if ev.group_overlap is not None else "",
+            "tree_img": data_uri(charts.tree_chart(ev.tree if isinstance(ev.tree, Mapping) else None)),
+            "tree_leaves": (ev.tree or {}).get("n_leaves") if isinstance(ev.tree, Mapping) else None,
+        }
+    gesd_rows = _gesd_rows(data.explanations)
+    gesd_ctx: dict[str, Any] | None = None
+    if gesd is not None or gesd_rows:
+        gd = dict(gesd.details or {}) if gesd is not None else {}
+        comps = gd.get("components") or {}
+        gesd_ctx = {
+            "value": fmt_num(gesd.value) if gesd is not None else "n/a",
+            "p_value": _p(gesd.p_value) if gesd is not None else "n/a",
+            "explainer": gesd.explainer if gesd is not None else "",
+            "attribute": gd.get("attribute", ""),
+            "status": gd.get("status", ""),
+            "groups": [
+                {"label": r.label, "stability": fmt_num(r.stability), "std": fmt_num(r.std),
+                 "n": "" if r.size is None else r.size, "instances": len(r.instances)}
+                for r in gesd_rows
+            ],
+            "components": [
+                {"name": k, "value": fmt_num((v or {}).get("value")), "p_value": _p((v or {}).get("p_value"))}
+                for k, v in sorted(comps.items())
+                if isinstance(v, Mapping)
+            ],
+            "pairwise": [
+                {"a": t.get("group_a"), "b": t.get("group_b"), "p": _p(t.get("p_adjusted", t.get("p_value")))}
+                for t in (gd.get("pairwise") or [])
+                if isinstance(t, Mapping)
+            ],
+            "img": data_uri(charts.gesd_chart(gesd_rows)),
+            "distribution": bool(gesd_rows) and all(len(r.instances) >= 2 for r in gesd_rows),
+        }
+    findings = _finding_rows(data.findings)
+    return {
+        "monitor": data.monitor,
+        "window_start": f"{run.window_start:%Y-%m-%d %H:%M} UTC",
+        "window_end": f"{run.window_end:%Y-%m-%d %H:%M} UTC",
+        "window_day": f"{run.window_start:%Y-%m-%d}",
+        "run_status": run.status,
+        "status": data.status,
+        "error": run.error or "",
+        "model_version": run.model_version or "n/a",
+        "n_rows": "n/a" if run.n_rows is None else f"{run.n_rows:,}",
+        "favorable_rate": fmt_num(details.get("favorable_rate")),
+        "headline": _headline_outcome(data.metrics),
+        "evidence": ev_ctx,
+        "gesd": gesd_ctx,
+        "n_findings": len(findings),
+        "n_active": sum(1 for f in data.findings if f.status in ("open", "ongoing")),
+        "findings": findings,
+        "alerts": [
+            {"kind": a.kind, "severity": a.severity or "", "state": a.state, "channel": a.channel or "",
+             "text": str((a.payload or {}).get("text", ""))[:600]}
+            for a in data.alerts
+        ],
+        "disparities": disparities,
+        "group_rows": group_rows,
+        "group_table": _group_table(data.metrics),
+        "outcome_img": data_uri(charts.outcome_chart(data.metrics)),
+        "openxai": _openxai_table(data.explanations),
+        "trend_img": data_uri(charts.trend_chart(data.trend, current=run.window_start)),
+        "trend_rows": _trend_rows(data),
+        "n_trend": len(data.trend),
+        "feu_img": data_uri(charts.pareto_chart(data.feu)),
+        "feu_rows": _feu_rows(data),
+        "sections": SECTIONS,
+        "run_id": run.run_id,
+        "spec_fingerprint": (run.spec_fingerprint or "")[:12],
+        "updated_at": f"{run.updated_at:%Y-%m-%d %H:%M:%S} UTC" if run.updated_at else "",
+        "timings": ", ".join(f"{k} {v:.1f}s" for k, v in run.timings.items()),
+        "rebuild_command": rebuild_command or "",
+        "css": Markup(CSS),
+    }
+
+
+def render_html(data: ReportData, *, rebuild_command: str | None = None) -> str:
+    """The report of one window as a self-contained HTML string.
+
+    Examples
+    --------
+    >>> from fairmon.report.data import load_report_data  # doctest: +SKIP
+    >>> html = render_html(load_report_data(store, "demo", "2026-01-07"))  # doctest: +SKIP
+    >>> html.count('<section id=')  # doctest: +SKIP
+    8
+    """
+    import jinja2
+
+    from fairmon.report._template import TEMPLATE
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return env.from_string(TEMPLATE).render(**_context(data, rebuild_command=rebuild_command))

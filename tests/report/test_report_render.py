@@ -1,0 +1,220 @@
+"""Run reports rendered from seeded store data: sections, embedded images, escaping, paths, rebuilds."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import report_seed
+
+pytestmark = pytest.mark.postgres
+
+IMG_RE = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)"')
+
+
+def _html(location: Path, i: int) -> str:
+    from fairmon.alerts.render import report_path
+
+    return (location / report_path(report_seed.MONITOR, report_seed.day(i))).read_text()
+
+
+def _images(html: str) -> dict[str, Any]:
+    from PIL import Image
+
+    out = {}
+    for b64, alt in IMG_RE.findall(html):
+        im = Image.open(io.BytesIO(base64.b64decode(b64)))
+        im.load()  # decodes every pixel: a truncated PNG fails here
+        out[alt] = im
+    return out
+
+
+def test_every_window_written_at_the_alert_path(reports: tuple[Path, list[Any]]) -> None:
+    from fairmon.alerts.render import report_path
+
+    location, written = reports
+    assert [w.window_start for w in written] == [report_seed.day(i) for i in range(report_seed.N_WINDOWS)]
+    for w in written:
+        rel = report_path(report_seed.MONITOR, w.window_start)
+        assert w.path == f"{location}/{rel}"
+        assert Path(w.path).stat().st_size == w.bytes
+    statuses = [w.status for w in written]
+    assert statuses == ["ok", "ok", "ok", "drift", "drift"]
+
+
+def test_drift_window_has_every_section_and_images_decode(reports: tuple[Path, list[Any]]) -> None:
+    from fairmon.report import SECTIONS
+
+    location, _ = reports
+    html = _html(location, report_seed.DRIFT_WINDOW)
+    for sid, _title in SECTIONS:
+        assert f'<section id="{sid}">' in html, sid
+        assert f'href="#{sid}"' in html
+    images = _images(html)
+    assert set(images) == {
+        "per-group rates with confidence intervals",
+        "RUMIE decision tree with leaf sizes and P(fav)",
+        "per-group explanation stability",
+        "key metrics across windows",
+        "FEU Pareto front",
+    }
+    for alt, im in images.items():
+        assert im.format == "PNG" and im.size[0] > 200 and im.size[1] > 100, alt
+    assert html.count("<img ") == len(images)  # every image is an embedded PNG
+    # the numbers a reader needs are in the text too
+    for text in (
+        "age &lt;= 30",  # the rules
+        "age &gt; 30 AND region = north",
+        "0.22",  # honest DScore
+        "1.0e-06",  # its p-value
+        "kernelshap+lime",
+        "gap sex",  # OpenXAI disparity column
+        "rumie_honest_dscore: discriminated group above threshold",
+        "RUMIE: discriminated group above threshold",  # the window's alert
+        "Distribution of per-instance stabilities",
+        "lr 0.001",  # FEU hyperparameters of candidate #2
+        "fairmon report --monitor credit --window 2026-01-04",
+    ):
+        assert text in html, text
+    assert 'class="selected"' in html  # the recommended FEU candidate is marked
+
+
+def test_window_without_feu_or_instances_says_so(reports: tuple[Path, list[Any]]) -> None:
+    location, _ = reports
+    html = _html(location, 0)
+    assert "No retraining candidates for this window" in html
+    assert "per-instance values not stored" in html  # GESD falls back to group bars
+    assert "No drift finding at this window" in html
+    assert len(_images(html)) == 4
+
+
+def test_self_contained_and_escaped(reports: tuple[Path, list[Any]]) -> None:
+    location, _ = reports
+    html = _html(location, report_seed.DRIFT_WINDOW)
+    assert "<script" not in html.lower()  # the finding message's <script> is escaped, and no JS at all
+    assert "&lt;script&gt;x&lt;/script&gt;" in html
+    assert not re.search(r'(src|href)="(?!data:image/png;base64,|#)', html)
+    assert "url(" not in html and "@import" not in html
+    assert "default-src 'none'; img-src data:" in html  # CSP: the browser loads nothing else
+
+
+def test_index_lists_every_window(reports: tuple[Path, list[Any]]) -> None:
+    location, _ = reports
+    index = (location / report_seed.MONITOR / "index.html").read_text()
+    for i in range(report_seed.N_WINDOWS):
+        assert f'href="{report_seed.day(i):%Y-%m-%d}.html"' in index
+    assert index.index("2026-01-05") < index.index("2026-01-01")  # newest first
+
+
+def test_rebuild_is_identical(store: Any, reports: tuple[Path, list[Any]], tmp_path: Path) -> None:
+    from fairmon.report import write_window_report
+
+    location, _ = reports
+    again = write_window_report(store, report_seed.MONITOR, "2026-01-04", location=str(tmp_path))
+    assert Path(again.path).read_text() == _html(location, report_seed.DRIFT_WINDOW)
+
+
+def test_trend_uses_only_windows_up_to_this_one(store: Any) -> None:
+    from fairmon.report import load_report_data
+
+    data = load_report_data(store, report_seed.MONITOR, "2026-01-02")
+    assert [p.window_start for p in data.trend] == [report_seed.day(0), report_seed.day(1)]
+    assert data.trend[-1].dp_difference["sex"][0] == pytest.approx(0.07)
+    latest = load_report_data(store, report_seed.MONITOR)
+    assert latest.run.window_start == report_seed.day(4)
+    assert [p.drift for p in latest.trend] == [False, False, False, True, True]
+    assert [p.model_version for p in latest.trend] == ["v1", "v1", "v1", "v2", "v2"]
+
+
+def test_unknown_window_and_monitor_are_clear_errors(store: Any) -> None:
+    from fairmon.errors import ConfigError
+    from fairmon.report import load_report_data
+
+    with pytest.raises(ConfigError, match=r"no run for the window starting 2027-01-01.*2026-01-01, 2026-01-02"):
+        load_report_data(store, report_seed.MONITOR, "2027-01-01")
+    with pytest.raises(ConfigError, match="'nobody' has no runs"):
+        load_report_data(store, "nobody")
+
+
+def test_failed_window_renders_its_error(store: Any, tmp_path: Path) -> None:
+    from fairmon.report import write_window_report
+
+    start = datetime(2026, 1, 6, tzinfo=UTC)
+    store.mark_run(report_seed.MONITOR, start, datetime(2026, 1, 7, tzinfo=UTC), "failed",
+                   error="rumie: MethodError: boom <b>")
+    try:
+        w = write_window_report(store, report_seed.MONITOR, start, location=str(tmp_path))
+        html = Path(w.path).read_text()
+        assert w.status == "failed"
+        assert "Run failed:</b> rumie: MethodError: boom &lt;b&gt;" in html
+        assert "Not available for this window (RUMIE disabled or the run has no results)" in html
+        assert len(_images(html)) == 1  # only the trend (history of the earlier windows)
+    finally:
+        with store.engine.begin() as conn:
+            import sqlalchemy as sa
+
+            conn.execute(sa.text("DELETE FROM runs WHERE window_start = :ws"), {"ws": start})
+
+
+def test_tree_layout_rejects_non_tree_json() -> None:
+    from fairmon.report.charts import tree_chart, tree_layout
+
+    assert tree_layout({"feature": "age", "threshold": 25.0}) is None
+    assert tree_chart({"root": {"split": {"column": "age"}, "left": {"leaf": 1}}}) is None
+    placed = tree_layout(report_seed.tree_json())
+    assert placed is not None
+    leaves = [p for p in placed if "leaf" in p.node]
+    assert [p.x for p in leaves] == [0.0, 1.0, 2.0, 3.0]
+    assert [p.edge for p in placed[1:]] == ["≤ 30", "> 30", "≠ north", "≤ 41,250.5", "> 41,250.5", "= north"]
+
+
+def test_report_location_rules(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from fairmon.config import MonitorSpec
+    from fairmon.report import report_location
+
+    spec = MonitorSpec.model_validate({
+        "spec_version": 1, "identity": {"name": "m"}, "model": {"registry_uri": "r"},
+        "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+        "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"},
+        "execution": {"artifact_location": str(tmp_path / "out" / "artifacts")},
+    })
+    monkeypatch.delenv("FAIRMON_REPORT_LOCATION", raising=False)
+    monkeypatch.delenv("FAIRMON_ARTIFACT_LOCATION", raising=False)
+    assert report_location(spec) == str(tmp_path / "out" / "reports")
+    monkeypatch.setenv("FAIRMON_REPORT_LOCATION", "s3://b/reports")
+    assert report_location(spec) == "s3://b/reports"
+
+
+def test_pipeline_report_step_writes_the_window(seeded_db: str, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline's report hook (fairmon.pipeline.steps.report) writes where the alert links."""
+    from fairmon.alerts.render import report_path
+    from fairmon.config import MonitorSpec
+    from fairmon.pipeline.context import RunContext
+    from fairmon.pipeline.steps import report
+    from fairmon.pipeline.window import Window
+
+    monkeypatch.delenv("FAIRMON_REPORT_LOCATION", raising=False)
+    monkeypatch.delenv("FAIRMON_ARTIFACT_LOCATION", raising=False)
+    spec = MonitorSpec.model_validate({
+        "spec_version": 1, "identity": {"name": report_seed.MONITOR}, "model": {"registry_uri": "r"},
+        "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+        "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"},
+        "execution": {"artifact_location": str(tmp_path / "artifacts")},
+    })
+    start = report_seed.day(report_seed.DRIFT_WINDOW)
+    ctx = RunContext(spec, Window(report_seed.MONITOR, start, report_seed.day(report_seed.DRIFT_WINDOW + 1)),
+                     db_url=seeded_db)
+    try:
+        out = report(ctx)
+    finally:
+        ctx.close()
+    expected = tmp_path / "reports" / report_path(report_seed.MONITOR, start)
+    assert out["status"] == "written" and out["path"] == str(expected)
+    assert 'id="rumie"' in expected.read_text()
+    assert (tmp_path / "reports" / report_seed.MONITOR / "index.html").is_file()
