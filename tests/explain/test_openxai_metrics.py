@@ -33,6 +33,14 @@ def test_pgi_pgu_hand():
     assert (pgu(_f0, Z, E_wrong, k=1, device="cpu") > 0.01).all()
 
 
+def test_pgi_pgu_zero_explanation_rows_are_nan():
+    Z = np.zeros((2, 3))
+    E = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    for fn in (pgi, pgu):
+        v = fn(_f0, Z, E, k=1, device="cpu")
+        assert np.isnan(v[0]) and np.isfinite(v[1])
+
+
 def test_pgi_auc_and_std_zero():
     Z = np.zeros((2, 4))
     E = np.array([[1.0, 0.5, 0.2, 0.1]] * 2)

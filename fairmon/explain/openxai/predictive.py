@@ -6,7 +6,9 @@ perturbations of ``|P(class | x') − P(class | x)|`` — the reference takes th
 column; for a binary classifier this equals the change of P(class 1). A faithful explanation has a
 high PGI and a low PGU. Perturbations: :func:`fairmon.explain.openxai.perturb.perturb` (Gaussian
 std 0.1 on continuous columns, binary flips with probability sqrt(2/π)·0.1, one-hot groups together).
-``auc=True`` integrates over k = 1..max_k like the ground-truth metrics.
+``auc=True`` integrates over k = 1..max_k like the ground-truth metrics. An all-zero explanation
+row has no top-k, so its PGI/PGU is NaN (counted as ``n_nan`` by ``evaluate``; the reference would
+pick the first k columns of the tie).
 """
 
 from __future__ import annotations
@@ -73,9 +75,8 @@ def prediction_gap(
             pp = prob.p1_chunked(xp.reshape(-1, d)).reshape(r, n_samples)
             res[s : s + r] = (pp - p0[s : s + r].unsqueeze(1)).abs().mean(dim=1)
         vals.append(res.cpu().numpy())
-    if len(vals) == 1:
-        return vals[0]
-    return np.trapezoid(np.array(vals), np.arange(max_k) / (max_k - 1), axis=0)
+    out = vals[0] if len(vals) == 1 else np.trapezoid(np.array(vals), np.arange(max_k) / (max_k - 1), axis=0)
+    return np.where(np.all(E == 0, axis=1), np.nan, out)
 
 
 def pgi(f: Any, Z: np.ndarray, explanations: np.ndarray, **kwargs: Any) -> np.ndarray:
