@@ -1,0 +1,27 @@
+"""The FEU paper benchmark's smoke mode runs a tiny search on German and writes its results files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.datasets
+def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
+    spec = importlib.util.spec_from_file_location("bench_feu_paper_run", REPO / "benchmarks" / "feu_paper" / "run.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = mod.main(["--smoke", "--out", str(tmp_path)])
+    summary = rows[0]
+    assert summary["dataset"] == "german" and summary["seeds"] == 1
+    assert 0.5 <= summary["auc_mean"] <= 1.0 and 0.0 <= summary["dp_mean"] <= 1.0
+    data = json.loads((tmp_path / "feu_paper_smoke.json").read_text())
+    assert data["commit"] and data["settings"]["smoke"] is True and "loadavg" in data["machine"]
+    assert (tmp_path / "feu_paper_smoke.md").is_file()
+    assert (tmp_path / "pareto_german_seed42.png").is_file()
