@@ -233,12 +233,16 @@ def _messages_of(outcome: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _live(args: argparse.Namespace) -> dict[str, Any]:
+    import logging
+
     from rich.console import Console
     from rich.panel import Panel
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from fairmon.pipeline.steps import STEP_ORDER
 
+    if not getattr(args, "debug", False):  # the live view replaces the per-step INFO log lines
+        logging.getLogger().setLevel(logging.WARNING)
     console = Console()
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -279,11 +283,20 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
             on_event=on_event,
         )
     console.print(f"done in {summary['seconds']:.0f}s; store {summary['db']}; output {summary['output']}")
+    reports = [w["steps"].get("report", {}).get("path") for w in summary["windows"]]
+    if any(reports):  # the run reports (fairmon.report), one per window, and their index
+        last = next(p for p in reversed(reports) if p)
+        console.print(f"reports: {Path(last).parent / 'index.html'} (latest {last}); serve with "
+                      f"`python -m http.server -d {summary['output']} 8000` to follow the alert links")
     return summary
 
 
 def run(args: argparse.Namespace) -> int:
     if args.json:
+        import logging
+
+        if not getattr(args, "debug", False):
+            logging.getLogger().setLevel(logging.WARNING)
         summary = run_demo(
             output=args.output, db_url=args.db, windows=args.windows, rows=args.rows,
             drift_window=args.drift_window, overrides=parse_overrides(args.overrides), seed=args.seed,
