@@ -114,6 +114,38 @@ def _row(name: str, ev: Evidence, extra: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def speed(args: argparse.Namespace) -> int:
+    """Speed rows only (run when the machine is quiet; records the load average per row)."""
+    import torch
+
+    (X, fav, how), = load_inputs(["adult"]).values()
+    rng = np.random.default_rng(0)
+    idx = np.sort(rng.choice(len(X), 5000, replace=False))
+    Xw, fw = X.iloc[idx].reset_index(drop=True), fav[idx]
+    mine(Xw, fw, iterations=10, significance="none")  # warm-up: imports, thread pools
+    rows: list[dict[str, Any]] = []
+    for rep in range(args.repeats):
+        before = os.getloadavg()[0]
+        ev = mine(X, fav, iterations=args.iterations, significance="none")
+        rows.append({"case": "adult-full ie-dt mining", "rep": rep, "rows": len(X), "dscore": ev.dscore,
+                     "runtime_s": round(ev.runtime_s, 2), "optimise_s": round(ev.search["optimise_s"], 2),
+                     "limit_s": 30, "load1_before": round(before, 2), "load1_after": round(os.getloadavg()[0], 2)})
+        print(rows[-1], flush=True)
+        before = os.getloadavg()[0]
+        ev = mine(Xw, fw, iterations=args.iterations)
+        rows.append({"case": "adult-window-5000 ie-dt mining+significance", "rep": rep, "rows": 5000,
+                     "dscore": ev.dscore, "runtime_s": round(ev.runtime_s, 2),
+                     "optimise_s": round(ev.search["optimise_s"], 2), "limit_s": 20,
+                     "load1_before": round(before, 2), "load1_after": round(os.getloadavg()[0], 2)})
+        print(rows[-1], flush=True)
+    settings = {"iterations": args.iterations, "repeats": args.repeats, "decisions": how, "torch": torch.__version__,
+                "torch_threads_during_mine": max(1, (os.cpu_count() or 2) // 2)}
+    write_results(args.out, "rumie_speed", rows, settings=settings,
+                  notes="Wall-clock runtime of mine() (IE-DT, paper defaults). The machine is shared: compare "
+                  "load1_before/after with its 2 cores.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true", help="COMPAS only, few iterations, tiny grid (seconds)")
@@ -124,14 +156,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ks", type=int, nargs="+", default=[2, 4, 6, 8])
     ap.add_argument("--alphas", type=float, nargs="+", default=[0.1, 0.25, 0.45])
     ap.add_argument("--skip-grid", action="store_true")
+    ap.add_argument("--skip-main", action="store_true", help="only the Figs. 2-3 grid")
+    ap.add_argument("--speed", action="store_true",
+                    help="only the speed acceptance: IE-DT on full Adult (mining) and one 5,000-row window "
+                    "(mining + significance), repeated --repeats times -> rumie_speed")
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
+    if args.speed:
+        return speed(args)
     if args.smoke:
         args.datasets, args.iterations, args.enum_budget = ["compas"], 100, 0.5
         args.ks, args.alphas = [2], [0.45]
     t_all = time.perf_counter()
     inputs = load_inputs(args.datasets)
     rows: list[dict[str, Any]] = []
-    for name, (X, fav, _how) in inputs.items():
+    for name, (X, fav, _how) in ({} if args.skip_main else inputs).items():
         for method in ("ie", "ie-dt"):
             ev = mine(X, fav, k=5, alpha=0.45, beta=0.55, method=method, iterations=args.iterations)
             extra = {"rows": len(X), "k": 5, "alpha": 0.45, "beta": 0.55, "paper_dscore": PAPER_DSCORE[name]}
@@ -163,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         "mine_s: mining only (no significance); total_s: mining + significance. Timings from a shared 2-core "
         "machine while other jobs ran (load1 = 1-min load average when the row finished)."
     )
-    write_results(args.out, "rumie_paper", rows, settings=settings, notes=notes)
+    if not args.skip_main:
+        write_results(args.out, "rumie_paper", rows, settings=settings, notes=notes)
 
     if not args.skip_grid:
         grid: list[dict[str, Any]] = []

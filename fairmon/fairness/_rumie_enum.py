@@ -117,9 +117,16 @@ def enumerate_groups(
     hi_size = min(n - 1, math.floor(beta * n + 1e-9))
     per_col = [c for c in _conditions(Z, schema, max_thresholds) if c]
     packed: list[list[tuple[np.ndarray, _Cond]]] = []
+    res = EnumResult()
     for conds in per_col:
+        if time.perf_counter() - t0 > time_budget_s:  # building the masks counts against the budget
+            res.complete = False
+            return res
         row = []
-        for c in conds:
+        for i, c in enumerate(conds):
+            if i % 512 == 511 and time.perf_counter() - t0 > time_budget_s:
+                res.complete = False
+                return res
             col = Z[:, c.encoded]
             if c.kind == "eq":
                 m = col > 0.5
@@ -131,7 +138,6 @@ def enumerate_groups(
                 m = col > c.value
             row.append((_pack(m, words), c))
         packed.append(row)
-    res = EnumResult()
     best: list[_Cond] = []
     p = len(packed)
     counter = 0
@@ -154,7 +160,7 @@ def enumerate_groups(
                         if d > res.dscore:
                             res.dscore, res.size = d, size
                             best = [*chosen, c]
-                    if counter % 2048 == 0 and time.perf_counter() - t0 > time_budget_s:
+                    if counter % 256 == 0 and time.perf_counter() - t0 > time_budget_s:
                         out_of_time = True
                         return
                 else:
@@ -163,6 +169,9 @@ def enumerate_groups(
                         return
 
     for target in range(1, min(k, p) + 1):
+        if time.perf_counter() - t0 > time_budget_s:
+            out_of_time = True
+            break
         dfs(0, 0, target, None, [])
         if out_of_time:
             break

@@ -83,10 +83,12 @@ def fit_ie(
     ft = torch.as_tensor(np.asarray(favorable, dtype=np.float64), dtype=tdtype, device=device)
     F = ft.sum()
     R = max(1, int(restarts))
-    gen = torch_generator(random_state, device)
+    # initial values come from a CPU generator on every device, so CUDA and CPU start identically
+    gen = torch_generator(random_state, torch.device("cpu"))
     theta = torch.zeros((R, d), dtype=tdtype, device=device)
     if R > 1:
-        theta[1:] = torch.randn((R - 1, d), generator=gen, dtype=tdtype, device=device) * init_scale
+        init = torch.randn((R - 1, d), generator=gen, dtype=tdtype) * init_scale
+        theta[1:] = init.to(device)
     b = torch.zeros((R,), dtype=tdtype, device=device)
     n_small = d - k
     eps = 1e-12
