@@ -1,7 +1,7 @@
 """Spec → method calls for the heavy steps (RUMIE, GESD/OpenXAI, FEU) and their JSON results.
 
 Only translation lives here: every number comes from the method modules (:func:`fairmon.fairness.rumie.mine`,
-:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.search`).
+:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.nsga`).
 """
 
 from __future__ import annotations
@@ -217,7 +217,11 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
                     "group": f"{attr}={grp['group']}",
                     "value": grp["stability"],
                     "n": grp["size"],
-                    "details": {"std": grp["std"], "population": grp["population"], "sufficient": grp["sufficient"]},
+                    "details": {"std": grp["std"], "population": grp["population"], "sufficient": grp["sufficient"],
+                                # per-instance S(x) of the group: the report draws their distribution
+                                "instances": [round(float(v), 6) for gi, v in
+                                              zip(res.instance_group, res.instance_stability, strict=True)
+                                              if str(gi) == str(grp["group"]) and np.isfinite(v)]},
                 }
             )
     if e.openxai.enabled:
@@ -306,7 +310,7 @@ def _feu_gesd(ctx: RunContext) -> dict[str, Any]:
 
 def run_feu(ctx: RunContext) -> dict[str, Any]:
     """FEU retraining candidates on the spec's training data (NSGA-II; proposed, never deployed)."""
-    from fairmon.feu.search import search
+    from fairmon.feu.nsga import search
     from fairmon.feu.settings import FEUSettings
     from fairmon.sources import load_file
 

@@ -39,7 +39,9 @@ class RunContext:
     db_url : str, optional
         Store URL (None → ``FAIRMON_DATABASE_URL`` → embedded Postgres, see :func:`fairmon.store.get_engine`).
     notify : bool
-        Whether alerts are sent (False for backfills unless asked); they are always stored.
+        A live run (True): alerts are queued in the outbox and posted when a Slack token is
+        available. False (a backfill without ``--notify``): findings are stored, no alert is queued
+        or posted.
     slack_token : str, optional
         Slack bot token (None → ``FAIRMON_SLACK_TOKEN``; none at all → alerts stay pending in the outbox).
     attempt : int

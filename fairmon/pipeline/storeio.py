@@ -535,6 +535,8 @@ def send_followup(ctx: RunContext, feu_result: Mapping[str, Any]) -> dict[str, A
     channel = _channel(ctx)
     drift_out = ctx.artifacts.get_json("drift")
     opened = [d for d in drift_out["findings"] if d["status"] == "open" and d["notify"]]
+    if not ctx.notify:  # a backfill without --notify stores the candidates but posts nothing
+        return {"status": "skipped", "reason": "not notifying (backfill)"}
     if channel is None or not opened or not ctx.spec.alerts.enabled:
         return {"status": "skipped", "reason": "no alerted drift finding or no channel"}
     parent = Finding.from_dict(max(opened, key=lambda d: ("info", "warning", "critical").index(d["severity"])))
