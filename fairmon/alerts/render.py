@@ -289,20 +289,44 @@ def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | No
     )
 
 
-def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fingerprint: str) -> SlackMessage:
-    """The threaded follow-up listing FEU retraining candidates (``FEUResult.to_dict()``).
+def _cand_value(c: Mapping[str, Any], name: str) -> Any:
+    """A candidate metric: top level (pipeline shape) or under ``test`` / ``metrics.test`` (FEUResult)."""
+    if c.get(name) is not None:
+        return c[name]
+    for holder in (c.get("test"), (c.get("metrics") or {}).get("test")):
+        if isinstance(holder, Mapping) and holder.get(name) is not None:
+            return holder[name]
+    return None
 
-    Reads ``candidates`` (each with ``auc``, ``dp`` / ``dp_difference``, ``gesd``, optional
-    ``registry_version`` and ``selected``) and ``selected`` (index) when present.
+
+def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fingerprint: str) -> SlackMessage:
+    """The threaded follow-up listing FEU retraining candidates.
+
+    Accepts ``FEUResult.to_dict()`` (``pareto`` candidates with ``test`` metrics, ``selected`` as a
+    candidate dict, ``snapshot``) or the pipeline's flattened form (``candidates`` with ``auc``, ``dp``,
+    ``gesd``, ``selected`` flags / index).
+
+    >>> from datetime import datetime, UTC
+    >>> m = render_feu_followup({"candidates": [{"auc": 0.8, "dp": 0.05, "gesd": 0.01, "selected": True}]},
+    ...                         AlertContext("demo", datetime(2026, 1, 5, tzinfo=UTC)), parent_fingerprint="p")
+    >>> "AUC 0.800, DP 0.050, GESD 0.010" in m.text and m.thread_of
+    'p'
     """
     cands: Sequence[Mapping[str, Any]] = feu.get("candidates") or feu.get("pareto") or []
     sel = feu.get("selected")
+    sel_id = sel.get("id") if isinstance(sel, Mapping) else None
+    snap = feu.get("snapshot") if isinstance(feu.get("snapshot"), Mapping) else None
     lines = []
     for i, c in enumerate(cands):
-        mark = " ← recommended" if c.get("selected") or sel == i else ""
-        dp = c.get("dp", c.get("dp_difference"))
-        ver = f" [{c['registry_version']}]" if c.get("registry_version") else ""
-        lines.append(f"#{i + 1}{ver}: AUC {_num(c.get('auc'))}, DP {_num(dp)}, GESD {_num(c.get('gesd'))}{mark}")
+        chosen = bool(c.get("selected")) or (sel_id is not None and c.get("id") == sel_id) or (
+            isinstance(sel, int) and not isinstance(sel, bool) and sel == i)
+        mark = " ← recommended" if chosen else ""
+        version = c.get("registry_version") or (snap.get("version") if chosen and snap else None)
+        ver = f" [{version}]" if version else ""
+        hp = c.get("hyperparameters") or {}
+        hp_txt = ", ".join(f"{k} {hp[k]:.3g}" if isinstance(hp[k], float) else f"{k} {hp[k]}" for k in sorted(hp))
+        lines.append(f"#{i + 1}{ver}: AUC {_num(_cand_value(c, 'auc'))}, DP {_num(_cand_value(c, 'dp'))}, "
+                     f"GESD {_num(_cand_value(c, 'gesd'))}{mark}" + (f" ({hp_txt})" if hp_txt else ""))
     head = f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front; proposed, not deployed)"
     fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint}", "event")
     blocks = [_section(f"*{head}*\n" + "\n".join(f"• {ln}" for ln in lines))]

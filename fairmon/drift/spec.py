@@ -14,7 +14,7 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 
 from fairmon.drift.checks import Baseline, Check, default_checks
@@ -36,12 +36,13 @@ class DriftSettings:
         return {"checks": self.checks, "baseline": self.baseline, "policy": self.policy}
 
 
-def settings_from_spec(drift: Any = None, alerts: Any = None) -> DriftSettings:
+def settings_from_spec(drift: Any = None, alerts: Any = None, *, tz: tzinfo = UTC) -> DriftSettings:
     """Build :class:`DriftSettings` from ``MonitorSpec.drift`` (and ``.alerts`` for min severity).
 
     ``None`` means the spec defaults. Cold start: ``min_history`` earlier windows are needed before
     a significance test (``ranges_only``: the allowed-range rule still alerts); with ``suppress`` no
-    finding is notified before that.
+    finding is notified before that. A reference baseline's date is midnight in ``tz`` (the
+    schedule's timezone).
     """
     if drift is None:
         from fairmon.config import DriftSpec
@@ -51,7 +52,7 @@ def settings_from_spec(drift: Any = None, alerts: Any = None) -> DriftSettings:
     min_hist = max(2, int(drift.cold_start.min_history))
     if getattr(b, "kind", "trailing") == "reference":
         ref = b.window
-        ref_dt = datetime(ref.year, ref.month, ref.day, tzinfo=UTC) if isinstance(ref, date) else ref
+        ref_dt = datetime(ref.year, ref.month, ref.day, tzinfo=tz) if isinstance(ref, date) else ref
         baseline = Baseline(mode="reference", reference_start=ref_dt, min_history=2, trailing_n=max(2, min_hist))
     else:
         n = int(b.n_windows)

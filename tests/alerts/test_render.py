@@ -87,3 +87,14 @@ def test_renders_real_rumie_evidence_and_window_summary() -> None:
     assert f"{ev.group_size:,} rows" in m.text
     meas = WindowSummary("credit", T0, evidence=evd).measurements()[("rumie_honest_dscore", "")]
     assert meas.value == ev.honest_dscore and meas.ci is not None and meas.ci[0] < meas.value < meas.ci[1]
+
+
+def test_feu_followup_reads_the_raw_feu_result_shape() -> None:
+    raw = {"method": "feu", "selected": {"id": 7}, "snapshot": {"version": "v3"},
+           "pareto": [{"id": 3, "hyperparameters": {"lr": 0.001, "epochs": 20, "threshold": 0.5},
+                       "test": {"auc": 0.83, "dp": 0.09, "gesd": 0.02}},
+                      {"id": 7, "hyperparameters": {"lr": 0.01, "epochs": 12, "threshold": 0.45},
+                       "test": {"auc": 0.8, "dp": 0.03, "gesd": 0.01}}]}
+    m = render_feu_followup(raw, ctx(), parent_fingerprint="p")
+    assert "#1: AUC 0.830, DP 0.090, GESD 0.020 (epochs 20, lr 0.001, threshold 0.5)" in m.text
+    assert "#2 [v3]: AUC 0.800, DP 0.030, GESD 0.010 ← recommended" in m.text

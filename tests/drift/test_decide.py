@@ -241,3 +241,26 @@ def test_window_summary_reads_store_metric_records() -> None:
     assert m[("dp_difference", "sex")].ci == (0.08, 0.16)
     assert m[("selection_rate", "sex=female")].value == 0.4
     assert ("tpr", "sex=male") not in m
+
+
+def test_settings_from_spec_reference_baseline_and_suppress() -> None:
+    from datetime import date
+    from zoneinfo import ZoneInfo
+
+    from fairmon.config import AlertsSpec, DriftSpec
+    from fairmon.drift import settings_from_spec
+
+    d = DriftSpec.model_validate({"baseline": {"kind": "reference", "window": date(2026, 1, 1)},
+                                  "cold_start": {"min_history": 4, "rule": "suppress"},
+                                  "persistence": {"m": 1, "n": 1}, "gesd_threshold": 0.05})
+    s = settings_from_spec(d, AlertsSpec(min_severity="critical", send_resolved=False),
+                           tz=ZoneInfo("Europe/Berlin"))
+    assert s.baseline.mode == "reference"
+    assert s.baseline.reference_start == datetime(2026, 1, 1, tzinfo=ZoneInfo("Europe/Berlin"))
+    assert s.policy.suppress_before == 4 and s.policy.min_severity == "critical"
+    assert not s.policy.notify_resolution
+    assert any(getattr(c, "metric", "") == "gesd" and getattr(c, "high", None) == 0.05 for c in s.checks)
+    # suppress: a violation in the first windows is recorded but not notified
+    out = replay([_w(i, 0.5) for i in range(6)], checks=[CIOutsideRange(metric="dp_difference", high=0.1)],
+                 policy=s.policy)
+    assert [(f.status, f.notify) for f in out[0]] == [("open", False)]
