@@ -74,6 +74,8 @@ def honest_dscore_se(evidence: Mapping[str, Any] | None, honest: float, p_value:
     >>> round(honest_dscore_se({"significance": {"n_test": 2000, "test_group_size": 1000,
     ...     "test_p_fav_in": 0.4, "test_p_fav_out": 0.5}}, 0.1, None), 4)
     0.0221
+    >>> round(honest_dscore_se({}, 0.16, 2.2e-16), 4)  # z = 8.1
+    0.0197
     """
     sig = (evidence or {}).get("significance") or {}
     n_test, n_in = sig.get("n_test"), sig.get("test_group_size")
@@ -85,8 +87,8 @@ def honest_dscore_se(evidence: Mapping[str, Any] | None, honest: float, p_value:
     if p_value is not None and 0.0 < p_value < 0.5 and honest > 0:
         from statistics import NormalDist
 
-        z = NormalDist().inv_cdf(1.0 - p_value) if p_value > 1e-15 else None
-        if z:
+        z = -NormalDist().inv_cdf(p_value)  # accurate for tiny p (1 - p would round to 1)
+        if z > 0:
             return honest / z
     return None
 
