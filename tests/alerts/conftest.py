@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from slack_server import SlackTestServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # slack_server / alert_helpers, whatever the import mode
+
+from slack_server import SlackTestServer  # noqa: E402
 
 
 @pytest.fixture
