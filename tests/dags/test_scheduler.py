@@ -62,15 +62,17 @@ def test_scheduler_runs_a_triggered_demo_dag(
     from fairmon.store import open_store
 
     spec, manifest = prepare_demo(tmp_path / "demo", windows=3, drift_window=2,
-                                  overrides={"schedule.end_date": "2026-01-03"})
+                                  overrides={"schedule.end_date": "2026-01-03", "execution.retry_delay_s": 5})
     open_store(fresh_database_url, upgrade=True).engine.dispose()
     env = airflow_env(tmp_path, spec.parent, fresh_database_url)
+    port = _free_port()
     env.update(
         AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=airflow_metadata_url,
         AIRFLOW__CORE__EXECUTOR="LocalExecutor",
         AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION="False",
         AIRFLOW__CORE__PARALLELISM="4",
-        AIRFLOW__API__PORT=str(_free_port()),
+        AIRFLOW__API__PORT=str(port),
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://localhost:{port}/execution/",
         AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC="2",
         AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL="5",
     )
