@@ -27,7 +27,7 @@ h3 { margin:14px 0 6px; font-size:14px; color:var(--muted); text-transform:upper
 .st-watch, .sev-warning, .st-labels_pending { background:var(--warn); }
 .st-ok, .st-succeeded, .sev-info { background:var(--good); }
 .st-running, .st-skipped { background:var(--muted); }
-.cards { display:grid; grid-template-columns:repeat(auto-fill, minmax(190px, 1fr)); gap:10px; }
+.cards { display:grid; grid-template-columns:repeat(auto-fill, minmax(165px, 1fr)); gap:10px; }
 .card { border:1px solid var(--line); border-radius:6px; padding:8px 12px; background:#fbfcfe; }
 .card .k { color:var(--muted); font-size:12px; }
 .card .v { font-size:20px; font-weight:600; }
@@ -80,6 +80,8 @@ TEMPLATE = (
 <section id="summary">
   <h2>Summary</h2>
   {% if error %}<p class="error"><b>Run {{ run_status }}:</b> {{ error }}</p>{% endif %}
+  {% if chart_errors %}<p class="error"><b>Some pictures could not be drawn</b> (the tables are complete):
+    {{ chart_errors | join("; ") }}</p>{% endif %}
   <div class="cards">
     <div class="card"><div class="k">status</div><div class="v">{{ status }}</div>
       <div class="d">{{ n_active }} active of {{ n_findings }} finding(s); run {{ run_status }}</div></div>
@@ -184,7 +186,7 @@ TEMPLATE = (
   <h3>Decision tree (IE-DT){% if evidence.tree_leaves %} · {{ evidence.tree_leaves }} leaves{% endif %}</h3>
   {% if evidence.tree_img %}
   <div class="fig scroll"><img src="{{ evidence.tree_img }}" alt="RUMIE decision tree with leaf sizes and P(fav)"></div>
-  {% else %}<p class="muted">No decision tree stored for this window (method {{ evidence.method }}).</p>{% endif %}
+  {% else %}<p class="muted">No decision-tree picture for this window (method {{ evidence.method }}: a tree is stored by IE-DT only); the rules below describe the group.</p>{% endif %}
   <h3>Rules (group = any of)</h3>
   {% for r in evidence.rules %}<div class="rule">{{ r }}</div>{% else %}<p class="muted">no rules</p>{% endfor %}
   {% else %}

@@ -240,9 +240,9 @@ def tree_chart(tree: Mapping[str, Any] | None) -> bytes | None:
     n_leaves = sum(1 for p in placed if "leaf" in p.node)
     depth = max(p.depth for p in placed)
     # wide trees stay legible: the page scrolls the picture horizontally instead of shrinking it
-    width = min(max(6.0, 1.3 * n_leaves + 1.0), 40.0)
+    width = min(max(6.0, (1.3 if n_leaves <= 8 else 1.1) * n_leaves + 1.0), 40.0)
     height = max(2.6, 1.1 * (depth + 1) + 0.6)
-    fontsize = 9 if width / max(n_leaves, 1) >= 1.25 else 7
+    fontsize = 9 if n_leaves <= 8 else (8 if width / n_leaves >= 1.05 else 7)
     fig = _figure(width, height)
     ax = fig.add_subplot()
     ax.set_axis_off()
@@ -256,8 +256,8 @@ def tree_chart(tree: Mapping[str, Any] | None) -> bytes | None:
             "", xy=(p.x, -p.depth + 0.22), xytext=(q.x, -q.depth - 0.22),
             arrowprops={"arrowstyle": "-|>", "color": "#5c677d", "lw": 1.1, "shrinkA": 0, "shrinkB": 0},
         )
-        ax.text(
-            (p.x + q.x) / 2, -(p.depth + q.depth) / 2, p.edge, ha="center", va="center", fontsize=fontsize,
+        ax.text(  # nearer the child than the parent, so sibling labels do not collide
+            q.x + 0.62 * (p.x - q.x), -(q.depth + 0.62 * (p.depth - q.depth)), p.edge, ha="center", va="center", fontsize=fontsize,
             color="#33415c", bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.9},
         )
     for p in placed:
@@ -420,12 +420,18 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
             ax.legend(fontsize=8, loc="best", frameon=False)
     for x, version in changes:
         axes[0].annotate(f"model {version}", (x, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
-                         xytext=(3, -10), textcoords="offset points", color="#33415c")
+                         xytext=(-3, -10), textcoords="offset points", color="#33415c", ha="right")
     if drift_x:
         axes[2].plot([], [], color=GROUP_COLOR, alpha=0.35, lw=4, label="active drift finding")
         axes[2].legend(fontsize=8, loc="best", frameon=False)
-    for ax in axes[2:]:
-        ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d"))
+    for ax in axes:
+        if len(xs) <= 14:  # one tick per window
+            ax.set_xticks(xs)
+            ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d"))
+        else:
+            locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     if len(xs) == 1:  # one window: give the axis a width
         from datetime import timedelta
 
@@ -446,7 +452,11 @@ def _test_metric(c: FEUCandidateRecord, name: str) -> float | None:
 
 
 def pareto_chart(candidates: Sequence[FEUCandidateRecord]) -> bytes | None:
-    """FEU candidates: AUC against DP difference, coloured by GESD, the recommended one starred."""
+    """FEU candidates: AUC against DP difference, coloured by GESD, the recommended one starred.
+
+    The Pareto set is three-dimensional (AUC, DP, GESD), so its 2-D projection is drawn as points
+    (a connecting line would suggest a front that is not there).
+    """
     pts: list[tuple[FEUCandidateRecord, float, float, float | None]] = []
     for c in candidates:
         dp, auc = _test_metric(c, "dp"), _test_metric(c, "auc")
@@ -463,9 +473,6 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord]) -> bytes | None:
         fig.colorbar(sc, ax=ax, label="GESD (test)")
     else:
         ax.scatter([p[1] for p in pts], [p[2] for p in pts], color=_ACCENT, s=70, zorder=3)
-    front = sorted((p for p in pts if p[0].pareto), key=lambda p: p[1])
-    if len(front) > 1:
-        ax.plot([p[1] for p in front], [p[2] for p in front], color="#5c677d", lw=1, ls="--", zorder=2)
     for c, dp, auc, _ in pts:
         ax.annotate(f"#{c.candidate_index}", (dp, auc), xytext=(5, 4), textcoords="offset points", fontsize=8)
         if c.selected:

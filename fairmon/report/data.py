@@ -116,8 +116,8 @@ class ReportData:
 def report_status(run_status: str, findings: Sequence[FindingRecord]) -> str:
     """One word for the window: ``drift`` / ``watch`` / ``ok``, or the run status when it has no results.
 
-    ``drift``: a finding is open or ongoing; ``watch``: a violation is pending persistence (or an
-    informational event); ``ok``: nothing found.
+    ``drift``: a warning or critical finding is open or ongoing; ``watch``: an informational finding
+    is active, a violation is pending persistence, or an event was recorded; ``ok``: nothing found.
 
     >>> report_status("failed", [])
     'failed'
@@ -126,9 +126,9 @@ def report_status(run_status: str, findings: Sequence[FindingRecord]) -> str:
     """
     if run_status not in _RESULT:
         return run_status
-    if any(f.status in _ACTIVE for f in findings):
+    if any(f.status in _ACTIVE and f.severity != "info" for f in findings):
         return "drift"
-    if any(f.status in ("pending", "event") for f in findings):
+    if any(f.status in (*_ACTIVE, "pending", "event") for f in findings):
         return "watch"
     return "ok"
 

@@ -8,6 +8,7 @@ or served from any static host and still look the same.
 from __future__ import annotations
 
 import base64
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from fairmon.store import ExplanationMetricRecord, FindingRecord, MetricRecord
 
 __all__ = ["render_html", "SECTIONS", "data_uri"]
+
+log = logging.getLogger(__name__)
 
 #: section ids of every report, in page order (tests and the index page rely on them)
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -232,6 +235,18 @@ def _trend_rows(data: ReportData) -> list[dict[str, Any]]:
 
 def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]:
     run = data.run
+    chart_errors: list[str] = []
+
+    def draw(fn: Any, *args: Any, **kwargs: Any) -> str | None:
+        """A picture as a data URI; a drawing failure is logged and named on the page, never fatal
+        (the report step runs after the window's rows are stored, which a broken chart must not undo)."""
+        try:
+            return data_uri(fn(*args, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - reported on the page and in the log
+            log.warning("report %s/%s: %s failed: %s", data.monitor, run.window_start, fn.__name__, exc)
+            chart_errors.append(f"{fn.__name__}: {type(exc).__name__}: {exc}")
+            return None
+
     ev = data.main_evidence
     gesd = data.gesd
     details = dict(run.details or {})
@@ -262,7 +277,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
             ],
             "rules": rules or [],
             "overlap": fmt_num(ev.group_overlap) if ev.group_overlap is not None else "",
-            "tree_img": data_uri(charts.tree_chart(ev.tree if isinstance(ev.tree, Mapping) else None)),
+            "tree_img": draw(charts.tree_chart, ev.tree if isinstance(ev.tree, Mapping) else None),
             "tree_leaves": (ev.tree or {}).get("n_leaves") if isinstance(ev.tree, Mapping) else None,
         }
     gesd_rows = _gesd_rows(data.explanations)
@@ -291,7 +306,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
                 for t in (gd.get("pairwise") or [])
                 if isinstance(t, Mapping)
             ],
-            "img": data_uri(charts.gesd_chart(gesd_rows)),
+            "img": draw(charts.gesd_chart, gesd_rows),
             "distribution": bool(gesd_rows) and all(len(r.instances) >= 2 for r in gesd_rows),
         }
     findings = _finding_rows(data.findings)
@@ -320,12 +335,12 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "disparities": disparities,
         "group_rows": group_rows,
         "group_table": _group_table(data.metrics),
-        "outcome_img": data_uri(charts.outcome_chart(data.metrics)),
+        "outcome_img": draw(charts.outcome_chart, data.metrics),
         "openxai": _openxai_table(data.explanations),
-        "trend_img": data_uri(charts.trend_chart(data.trend, current=run.window_start)),
+        "trend_img": draw(charts.trend_chart, data.trend, current=run.window_start),
         "trend_rows": _trend_rows(data),
         "n_trend": len(data.trend),
-        "feu_img": data_uri(charts.pareto_chart(data.feu)),
+        "feu_img": draw(charts.pareto_chart, data.feu),
         "feu_rows": _feu_rows(data),
         "sections": SECTIONS,
         "run_id": run.run_id,
@@ -334,6 +349,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "timings": ", ".join(f"{k} {v:.1f}s" for k, v in run.timings.items()),
         "rebuild_command": rebuild_command or "",
         "css": Markup(CSS),
+        "chart_errors": chart_errors,
     }
 
 

@@ -218,3 +218,17 @@ def test_pipeline_report_step_writes_the_window(seeded_db: str, tmp_path: Path,
     assert out["status"] == "written" and out["path"] == str(expected)
     assert 'id="rumie"' in expected.read_text()
     assert (tmp_path / "reports" / report_seed.MONITOR / "index.html").is_file()
+
+
+def test_a_broken_chart_is_named_not_fatal(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fairmon.report import charts, load_report_data, render_html
+
+    def boom(*_: Any, **__: Any) -> bytes:
+        raise ValueError("bad tree")
+
+    boom.__name__ = "tree_chart"
+    monkeypatch.setattr(charts, "tree_chart", boom)
+    html = render_html(load_report_data(store, report_seed.MONITOR, "2026-01-04"))
+    assert "Some pictures could not be drawn" in html and "tree_chart: ValueError: bad tree" in html
+    assert "No decision-tree picture for this window" in html  # the section still renders
+    assert len(_images(html)) == 4
