@@ -103,6 +103,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--bg-shap", type=int, default=20, help="KernelSHAP background rows")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--methods", default="lime,kernelshap", help="comma-separated subset of lime,kernelshap")
+    ap.add_argument("--tag", default="", help="suffix of the results file name (e.g. a variant)")
     ap.add_argument("--out", default=str(HERE / "results"))
     args = ap.parse_args(argv)
     if args.smoke:
@@ -129,8 +131,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         "smoke": args.smoke,
     }
     results = []
+    chosen = [m.strip() for m in args.methods.split(",") if m.strip()]
     for method, bg, kw in [("lime", bg_lime, {"n_samples": args.lime_samples}),
                            ("kernelshap", bg_shap, {"n_samples": shap_ns})]:
+        if method not in chosen:
+            continue
         sub = rows_Z[: args.lib_rows]
         explain(model, sub[:1], method=f"{method}-lib", background=bg, device="cpu", **kw)  # warm-up: imports
         t0, c0 = time.perf_counter(), time.process_time()
@@ -158,7 +163,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             "rel_mad_subset": round(rel, 3),
         })
         print(results[-1], flush=True)
-    name = "explainers_smoke" if args.smoke else "explainers"
+    name = ("explainers_smoke" if args.smoke else "explainers") + (f"_{args.tag}" if args.tag else "")
     notes = (
         "Batched = fairmon.explain 'lime'/'kernelshap' on all rows in one call; library = 'lime-lib'/"
         "'kernelshap-lib' (lime 0.2 / shap KernelExplainer, one row at a time) timed on the first "
