@@ -177,3 +177,22 @@ def test_evaluate_shape_mismatch(mixed_model):  # type: ignore[no-untyped-def]
         evaluate(model, Z[:10], np.ones((9, Z.shape[1])), metrics=["PGI"], device="cpu")
     with pytest.raises(MethodError, match="NaN"):
         evaluate(model, Z[:2], np.full((2, Z.shape[1]), np.nan), metrics=["PGI"], device="cpu")
+
+
+def test_sklearn_model_ros_uses_log_odds_and_rrs_is_reported_as_ros():
+    from sklearn.linear_model import LogisticRegression
+
+    from fairmon.registry import Model
+    from fairmon.schema import FeatureSchema
+
+    df = mixed_frame(120)
+    schema = FeatureSchema.fit(df)
+    Z = schema.transform(df)
+    model = Model(LogisticRegression().fit(Z, (Z[:, 0] + Z[:, 3] > 0).astype(int)), schema, framework="sklearn")
+    E = Z[:8] + 1.0
+    t = evaluate(model, Z[:8], E, metrics=["PGI", "RIS", "RRS", "ROS"], explainer=lambda X, y: X + 1.0,
+                 device="cpu", stability_draws=50, stability_keep=10)
+    rows = t.set_index("metric")
+    assert rows.loc["RRS", "value"] == pytest.approx(rows.loc["ROS", "value"])
+    assert rows.loc["RRS", "note"] == RRS_AS_ROS_NOTE and rows.loc["ROS", "note"] == ""
+    assert np.isfinite(rows.loc[["PGI", "RIS", "ROS"], "value"]).all()
