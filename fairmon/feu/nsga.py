@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import ConfigError, DatasetError, MethodError
+from fairmon.errors import ConfigError, DatasetError, InsufficientDataError, MethodError
 from fairmon.feu.metrics import outcome_metrics
 from fairmon.feu.settings import FEUSettings
 from fairmon.schema import FeatureSchema
@@ -121,8 +121,8 @@ class Candidate:
             "hyperparameters": self.hyperparameters,
             "seed": self.seed,
             "objectives": dict(zip(OBJECTIVES, self.objectives)),
-            "validation": self.validation,
-            "test": self.test,
+            "validation": _clean(self.validation),
+            "test": _clean(self.test),
             "chebyshev": self.chebyshev,
             "error": self.error,
         }
@@ -298,15 +298,18 @@ class _Evaluator:
     def gesd_value(self, net: Any, part: str) -> tuple[float, float]:
         from fairmon.explain.gesd import gesd
 
-        res = gesd(
-            self.model(net, 0.5),
-            self.prep.Z[part],
-            self.prep.s[part],
-            X_train=self.prep.Z["train"],
-            random_state=self.gesd_seed,
-            device=self.device,
-            **self.settings.gesd,
-        )
+        try:
+            res = gesd(
+                self.model(net, 0.5),
+                self.prep.Z[part],
+                self.prep.s[part],
+                X_train=self.prep.Z["train"],
+                random_state=self.gesd_seed,
+                device=self.device,
+                **self.settings.gesd,
+            )
+        except InsufficientDataError:  # the sampled rows hold one group only: GESD undefined
+            return float("nan"), float("nan")
         return res.value, res.p_value
 
     def train(self, configs: list[tuple[float, int, int]]) -> list[Any]:
@@ -575,6 +578,11 @@ def _candidate(r: dict[str, Any], *, test: dict[str, float] | None = None, cheby
         generation=int(r["generation"]),
         error=r["error"],
     )
+
+
+def _clean(d: dict[str, float]) -> dict[str, float | None]:
+    """NaN (e.g. GESD with one sampled group) becomes None so the dict is valid JSON."""
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
 
 
 def _stopped_by(st: FEUSettings, generations: int, n_eval: int, elapsed: float) -> str:
