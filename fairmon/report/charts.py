@@ -63,7 +63,12 @@ def _figure(width: float, height: float) -> Figure:
 
 
 def png(fig: Figure) -> bytes:
-    """PNG bytes of a figure (no timestamp/software metadata, so the same figure gives the same bytes)."""
+    """PNG bytes of a figure (no timestamp/software metadata, so the same figure gives the same bytes).
+
+    >>> fig = _figure(2, 1)
+    >>> png(fig) == png(fig)
+    True
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None}, facecolor="white")
     return buf.getvalue()
@@ -110,6 +115,12 @@ def outcome_chart(metrics: Sequence[MetricRecord]) -> bytes | None:
 
     Groups below the minimum size (stored without a value) are left out of the picture; the table
     next to it lists them.
+
+    >>> from fairmon.store import MetricRecord
+    >>> png = outcome_chart([MetricRecord("selection_rate", 0.4, attribute="sex", group="F",
+    ...                                   ci_low=0.35, ci_high=0.45)])
+    >>> png[1:4] == b"PNG", outcome_chart([])
+    (True, None)
     """
     panels = [
         name
@@ -229,6 +240,12 @@ def tree_chart(tree: Mapping[str, Any] | None) -> bytes | None:
     Internal nodes name the split attribute, edges carry the condition in original units, leaves show
     their size (rows and share of the window) and P(favorable); leaves inside the discriminated group
     S' are highlighted.
+
+    >>> t = {"root": {"split": {"column": "age", "threshold": 30, "left": "<=", "right": ">"},
+    ...      "left": {"leaf": 1, "size": 4, "fraction": 0.4, "p_fav": 0.25, "in_group": True},
+    ...      "right": {"leaf": 2, "size": 6, "fraction": 0.6, "p_fav": 0.5, "in_group": False}}}
+    >>> tree_chart(t)[1:4] == b"PNG", tree_chart({"feature": "age"})
+    (True, None)
     """
     if not tree:
         return None
@@ -309,7 +326,12 @@ class GroupStabilityRow:
 
 def gesd_chart(rows: Sequence[GroupStabilityRow]) -> bytes | None:
     """Per-group explanation stability: the distribution of per-instance S(x) when stored (violin +
-    points + mean), else the group means with ±1 std bars and the sample sizes."""
+    points + mean), else the group means with ±1 std bars and the sample sizes.
+
+    >>> gesd_chart([GroupStabilityRow("sex=F", 0.8, std=0.05, size=30),
+    ...             GroupStabilityRow("sex=M", 0.84, std=0.04, size=30)])[1:4] == b"PNG"
+    True
+    """
     rows = [r for r in rows if _ok(r.stability) or len(r.instances) > 0]
     if not rows:
         return None
@@ -353,7 +375,14 @@ def gesd_chart(rows: Sequence[GroupStabilityRow]) -> bytes | None:
 def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None) -> bytes | None:
     """The key metrics across windows (from the store): DP difference and ratio per attribute (CI
     bands), RUMIE DScore (held-out and in-sample) and GESD; the current window, model-version changes
-    and windows with an active drift finding are marked."""
+    and windows with an active drift finding are marked.
+
+    >>> from datetime import datetime, UTC
+    >>> from fairmon.report.data import TrendPoint
+    >>> p = TrendPoint(datetime(2026, 1, 1, tzinfo=UTC), "succeeded", "v1", dp_difference={"sex": (0.1, 0.08, 0.12)})
+    >>> trend_chart([p])[1:4] == b"PNG", trend_chart([])
+    (True, None)
+    """
     if not trend:
         return None
     import matplotlib.dates as mdates
@@ -456,6 +485,12 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord]) -> bytes | None:
 
     The Pareto set is three-dimensional (AUC, DP, GESD), so its 2-D projection is drawn as points
     (a connecting line would suggest a front that is not there).
+
+    >>> from fairmon.store import FEUCandidateRecord
+    >>> c = FEUCandidateRecord(0, metrics={"test": {"auc": 0.8, "dp": 0.05, "gesd": 0.01}}, pareto=True,
+    ...                        selected=True)
+    >>> pareto_chart([c])[1:4] == b"PNG", pareto_chart([])
+    (True, None)
     """
     pts: list[tuple[FEUCandidateRecord, float, float, float | None]] = []
     for c in candidates:

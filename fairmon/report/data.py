@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fairmon.errors import ConfigError
@@ -243,8 +243,3 @@ def load_report_data(
         trend=trend,
         rumie_method=method,
     )
-
-
-def window_bounds(run: RunRecord) -> tuple[datetime, datetime]:
-    """``(start, end)`` of a run's window (helper for templates)."""
-    return run.window_start, run.window_end or run.window_start + timedelta(days=1)
