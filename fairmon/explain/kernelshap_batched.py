@@ -238,24 +238,25 @@ def kernelshap_batched(
     rng = np.random.default_rng(random_state)
     seeds = np.asarray(rng.integers(0, 2**63 - 1, size=n), dtype=np.int64)
 
-    # coalition designs per row, embedded into the d columns
-    designs: list[tuple[np.ndarray, np.ndarray]] = []
-    for i in range(n):
+    def budget(M: int) -> int:
+        if M <= 1:
+            return 0
+        ns = 2 * M + 2**11 if n_samples == "auto" else int(n_samples)
+        return min(ns, 2**M - 2) if M <= 30 else ns
+
+    def design(i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Row i's coalitions embedded into the d columns (built per chunk to bound memory)."""
         M = int(M_all[i])
         if M <= 1:
-            designs.append((np.zeros((0, d), dtype=bool), np.zeros(0)))
-            continue
-        ns = 2 * M + 2**11 if n_samples == "auto" else int(n_samples)
-        if M <= 30:
-            ns = min(ns, 2**M - 2)
-        masks, w = coalition_design(M, ns, np.random.default_rng(int(seeds[i])))
+            return np.zeros((0, d), dtype=bool), np.zeros(0)
+        masks, w = coalition_design(M, budget(M), np.random.default_rng(int(seeds[i])))
         full = np.zeros((masks.shape[0], d), dtype=bool)
         full[:, np.flatnonzero(vary[i])] = masks
-        designs.append((full, w))
+        return full, w
 
     B = bg.shape[0]
     phi = torch.zeros((n, d), dtype=torch.float64, device=dev)
-    S_row = np.array([m.shape[0] for m, _ in designs])
+    S_row = np.array([budget(int(M)) for M in M_all])
     i = 0
     while i < n:
         # rows per chunk so that (rows x samples x background x d) stays within max_elements
@@ -263,7 +264,9 @@ def kernelshap_batched(
         while j < n and (j == i or elems + max(S_row[j], 1) * B * d <= max_elements):
             elems += max(S_row[j], 1) * B * d
             j += 1
-        _solve_chunk(range(i, j), designs, Zt, bgt, prob, fx, fnull, vary, phi, dev)
+        chunk = range(i, j)
+        designs = {r: design(r) for r in chunk}
+        _solve_chunk(chunk, designs, Zt, bgt, prob, fx, fnull, vary, phi, dev)
         i = j
     sign = torch.where(labels == 1, 1.0, -1.0).to(torch.float64).unsqueeze(1)
     out = (phi * sign).cpu().numpy()
@@ -273,7 +276,7 @@ def kernelshap_batched(
 
 def _solve_chunk(
     rows: range,
-    designs: list[tuple[np.ndarray, np.ndarray]],
+    designs: dict[int, tuple[np.ndarray, np.ndarray]],
     Zt: torch.Tensor,
     bgt: torch.Tensor,
     prob: Any,
