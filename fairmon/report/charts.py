@@ -513,9 +513,16 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord]) -> bytes | None:
         if c.selected:
             ax.scatter([dp], [auc], marker="*", s=420, facecolors="none", edgecolors=GROUP_COLOR,
                        linewidths=1.8, zorder=4, label="recommended")
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_xlabel("DP difference (test, lower is fairer)")
     ax.set_ylabel("AUC (test)")
+    ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.grid(alpha=0.3)
+    if len(pts) == 1:  # one candidate: centre it in a readable window
+        _, dp, auc, _ = pts[0]
+        ax.set_xlim(max(0.0, dp - 0.05), dp + 0.05)
+        ax.set_ylim(auc - 0.05, auc + 0.05)
     if any(c.selected for c, *_ in pts):
-        ax.legend(fontsize=8, loc="lower right", frameon=False)
+        ax.legend(fontsize=8, loc="best", frameon=True)
     return png(fig)

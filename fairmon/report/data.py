@@ -53,7 +53,7 @@ class TrendPoint:
     """The key numbers of one window for the trend charts (None = not computed / undefined).
 
     ``dp_difference``/``dp_ratio`` map attribute → (value, ci_low, ci_high); ``drift`` says whether a
-    finding was open or ongoing at that window.
+    warning or critical finding was open or ongoing at that window (:func:`report_status` ``drift``).
     """
 
     window_start: datetime
@@ -160,7 +160,7 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
         for x in store.explanation_metrics_of_run(rid):
             if x.family == "gesd" and x.metric == "gesd" and x.group == "":
                 gesd = x.value
-        drift = any(f.status in _ACTIVE for f in store.findings_of_run(rid))
+        drift = report_status(run.status, store.findings_of_run(rid)) == "drift"
     return TrendPoint(
         window_start=run.window_start,
         status=run.status,

@@ -232,3 +232,22 @@ def test_a_broken_chart_is_named_not_fatal(store: Any, monkeypatch: pytest.Monke
     assert "Some pictures could not be drawn" in html and "tree_chart: ValueError: bad tree" in html
     assert "No decision-tree picture for this window" in html  # the section still renders
     assert len(_images(html)) == 4
+
+
+@pytest.mark.parametrize(
+    "findings,expected",
+    [
+        ([], "ok"),
+        ([("info", "open")], "watch"),
+        ([("warning", "pending")], "watch"),
+        ([("info", "open"), ("warning", "ongoing")], "drift"),
+        ([("critical", "resolved")], "ok"),
+    ],
+)
+def test_report_status(findings: list[tuple[str, str]], expected: str) -> None:
+    from fairmon.report.data import report_status
+    from fairmon.store import FindingRecord
+
+    recs = [FindingRecord("rumie_dscore", "m", sev, status=st) for sev, st in findings]  # type: ignore[arg-type]
+    assert report_status("succeeded", recs) == expected
+    assert report_status("data_invalid", recs) == "data_invalid"
