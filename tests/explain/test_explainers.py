@@ -218,3 +218,11 @@ def test_lime_surrogate_alpha_zero_is_plain_weighted_least_squares():
 
     ref = Ridge(alpha=1.0).fit(X[0].numpy(), y[0].numpy(), sample_weight=w[0].numpy()).coef_
     np.testing.assert_allclose(weighted_ridge(X, y, w, 1.0)[0].numpy(), ref, atol=1e-10)
+
+
+def test_kernelshap_results_do_not_depend_on_chunking(mixed_model):  # type: ignore[no-untyped-def]
+    model, Z = mixed_model
+    kw = {"background": Z[:10], "target": "positive", "n_samples": 100, "device": "cpu"}
+    a = kernelshap_batched(model, Z[:12], **kw)
+    b = kernelshap_batched(model, Z[:12], max_elements=1, **kw)  # one row per chunk
+    np.testing.assert_allclose(a, b, atol=1e-12)
