@@ -12,6 +12,11 @@ Task graph (each task calls one :mod:`fairmon.pipeline` step; XCom carries only 
                                                                      ├─ rumie ───┼→ persist → drift → alert
                                                                      └─ explain ─┘        → feu → followup → report
 
+Windows: a scheduled run computes its data interval (``CronDataIntervalTimetable``). Airflow 3 gives a
+manually triggered run the interval before the trigger time, so to (re)compute a chosen window trigger
+with ``conf={"logical_date": "2026-01-03"}`` — the window starting at that date, exactly what
+``fairmon run --logical-date 2026-01-03`` computes.
+
 Failure policy: a batch that fails validation (and any other non-transient ``FairmonError``) fails the
 task at once without retry (``AirflowFailException``); transient errors (``StoreError`` and others with
 ``retryable=True``, plus unexpected exceptions) use the task's retries. Pipeline failures go to
@@ -113,10 +118,14 @@ def _run_step(step: str, spec_path: str, window: dict | None) -> dict:
 
     context = get_current_context()
     if window is None:  # the resolve_window task: the run's real data interval, never now()
-        window = {
-            "data_interval_start": context["data_interval_start"].isoformat(),
-            "data_interval_end": context["data_interval_end"].isoformat(),
-        }
+        conf = getattr(context.get("dag_run"), "conf", None) or {}
+        if conf.get("logical_date"):  # a chosen window, same convention as `fairmon run --logical-date`
+            window = {"logical_date": str(conf["logical_date"])}
+        else:
+            window = {
+                "data_interval_start": context["data_interval_start"].isoformat(),
+                "data_interval_end": context["data_interval_end"].isoformat(),
+            }
     try:
         return run_step(
             step,

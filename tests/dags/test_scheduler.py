@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,6 +52,16 @@ def airflow_metadata_url(pg_admin_url: str):  # type: ignore[no-untyped-def]
     eng.dispose()
 
 
+def _scalar(engine: Any, sql: str) -> Any:
+    import sqlalchemy as sa
+
+    try:
+        with engine.connect() as c:
+            return c.execute(sa.text(sql)).scalar()
+    except sa.exc.SQLAlchemyError:  # tables not created yet by the migration
+        return None
+
+
 def _airflow(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     exe = str(Path(sys.executable).parent / "airflow")
     return subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=timeout)
@@ -59,6 +70,8 @@ def _airflow(env: dict[str, str], *args: str, timeout: float = 120) -> subproces
 def test_scheduler_runs_a_triggered_demo_dag(
     tmp_path: Path, fresh_database_url: str, airflow_metadata_url: str
 ) -> None:
+    import sqlalchemy as sa
+
     from fairmon.store import open_store
 
     spec, manifest = prepare_demo(tmp_path / "demo", windows=3, drift_window=2,
@@ -82,39 +95,50 @@ def test_scheduler_runs_a_triggered_demo_dag(
         stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
+        meta = sa.create_engine(airflow_metadata_url)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while True:  # wait until the dag-processor has serialised the DAG
-            r = _airflow(env, "dags", "list", "-o", "json")
-            if r.returncode == 0 and "fairmon_demo" in r.stdout:
+            if _scalar(meta, "SELECT count(*) FROM serialized_dag WHERE dag_id = 'fairmon_demo'"):
                 break
             assert proc.poll() is None, (tmp_path / "standalone.log").read_text()[-4000:]
-            assert time.monotonic() < deadline, "DAG not parsed in time:\n" + r.stdout[-2000:] + r.stderr[-2000:]
-            time.sleep(3)
+            assert time.monotonic() < deadline, "DAG not parsed in time"
+            time.sleep(2)
         w0 = manifest["windows"][0]
-        trig = _airflow(env, "dags", "trigger", "fairmon_demo", "--logical-date", w0["end"], "-o", "json")
+        conf = json.dumps({"logical_date": w0["start"]})  # the window to compute (a manual run's data
+        trig = _airflow(env, "dags", "trigger", "fairmon_demo", "-c", conf, "-o", "json")  # interval is "now")
         assert trig.returncode == 0, trig.stdout + trig.stderr
         deadline = time.monotonic() + RUN_TIMEOUT_S
         state = None
         while time.monotonic() < deadline:
-            r = _airflow(env, "dags", "list-runs", "fairmon_demo", "-o", "json")
-            if r.returncode == 0 and r.stdout.strip().startswith("["):
-                runs = json.loads(r.stdout)
-                if runs:
-                    state = runs[0]["state"]
-                    if state in ("success", "failed"):
-                        break
-            time.sleep(3)
+            state = _scalar(meta, "SELECT state FROM dag_run WHERE dag_id = 'fairmon_demo' ORDER BY id DESC LIMIT 1")
+            if state in ("success", "failed"):
+                break
+            time.sleep(2)
+        meta.dispose()
         tail = (tmp_path / "standalone.log").read_text()[-6000:]
         assert state == "success", f"run state {state}\n{tail}"
     finally:
+        import psutil  # an Airflow dependency
+
+        try:  # standalone's descendants, some in sessions of their own (api-server workers)
+            children = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            children = []
         os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
+            pass
+        try:
             os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for child in children:  # nothing started here outlives the test
+            try:
+                child.kill()
+            except psutil.NoSuchProcess:
+                pass
         log.close()
-
-    import sqlalchemy as sa
 
     eng = sa.create_engine(fresh_database_url)
     with eng.connect() as c:
