@@ -23,7 +23,7 @@ from pipeline_demo_setup import SMALL  # noqa: E402
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
-WINDOWS, DRIFT = 6, 3
+WINDOWS, DRIFT = 5, 3
 
 
 @pytest.fixture(scope="module")
