@@ -12,7 +12,8 @@ The estimator (lime 0.2.0.1 defaults, checked against its source):
   (left side);
 * a perturbation sample draws, independently per feature, a bin (continuous) or a value (categorical
   features, i.e. one-hot columns) with the background frequencies; a continuous value is drawn from
-  the normal truncated to the bin ``[min, max]`` with the bin's mean and std (+1e-11). lime returns
+  the normal truncated to the bin ``[min, max]`` with the bin's mean and std (+1e-11) (exact
+  rejection sampling, inverse CDF for stragglers; lime calls ``scipy.stats.truncnorm``). lime returns
   the truncated-normal *z bound* instead of a value when a bin's bounds coincide (a degenerate bin);
   this is reproduced so both implementations sample the same distribution;
 * the interpretable representation is binary: 1 where the sample falls in the instance's bin (equals
@@ -111,6 +112,7 @@ class LimeStats:
         cum = np.cumsum(freqs, axis=1)
         for j in range(d):  # guard rounding: the last used option ends at exactly 1, padding has zero width
             cum[j, n_used[j] - 1 :] = 1.0
+            values[j, n_used[j] :] = values[j, n_used[j] - 1]  # padding repeats the last value (zero step)
         return cls(np.asarray(categorical, bool), values, cum, edges, means, stds, mins, maxs)
 
 
@@ -251,6 +253,7 @@ def _tensors(stats: LimeStats, dev: torch.device) -> dict[str, torch.Tensor]:
         "mins": t(stats.mins).double(),
         "maxs": t(stats.maxs).double(),
         "cont_idx": t(np.flatnonzero(~stats.categorical)).to(torch.int64),
+        "multi_idx": t(np.flatnonzero(stats.cum[:, 1] < 1.0)).to(torch.int64),  # > 2 options
     }
 
 
@@ -267,14 +270,19 @@ def _sample(
     R, d = x.shape
     dev = x.device
     cum, vals = T["cum"].to(wd), T["values"].to(wd)
-    # inverse CDF of the background frequencies, as a sum of steps (options are few: <= 4 bins or
-    # the column's categories), laid out (R, S, d) so the model reads it without a copy
+    # inverse CDF of the background frequencies, laid out (R, S, d) so the model reads it without a
+    # copy: one pass decides between the first two options of every column; columns with more
+    # options (quartile bins, multi-valued categoricals) are finished on their own small slice
     u = torch.rand((R, S, d), generator=gen, device=gen.device, dtype=wd).to(dev)
-    drawn = vals[:, 0].expand(R, S, d).clone()
-    for k in range(cum.shape[1] - 1):
-        step = vals[:, k + 1] - vals[:, k]
-        if bool((step != 0).any()):
-            drawn += (u >= cum[:, k]).to(wd) * step
+    drawn = vals[:, 0] + (u >= cum[:, 0]).to(wd) * (vals[:, 1] - vals[:, 0])
+    multi = T["multi_idx"]
+    if multi.numel():
+        um = u[:, :, multi]
+        cm, vm = cum[multi], vals[multi]
+        dm = vm[:, 0] + (um >= cm[:, 0]).to(wd) * (vm[:, 1] - vm[:, 0])
+        for k in range(1, cum.shape[1] - 1):
+            dm += (um >= cm[:, k]).to(wd) * (vm[:, k + 1] - vm[:, k])
+        drawn[:, :, multi] = dm
     del u
     # the instance's own bin (continuous) / value (categorical)
     inst_bin = torch.searchsorted(T["edges"], x.T.contiguous(), right=False).T.to(torch.float64)  # (R, d)
@@ -288,13 +296,36 @@ def _sample(
         mean, std = torch.take(T["means"], flat), torch.take(T["stds"], flat)
         lo = (torch.take(T["mins"], flat) - mean) / std
         hi = (torch.take(T["maxs"], flat) - mean) / std
-        u2 = torch.rand(lo.shape, generator=gen, device=gen.device, dtype=torch.float64).to(dev)
-        z = _truncnorm_ppf(lo, hi, u2)
+        z = _truncnorm(lo, hi, gen)
         drawn[:, :, ci] = torch.where(lo != hi, mean + std * z, lo).to(wd)  # lime returns the z bound for degenerate bins
     # sample 0 is the instance itself
     binary[:, 0, :] = 1.0
     drawn[:, 0, :] = x.to(wd)
     return binary, drawn
+
+
+def _truncnorm(lo: torch.Tensor, hi: torch.Tensor, gen: torch.Generator, *, rounds: int = 6) -> torch.Tensor:
+    """Standard normal truncated to [lo, hi]: exact rejection sampling (bins hold most of their own
+    normal's mass, so few rounds are needed), inverse CDF for what is still unaccepted."""
+    import torch
+
+    dev = lo.device
+    z = torch.zeros_like(lo)
+    todo = torch.ones_like(lo, dtype=torch.bool)
+    for _ in range(rounds):
+        idx = torch.nonzero(todo.flatten()).flatten()
+        if idx.numel() == 0:
+            return z
+        cand = torch.randn(idx.numel(), generator=gen, device=gen.device, dtype=lo.dtype).to(dev)
+        a, b = lo.flatten()[idx], hi.flatten()[idx]
+        ok = (cand >= a) & (cand <= b)
+        z.view(-1)[idx[ok]] = cand[ok]
+        todo.view(-1)[idx[ok]] = False
+    idx = torch.nonzero(todo.flatten()).flatten()
+    if idx.numel():
+        u = torch.rand(idx.numel(), generator=gen, device=gen.device, dtype=lo.dtype).to(dev)
+        z.view(-1)[idx] = _truncnorm_ppf(lo.flatten()[idx], hi.flatten()[idx], u)
+    return z
 
 
 def _truncnorm_ppf(a: torch.Tensor, b: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
