@@ -48,6 +48,8 @@ tr.selected td { background:#fdecee; }
 .ci { font-size:11px; }
 .two { display:grid; grid-template-columns:minmax(0, 1fr) minmax(0, 1fr); gap:18px; align-items:start; }
 .error { background:#fdecee; border:1px solid var(--bad); padding:8px 12px; border-radius:6px; }
+details.alert { margin:4px 0; }
+details.alert summary { cursor:pointer; padding:3px 0; }
 pre.alert { white-space:pre-wrap; background:#f4f5f7; border-left:4px solid #4a154b; padding:8px 10px;
             font-size:12px; margin:4px 0; }
 footer { color:var(--muted); font-size:12px; text-align:center; padding:10px; }
@@ -129,10 +131,11 @@ TEMPLATE = (
   <p class="muted">No drift finding at this window: every check passed against the earlier completed windows.</p>
   {% endif %}
   {% if alerts %}
-  <h3>Alerts of this window</h3>
+  <h3>Slack messages of this window (click to expand)</h3>
   {% for a in alerts %}
-  <p class="muted">{{ a.kind }} · {{ a.severity }} · {{ a.state }}{% if a.channel %} · {{ a.channel }}{% endif %}</p>
-  <pre class="alert">{{ a.text }}</pre>
+  <details class="alert"><summary><span class="badge sev-{{ a.severity or "info" }}">{{ a.severity or "info" }}</span>
+    {{ a.first_line }} <span class="muted">· {{ a.kind }} · {{ a.state }}{% if a.channel %} · {{ a.channel }}{% endif %}</span></summary>
+  <pre class="alert">{{ a.text }}</pre></details>
   {% endfor %}
   {% endif %}
 </section>

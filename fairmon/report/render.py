@@ -329,7 +329,8 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "findings": findings,
         "alerts": [
             {"kind": a.kind, "severity": a.severity or "", "state": a.state, "channel": a.channel or "",
-             "text": str((a.payload or {}).get("text", ""))[:600]}
+             "text": str((a.payload or {}).get("text", ""))[:4000],
+             "first_line": str((a.payload or {}).get("text", "")).strip().split("\n", 1)[0][:200]}
             for a in data.alerts
         ],
         "disparities": disparities,
