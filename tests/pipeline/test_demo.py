@@ -95,3 +95,35 @@ def test_feu_candidates_threaded_under_the_drift_alert(demo: dict) -> None:
     assert fairness and all(a[1] == "pending" for a in fairness)  # no Slack token: queued, not sent
     threaded = [a for a in fairness if a[2].get("thread_of")]
     assert any(a[2]["text"].startswith("FEU") for a in threaded)
+
+
+def test_every_window_wrote_its_report_with_images(demo: dict) -> None:
+    """The report step wrote each window's HTML at the alert's path, with every section and decodable images."""
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    from fairmon.alerts.render import report_path
+    from fairmon.pipeline.window import parse_date
+    from fairmon.report import SECTIONS
+
+    out = Path(demo["summary"]["output"])
+    for w in demo["summary"]["windows"]:
+        step = w["steps"]["report"]
+        assert step["status"] == "written", step
+        path = Path(step["path"])
+        assert path == out / "reports" / report_path("demo", parse_date(w["window"]["start"]))
+        html = path.read_text()
+        assert all(f'<section id="{sid}">' in html for sid, _ in SECTIONS)
+        images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+        assert len(images) >= 4  # outcome, RUMIE tree, GESD, trends (+ FEU Pareto on a drift window)
+        for b64 in images:
+            im = Image.open(io.BytesIO(base64.b64decode(b64)))
+            im.load()
+            assert im.size[0] > 0 and im.size[1] > 0
+    assert (out / "reports" / "demo" / "index.html").is_file()
+    feu_windows = [w for w in demo["summary"]["windows"] if w["steps"]["feu"].get("status") == "done"]
+    for w in feu_windows:  # the Pareto front is drawn where FEU ran
+        assert 'alt="FEU Pareto front"' in Path(w["steps"]["report"]["path"]).read_text()
