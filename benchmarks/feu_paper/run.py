@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--no-paper-gesd", action="store_true", help="skip the m=100, N=10 GESD of the selected model")
     p.add_argument("--jobs", type=int, default=1, help="runs in parallel processes")
     p.add_argument("--threads", type=int, default=1, help="torch threads per run")
-    p.add_argument("--aggregate-only", action="store_true")
+    p.add_argument("--aggregate-only", action="store_true", help="only aggregate existing runs/*.json")
+    p.add_argument("--notes", default="", help="extra text for the results file (what was run, caveats)")
     p.add_argument("--out", default=str(HERE / "results"))
     args = p.parse_args(argv)
     if args.smoke:
@@ -204,6 +205,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         "evaluated on test; `gesd_paper` is the paper-size GESD (m=100, N=10, fairmon default explainer "
         "settings) of the selected model. Machine shared with other jobs: see loadavg; timings are inflated."
     )
+    if args.notes:
+        notes += "\n\n" + args.notes
     write_results(out, name, rows, settings=settings, notes=notes)
     return rows
 
