@@ -44,7 +44,7 @@ PAPER = {
     "math": {"auc": 0.91, "f1": 0.77, "dp": 0.16, "eod": 0.07, "gesd": 0.004},
     "por": {"auc": 0.94, "f1": 0.69, "dp": 0.15, "eod": 0.25, "gesd": 0.03},
 }
-METRICS = ("auc", "f1", "dp", "eod", "gesd", "gesd_paper")
+METRICS = ("auc", "f1", "dp", "eod", "gesd", "gesd_paper", "auc_select_on_test", "dp_select_on_test")
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -129,9 +129,20 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def aggregate(out: Path, datasets: list[str]) -> list[dict[str, Any]]:
+    from fairmon.feu.nsga import chebyshev_select
+
     rows = []
     for f in sorted((out / "runs").glob("*.json")):
-        rows.append(json.loads(f.read_text())["row"])
+        doc = json.loads(f.read_text())
+        row = doc["row"]
+        # the reference code's protocol: objectives and selection on the test split itself (optimistic;
+        # shown for comparison with Table I only — fairmon selects on validation)
+        P = doc["result"]["pareto"]
+        F = np.array([[1 - c["test"]["auc"], c["test"]["dp"], 1.0 if c["test"]["gesd"] is None else c["test"]["gesd"]]
+                      for c in P])
+        i, _ = chebyshev_select(F, tuple(doc["result"]["settings"]["weights"]))
+        row["auc_select_on_test"], row["dp_select_on_test"] = float(1 - F[i, 0]), float(F[i, 1])
+        rows.append(row)
     summary = []
     for name in datasets:
         rs = [r for r in rows if r["dataset"] == name]
@@ -203,7 +214,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         "Mean ± sd over seeds of the Chebyshev-selected candidate's **test** metrics, beside the paper's "
         "Table I FEU column. `gesd` is the light GESD used as the search objective (settings above), "
         "evaluated on test; `gesd_paper` is the paper-size GESD (m=100, N=10, fairmon default explainer "
-        "settings) of the selected model. Machine shared with other jobs: see loadavg; timings are inflated."
+        "settings) of the selected model. `auc/dp_select_on_test` apply the same Chebyshev selection to the "
+        "Pareto set's *test* objectives — the reference code's protocol (it optimises and selects on its test "
+        "split), optimistic and shown only to compare like with like. Machine shared with other jobs: see loadavg; timings are inflated."
     )
     if args.notes:
         notes += "\n\n" + args.notes
