@@ -4,9 +4,10 @@ Steps hand each other *names* (small strings in XCom); the data lives here. The 
 directory or any fsspec URI (``s3://bucket/fairmon``, ``gs://...``, ``memory://...``), so Celery workers on
 other hosts share it when it points at object storage.
 
-Formats: DataFrames are written as Parquet when ``pyarrow`` is importable and as pickle otherwise (the
-default install has no pyarrow; pickle round-trips pandas dtypes exactly and we only ever read what this
-module wrote, under the deployment's own artifact location); numeric arrays as ``.npz``; results as JSON.
+Formats: DataFrames are written as Parquet when ``pyarrow`` is importable (text columns come back as
+pandas' string dtype) and as pickle otherwise or when a frame is not Parquet-representable (an object
+column of mixed types); pickle round-trips pandas dtypes exactly, and this module only ever reads what
+it wrote under the deployment's own artifact location. Numeric arrays are ``.npz``; results are JSON.
 Re-running a window overwrites its artifacts (:meth:`ArtifactStore.clear` drops stale ones first).
 """
 
@@ -126,13 +127,27 @@ class ArtifactStore:
             return {k: z[k] for k in z.files}
 
     def put_frame(self, name: str, frame: pd.DataFrame) -> str:
+        """Parquet when pyarrow is available and the frame is Parquet-representable, else pickle."""
         if frame_format() == "parquet":
             buf = io.BytesIO()
-            frame.to_parquet(buf)
-            self._write(self._path(name, "parquet"), buf.getvalue())
-            return self.uri(name, "parquet")
+            try:
+                frame.to_parquet(buf)
+            except (TypeError, ValueError, ImportError) as exc:  # e.g. an object column of mixed types
+                import logging
+
+                logging.getLogger(__name__).info("artifact %s stored as pickle: %s", name, exc)
+            else:
+                self._remove(name, "pkl")
+                self._write(self._path(name, "parquet"), buf.getvalue())
+                return self.uri(name, "parquet")
+        self._remove(name, "parquet")
         self._write(self._path(name, "pkl"), pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL))
         return self.uri(name, "pkl")
+
+    def _remove(self, name: str, ext: str) -> None:
+        path = self._path(name, ext)
+        if self.fs.exists(path):
+            self.fs.rm(path)
 
     def get_frame(self, name: str) -> pd.DataFrame:
         import pandas as pd
