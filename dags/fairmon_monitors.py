@@ -199,7 +199,9 @@ def build_dag(s: DagSettings) -> Any:
         tags=list(s.tags),
         params={
             "notify": Param(True, type="boolean", description="send Slack alerts for this run"),
-            "notify_backfill": Param(False, type="boolean", description="notify from backfill runs"),
+            "notify_backfill": Param(
+                s.notify_backfill, type="boolean", description="notify from backfill runs (spec: alerts.notify_backfill)"
+            ),
         },
         default_args={
             "owner": s.owner,

@@ -43,6 +43,7 @@ class DagSettings:
     light_timeout_s: int
     heavy_timeout_s: int
     dagrun_timeout_s: int
+    notify_backfill: bool = False
 
 
 def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
@@ -106,6 +107,7 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
         light_timeout_s=light,
         heavy_timeout_s=heavy,
         dagrun_timeout_s=light * n_steps + heavy * 4,
+        notify_backfill=bool(spec.alerts.notify_backfill),
     )
 
 
