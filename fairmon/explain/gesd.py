@@ -477,7 +477,10 @@ def gesd(
     background_size
         Background rows for SHAP sampled from ``X_train`` (reference 100).
     explainer_params
-        Extra keyword arguments per component, e.g. ``{"lime": {"n_samples": 1000}}``.
+        Keyword arguments per component, e.g. ``{"lime": {"n_samples": 5000}}``; a component's entry
+        replaces its :data:`DEFAULT_EXPLAINER_PARAMS` entry (KernelSHAP 128 coalitions over 20
+        background rows, LIME 1000 samples). ``background_size`` inside an entry limits that
+        component's background rows.
     random_state, device
         Seed of the sampling, the perturbations and the explainers; torch device (None = auto).
 
