@@ -3,7 +3,8 @@
 Conditions per original column: categorical ``col = v`` and ``col != v`` for every category; numeric
 ``col <= u`` and ``col > u`` for every unique value ``u`` (except the maximum, where ``<=`` is
 everything). A conjunction uses each column at most once. Sizes ``1, 2, ..., k`` are searched in order
-(iterative deepening), so a time budget returns the best group among all shorter conjunctions first.
+(iterative deepening; size 1 is scored while the condition masks are built), so a time budget
+returns the best group among all shorter conjunctions first.
 A branch stops when its group is already smaller than ``alpha * n`` (adding conditions only shrinks
 it), which prunes nothing that could satisfy the bounds. Masks are packed into 64-bit words and counted
 with ``np.bitwise_count``.
@@ -118,15 +119,18 @@ def enumerate_groups(
     per_col = [c for c in _conditions(Z, schema, max_thresholds) if c]
     packed: list[list[tuple[np.ndarray, _Cond]]] = []
     res = EnumResult()
+    best: list[_Cond] = []
+    counter = 0
+    out_of_time = False
+    bc = np.bitwise_count
+    # building the masks is also the size-1 level: every single condition is scored as it is built,
+    # so a budget that ends while building still returns the best single condition so far
     for conds in per_col:
-        if time.perf_counter() - t0 > time_budget_s:  # building the masks counts against the budget
-            res.complete = False
-            return res
         row = []
         for i, c in enumerate(conds):
-            if i % 512 == 511 and time.perf_counter() - t0 > time_budget_s:
-                res.complete = False
-                return res
+            if i % 256 == 0 and time.perf_counter() - t0 > time_budget_s:
+                out_of_time = True
+                break
             col = Z[:, c.encoded]
             if c.kind == "eq":
                 m = col > 0.5
@@ -136,13 +140,20 @@ def enumerate_groups(
                 m = col <= c.value
             else:
                 m = col > c.value
-            row.append((_pack(m, words), c))
+            pm = _pack(m, words)
+            row.append((pm, c))
+            counter += 1
+            size = int(m.sum())
+            if lo_size <= size <= hi_size:
+                fin = int(bc(pm & fav).sum())
+                d = (F - fin) / (n - size) - fin / size
+                if d > res.dscore:
+                    res.dscore, res.size = d, size
+                    best = [c]
         packed.append(row)
-    best: list[_Cond] = []
+        if out_of_time:
+            break
     p = len(packed)
-    counter = 0
-    out_of_time = False
-    bc = np.bitwise_count
 
     def dfs(start: int, depth: int, target: int, prefix: np.ndarray | None, chosen: list[_Cond]) -> None:
         nonlocal counter, out_of_time, best
@@ -168,14 +179,16 @@ def enumerate_groups(
                     if out_of_time:
                         return
 
-    for target in range(1, min(k, p) + 1):
-        if time.perf_counter() - t0 > time_budget_s:
-            out_of_time = True
-            break
-        dfs(0, 0, target, None, [])
-        if out_of_time:
-            break
-        res.depth_completed = target
+    if not out_of_time:
+        res.depth_completed = 1
+        for target in range(2, min(k, p) + 1):
+            if time.perf_counter() - t0 > time_budget_s:
+                out_of_time = True
+                break
+            dfs(0, 0, target, None, [])
+            if out_of_time:
+                break
+            res.depth_completed = target
     res.complete = not out_of_time
     res.evaluated = counter
     order = {name: i for i, name in enumerate(schema.names)}
