@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from fairmon.pipeline.context import RunContext
@@ -253,30 +252,15 @@ def write_window(ctx: RunContext) -> dict[str, Any]:
 
 
 def drift_settings(spec: Any) -> tuple[Any, Any, Any]:
-    """``(checks, baseline, policy)`` of :func:`fairmon.drift.decide` from the spec's ``drift`` section."""
-    from fairmon.drift import AlertPolicy, Baseline, default_checks
+    """``(checks, baseline, policy)`` of :func:`fairmon.drift.decide` for this monitor.
 
-    d = spec.drift
-    min_hist = max(2, int(d.cold_start.min_history))
-    if getattr(d.baseline, "kind", "trailing") == "reference":
-        ref = datetime.combine(d.baseline.window, datetime.min.time()).replace(tzinfo=_tz(spec))
-        baseline = Baseline(mode="reference", reference_start=ref, min_history=2, trailing_n=max(2, min_hist))
-    else:
-        baseline = Baseline(mode="trailing", trailing_n=max(min_hist, int(d.baseline.n_windows)), min_history=min_hist)
-    checks = default_checks(
-        allowed={k: tuple(v) for k, v in d.allowed_ranges.items()},  # type: ignore[misc]
-        alpha=d.significance_level,
-        dscore_threshold=d.rumie.honest_dscore_threshold,
-        min_jaccard=d.rumie.min_jaccard,
-    )
-    policy = AlertPolicy(
-        persistence_m=d.persistence.m,
-        persistence_n=d.persistence.n,
-        cooldown_windows=d.cooldown_windows,
-        min_severity=spec.alerts.min_severity,
-        notify_resolution=spec.alerts.send_resolved,
-    )
-    return checks, baseline, policy
+    Delegates to :func:`fairmon.drift.settings_from_spec`, the one mapping from the spec's ``drift``
+    and ``alerts`` sections, so the pipeline and the alert-quality benchmark judge windows alike.
+    """
+    from fairmon.drift.spec import settings_from_spec
+
+    s = settings_from_spec(spec.drift, spec.alerts, tz=_tz(spec))
+    return s.checks, s.baseline, s.policy
 
 
 def _tz(spec: Any) -> Any:
