@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import torch
 
 
-def resolve_device(device: "str | torch.device | None" = None) -> "torch.device":
+def resolve_device(device: str | torch.device | None = None) -> torch.device:
     import torch
 
     if device is None or (isinstance(device, str) and device == "auto"):
@@ -25,7 +25,7 @@ def resolve_device(device: "str | torch.device | None" = None) -> "torch.device"
     return dev
 
 
-def torch_generator(random_state: int | None, device: "torch.device") -> "torch.Generator":
+def torch_generator(random_state: int | None, device: torch.device) -> torch.Generator:
     """A seeded generator on ``device`` (CPU generator when the device has none)."""
     import torch
 

@@ -705,12 +705,11 @@ class RumieSignificance(_Spec):
     """How RUMIE's optimistic DScore is made honest (DESIGN §4.1).
 
     The group is mined on ``1 - honest_fraction`` of the window and its DScore evaluated on the held-out
-    ``honest_fraction``; ``n_permutations`` label permutations give a p-value (0 disables it) judged at
-    level ``alpha``.
+    ``honest_fraction``; the held-out two-proportion test gives the p-value (calibrated: see
+    ``benchmarks/rumie_calibration``), judged at level ``alpha``.
     """
 
     honest_fraction: Fraction = 0.5
-    n_permutations: NonNegInt = 100
     alpha: Fraction = 0.05
     random_state: int = 0
 
@@ -826,7 +825,6 @@ class ExplanationsSpec(_Spec):
     enabled: bool = True
     explainers: tuple[Explainer, ...] = ("kernelshap", "lime")
     background_size: PositiveInt = 100
-    sample_size: PositiveInt = 200
     lime_samples: PositiveInt = 1000
     kernelshap_samples: PositiveInt = 512
     gesd: GesdSpec = GesdSpec()

@@ -14,10 +14,9 @@ What it does (all through the same pipeline the Airflow DAG runs):
    including the FEU candidates posted in the drift alert's thread.
 
 Demo settings (small on purpose, so the demo finishes in minutes on a laptop; every one is a spec
-field, overridable with ``--set``, see :data:`DEMO_SETTINGS`): outcome bootstrap 200; RUMIE mines the
-attributes that should not matter for a loan decision (age, region, student, account_years, branch,
-sex, race — not the risk factors income/debt/employment/education that legitimately drive it) with
-600 iterations; GESD and OpenXAI on 50 sampled rows with 5 perturbations each (300 LIME / 200
+field, overridable with ``--set``, see :data:`DEMO_SETTINGS`): outcome bootstrap 200; RUMIE with
+600 iterations (the spec itself restricts mining to the attributes that should not matter for a loan
+decision); GESD and OpenXAI on 50 sampled rows with 5 perturbations each (300 LIME / 200
 KernelSHAP samples; FEU's GESD objective uses the same settings); FEU NSGA-II population 6 x 3
 generations (epochs 3..10) with a 60 s budget (checked between generations).
 """
@@ -44,9 +43,7 @@ Set FAIRMON_SLACK_TOKEN (and optionally FAIRMON_SLACK_CHANNEL) to really post th
 #: the demo's settings on top of monitors/demo.yaml (documented in the module docstring)
 DEMO_SETTINGS: dict[str, Any] = {
     "outcome.bootstrap": 200,
-    "rumie.attributes": ["age", "region", "student", "account_years", "branch", "sex", "race"],
     "rumie.iterations": 600,
-    "explanations.sample_size": 50,
     "explanations.background_size": 30,
     "explanations.lime_samples": 300,
     "explanations.kernelshap_samples": 200,

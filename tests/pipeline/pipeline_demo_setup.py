@@ -19,7 +19,6 @@ SMALL: dict[str, Any] = {
     "outcome.bootstrap": 50,
     "rumie.iterations": 150,
     "explanations.explainers": ["random", "lime"],
-    "explanations.sample_size": 20,
     "explanations.background_size": 20,
     "explanations.lime_samples": 100,
     "explanations.kernelshap_samples": 64,
