@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -389,6 +389,7 @@ def search(
     settings: FEUSettings | None = None,
     registry: Registry | str | None = None,
     name: str = "feu-candidate",
+    registry_metadata: Mapping[str, Any] | None = None,
     random_state: int = 42,
     n_jobs: int = 1,
     device: str | None = None,
@@ -410,7 +411,8 @@ def search(
         :meth:`FEUSettings.from_spec` from a monitor spec's ``retraining`` section).
     registry, name
         Where the selected candidate is saved (status ``candidate``, with its test metrics,
-        hyperparameters and feature schema); ``None`` saves nothing.
+        hyperparameters and feature schema); ``None`` saves nothing. ``registry_metadata`` is merged
+        into the saved metrics (the pipeline records the monitor window that proposed it).
     random_state
         Seed of the split, NSGA-II (pymoo), network initialisation, batch order and GESD
         (reference: 42). Same inputs and seed give the same result (generation-limited runs).
@@ -547,6 +549,7 @@ def search(
                 "weights": dict(zip(("auc", "dp", "gesd"), st.weights)),
                 "pareto_size": len(pareto),
                 "random_state": random_state,
+                **dict(registry_metadata or {}),
             },
         )
     return FEUResult(

@@ -323,6 +323,16 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     label = ctx.spec.columns.label
     attr = ctx.spec.explanations.gesd.attribute or ctx.spec.columns.sensitive[0]
     cols = [*ctx.spec.columns.features, attr, label]
+    # The selected candidate is saved in the monitored model's registry (status ``candidate``: never
+    # ``latest``, never deployed). A retried or re-run window reuses the candidate it already saved.
+    from fairmon.pipeline.steps import model_name, model_registry
+
+    registry, name = model_registry(ctx), model_name(ctx)
+    window_key = f"{ctx.spec.name}@{ctx.window.start.isoformat()}"
+    saved = next(
+        (v for v in registry.versions(name) if v.status == "candidate" and v.metrics.get("feu_window") == window_key),
+        None,
+    )
     res = search(
         data[list(dict.fromkeys(cols))],
         features=list(ctx.spec.columns.features),
@@ -330,11 +340,15 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         label=label,
         favorable=ctx.spec.favorable.label_value,
         settings=FEUSettings.from_spec(rt, gesd=_feu_gesd(ctx)),
-        registry=None,
+        registry=registry if saved is None else None,
+        name=name,
+        registry_metadata={"feu_window": window_key, "proposed_by": "fairmon feu"},
         random_state=rt.random_state,
         n_jobs=rt.n_jobs,
         device=ctx.device,
     )
+    snapshot = saved if saved is not None else res.snapshot
+    registry_version = snapshot.version if snapshot is not None else None
     full = res.to_dict()
     sel_id = full["selected"]["id"]
     candidates = []
@@ -355,6 +369,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
                 "dp": test.get("dp"),
                 "gesd": test.get("gesd"),
                 "selected": c["id"] == sel_id,
+                "registry_version": registry_version if c["id"] == sel_id else None,
             }
         )
     return {

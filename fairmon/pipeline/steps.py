@@ -119,11 +119,11 @@ def resolve_window(ctx: RunContext) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ inputs
 
 
-def _model_name(ctx: RunContext) -> str:
+def model_name(ctx: RunContext) -> str:
     return ctx.spec.model.name or ctx.spec.name
 
 
-def _registry(ctx: RunContext) -> Any:
+def model_registry(ctx: RunContext) -> Any:
     from fairmon.registry import Registry
 
     return Registry(ctx.spec.resolve_path(ctx.spec.model.registry_uri))
@@ -136,7 +136,7 @@ def pull_snapshot(ctx: RunContext) -> dict[str, Any]:
     the run is in flight.
     """
     t0 = time.perf_counter()
-    info = _registry(ctx).resolve(_model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
+    info = model_registry(ctx).resolve(model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
     snap = {
         "name": info.name,
         "version": info.version,
@@ -231,7 +231,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
             source = "logged_score"
             pred = None
         else:
-            model = _registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
+            model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
             score = model.predict_proba(frame[list(cols.features)])[:, 1]
             pred = model.predict(frame[list(cols.features)])
         if fav.score_threshold is not None:

@@ -394,6 +394,7 @@ def save_feu(ctx: RunContext, result: Mapping[str, Any]) -> int:
             metrics=c.get("metrics") or {},
             pareto=bool(c.get("pareto")),
             selected=selected is not None and int(c["index"]) == int(selected),
+            registry_version=c.get("registry_version"),
         )
         for c in result.get("candidates", [])
     ]

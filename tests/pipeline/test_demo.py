@@ -50,7 +50,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
                 "expl": "SELECT run_id, count(*) FROM explanation_metrics GROUP BY run_id",
                 "findings": "SELECT run_id, kind, metric, group_key, severity, status FROM findings",
                 "alerts": "SELECT kind, state, payload FROM alerts ORDER BY alert_id",
-                "feu": "SELECT run_id, candidate_index, selected FROM feu_candidates",
+                "feu": "SELECT run_id, candidate_index, selected, registry_version FROM feu_candidates",
             }
             rows = {k: [tuple(r) for r in c.execute(sa.text(v))] for k, v in q.items()}
         yield {"summary": summary, "rows": rows}
@@ -91,6 +91,15 @@ def test_feu_candidates_threaded_under_the_drift_alert(demo: dict) -> None:
     rows = demo["rows"]
     assert rows["feu"], "FEU candidates stored on drift"
     assert sum(1 for r in rows["feu"] if r[2]) == len({r[0] for r in rows["feu"]})  # one selected per run
+    # the selected candidate is saved in the model registry as a `candidate` (never latest / deployed)
+    from fairmon.registry import Registry
+
+    registry = Registry(str(Path(demo["summary"]["output"]) / "registry"))
+    candidates = {v.version: v for v in registry.versions("demo") if v.status == "candidate"}
+    selected_versions = [r[3] for r in rows["feu"] if r[2]]
+    assert selected_versions and all(v in candidates for v in selected_versions), (selected_versions, candidates)
+    assert all(r[3] is None for r in rows["feu"] if not r[2])
+    assert registry.resolve("demo").status == "production"
     fairness = [a for a in rows["alerts"] if a[0] == "fairness"]
     assert fairness and all(a[1] == "pending" for a in fairness)  # no Slack token: queued, not sent
     threaded = [a for a in fairness if a[2].get("thread_of")]
