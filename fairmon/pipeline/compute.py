@@ -27,8 +27,9 @@ def rule_membership(conditions: Sequence[Sequence[Mapping[str, Any]]], frame: pd
     """Rows of ``frame`` inside a RUMIE rule set (OR of AND-ed conditions, original units).
 
     Conditions are those of ``Evidence.rule_conditions``: ``{"column", "op", "value"}`` with op one of
-    ``<=``, ``>``, ``in (a, b]``, ``=``, ``!=``, ``not in``. Numeric thresholds were mapped back to
-    original units (integers floored) by RUMIE, so this reproduces the group up to that rounding.
+    ``<=``, ``>``, ``in (a, b]``, ``=``, ``!=``, ``in``, ``not in``. Numeric thresholds were mapped
+    back to original units (integers floored) by RUMIE, so this reproduces the group up to that
+    rounding. Categories compare as the feature schema encodes them (a missing value is ``<NA>``).
 
     >>> f = pd.DataFrame({"age": [20, 40, 50], "region": ["north", "south", "north"]})
     >>> rule_membership([[{"column": "age", "op": "<=", "value": 30}],
@@ -52,15 +53,24 @@ def rule_membership(conditions: Sequence[Sequence[Mapping[str, Any]]], frame: pd
                 x = pd.to_numeric(s, errors="coerce").to_numpy()
                 m &= (x > float(val[0])) & (x <= float(val[1]))
             elif op == "=":
-                m &= s.astype(str).to_numpy() == str(val)
+                m &= _categories(s) == str(val)
             elif op == "!=":
-                m &= s.astype(str).to_numpy() != str(val)
+                m &= _categories(s) != str(val)
+            elif op == "in":
+                m &= np.isin(_categories(s), [str(v) for v in val])
             elif op == "not in":
-                m &= ~np.isin(s.astype(str).to_numpy(), [str(v) for v in val])
+                m &= ~np.isin(_categories(s), [str(v) for v in val])
             else:  # an operator this code does not know: the overlap is unknown, not guessed
                 raise ValueError(f"unknown rule operator {op!r}")
         out |= m
     return out
+
+
+def _categories(s: pd.Series) -> np.ndarray:
+    """Category strings exactly as :class:`~fairmon.schema.FeatureSchema` encodes them."""
+    from fairmon.schema import MISSING_CATEGORY
+
+    return np.where(s.isna().to_numpy(), MISSING_CATEGORY, s.astype(str).to_numpy())
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -109,7 +119,7 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> dict[s
         device=ctx.device,
         random_state=r.random_state,
         significance="split",
-        split_fraction=r.significance.honest_fraction,
+        split_fraction=1.0 - r.significance.honest_fraction,  # RUMIE's share of rows used for mining
     )
     d = ev.to_dict()
     overlap = None
