@@ -20,9 +20,18 @@ Documented choices of fairmon:
 
 * **Pareto set** = the non-dominated evaluations of the whole search (an archive; NSGA-II may drop a
   non-dominated point from its population when the front outgrows it).
-* **Selection** (paper: Chebyshev with weights AUC 0.4, DP 0.3, GESD 0.3 against the ideal point): the
-  three validation objectives are min-max normalised over the Pareto set, so the ideal point is the
-  origin, and the candidate minimising ``max_i w_i * f_i`` is selected (ties: lowest evaluation id).
+* **Selection** (paper: Chebyshev ``T(x) = max_i w_i |f_i(x) - z*_i|`` with weights AUC 0.4, DP 0.3,
+  GESD 0.3 against the ideal point ``z*``): ``z*`` is the per-objective minimum of the validation
+  objectives over the Pareto set, and the candidate minimising ``T`` is selected (ties: lowest
+  evaluation id). ``FEUSettings.selection_scale`` says how the objectives are put on comparable scales
+  (the paper normalises them but does not say how): ``"unit"`` (default) uses them as they are — ``1 -
+  AUC``, the DP difference and GESD are all rates on the same ``[0, 1]`` scale, so one point of AUC
+  weighs like one point of DP; ``"range"`` divides each by its spread over the Pareto set (min-max).
+  Why ``"unit"``: min-max rescaling makes a spread at the noise level of the estimate (GESD spreads of
+  0.005-0.05 on 200 validation rows with the light search GESD; DP at a low threshold) count as much as
+  a real AUC spread of 0.1, so the selection kept landing on undertrained, near-constant models with a
+  validation GESD or DP a hair lower (German, 5 seeds: held-out AUC 0.709 with ``"range"``, see
+  ``benchmarks/feu_paper``).
 * **Reported metrics** (AUC, F1, DP, EOD, GESD) of every Pareto candidate are on the **test** split,
   which the search never sees. The selected candidate is the trained network itself (no retraining),
   so its saved weights are the ones measured.
@@ -58,7 +67,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -178,18 +187,28 @@ def non_dominated(F: np.ndarray) -> np.ndarray:
     return np.asarray(keep, dtype=int)
 
 
-def chebyshev_select(F: np.ndarray, weights: Sequence[float]) -> tuple[int, np.ndarray]:
-    """Index minimising ``max_i w_i * f~_i`` (min-max normalised objectives; ideal point = origin).
+def chebyshev_select(
+    F: np.ndarray, weights: Sequence[float], *, scale: Literal["unit", "range"] = "unit"
+) -> tuple[int, np.ndarray]:
+    """Index minimising the Chebyshev score ``T = max_i w_i * (f_i - z*_i) / s_i`` and all scores.
+
+    ``z*`` is the ideal point (per-objective minimum over the rows of ``F``, objectives minimised).
+    ``scale="unit"`` keeps the objectives on their own scale (``s_i = 1``; right for objectives that
+    share one scale, such as FEU's ``1 - AUC``, DP and GESD in ``[0, 1]``); ``scale="range"`` divides
+    by each objective's spread over the rows (min-max normalisation; a constant objective gets
+    ``s_i = 1``). Ties go to the lowest index.
 
     Example
     -------
     >>> F = np.array([[0.20, 0.10, 0.010], [0.25, 0.02, 0.005], [0.40, 0.00, 0.000]])
-    >>> chebyshev_select(F, (0.4, 0.3, 0.3))[0]
-    1
+    >>> chebyshev_select(F, (0.4, 0.3, 0.3))[0], chebyshev_select(F, (0.4, 0.3, 0.3), scale="range")[0]
+    (1, 1)
     """
     F = np.asarray(F, dtype=float)
+    if scale not in ("unit", "range"):
+        raise ConfigError(f"chebyshev_select scale must be 'unit' or 'range', got {scale!r}")
     lo, hi = F.min(axis=0), F.max(axis=0)
-    span = np.where(hi - lo > 0, hi - lo, 1.0)
+    span = np.where(hi - lo > 0, hi - lo, 1.0) if scale == "range" else np.ones_like(lo)
     T = (np.asarray(weights, dtype=float)[None, :] * (F - lo) / span).max(axis=1)
     return int(np.argmin(T)), T
 
@@ -520,7 +539,7 @@ def search(
     if not valid:
         raise MethodError(f"every FEU candidate failed to train; first error: {archive[0]['error']}")
     front = [valid[i] for i in non_dominated(F[valid])]
-    sel_pos, T = chebyshev_select(F[front], st.weights)
+    sel_pos, T = chebyshev_select(F[front], st.weights, scale=st.selection_scale)
     pareto = []
     for pos, i in enumerate(front):
         r = archive[i]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from fairmon.errors import ConfigError
 
@@ -48,6 +48,11 @@ class FEUSettings:
         validation part; reported metrics use the test part.
     weights
         Chebyshev weights of (AUC, DP, GESD) (paper: 0.4, 0.3, 0.3).
+    selection_scale
+        How the Chebyshev selection puts the objectives on comparable scales before weighting the
+        distances to the ideal point: ``"unit"`` (default) uses ``1 - AUC``, DP and GESD as they are
+        (all in ``[0, 1]``); ``"range"`` min-max normalises each over the Pareto set, which inflates
+        noise-level spreads (see :func:`fairmon.feu.chebyshev_select` and ``nsga`` module notes).
     gesd
         Keyword arguments of :func:`fairmon.explain.gesd` for the GESD objective and report.
     hidden, batch_size
@@ -65,6 +70,7 @@ class FEUSettings:
     time_budget_s: float | None = None
     split: tuple[float, float, float] = (0.5, 0.2, 0.3)
     weights: tuple[float, float, float] = (0.4, 0.3, 0.3)
+    selection_scale: Literal["unit", "range"] = "unit"
     gesd: dict[str, Any] = field(default_factory=_default_gesd)
     hidden: tuple[int, ...] = (64, 32)
     batch_size: int = 32
@@ -100,6 +106,10 @@ class FEUSettings:
             )
         if len(self.weights) != 3 or min(self.weights) < 0 or sum(self.weights) <= 0:
             raise ConfigError(ERR_SETTING.format(name="weights", value=self.weights, why="need three weights >= 0"))
+        if self.selection_scale not in ("unit", "range"):
+            raise ConfigError(
+                ERR_SETTING.format(name="selection_scale", value=self.selection_scale, why="need 'unit' or 'range'")
+            )
 
     @classmethod
     def small(cls, **overrides: Any) -> FEUSettings:
@@ -128,7 +138,7 @@ class FEUSettings:
         Fields read when present: ``split`` (a zero validation share becomes 0.2 taken from the
         training share), ``bounds`` (``lr``/``learning_rate``, ``epochs``,
         ``threshold``), ``population``, ``generations``, ``max_evaluations``, ``time_budget_s``,
-        ``selection_weights`` (or ``weights``), ``gesd``. Absent fields keep the defaults.
+        ``selection_weights`` (or ``weights``), ``selection_scale``, ``gesd``. Absent fields keep the defaults.
         """
 
         def get(obj: Any, key: str) -> Any:
@@ -139,7 +149,7 @@ class FEUSettings:
             return getattr(obj, key, None)
 
         kw: dict[str, Any] = {}
-        for key in ("population", "generations", "max_evaluations", "time_budget_s"):
+        for key in ("population", "generations", "max_evaluations", "time_budget_s", "selection_scale"):
             v = get(retraining, key)
             if v is not None:
                 kw[key] = v

@@ -99,9 +99,28 @@ def test_pareto_plot_writes_png(run, tmp_path: Path) -> None:  # type: ignore[no
 def test_chebyshev_and_non_dominated() -> None:
     F = np.array([[0.20, 0.10, 0.010], [0.25, 0.02, 0.005], [0.40, 0.00, 0.000], [0.40, 0.10, 0.010]])
     assert non_dominated(F).tolist() == [0, 1, 2]
-    idx, T = chebyshev_select(F[:3], (0.4, 0.3, 0.3))
+    idx, T = chebyshev_select(F[:3], (0.4, 0.3, 0.3), scale="range")
     assert idx == 1
     assert T[2] == pytest.approx(0.4)  # worst AUC of the set: weight 0.4 x normalised distance 1
+    idx, T = chebyshev_select(F[:3], (0.4, 0.3, 0.3))  # default "unit": distances to the ideal point as they are
+    assert idx == 1
+    assert T.tolist() == pytest.approx([0.03, 0.02, 0.08])  # max(0.4*(f1-0.2), 0.3*f2, 0.3*f3)
+    with pytest.raises(ConfigError):
+        chebyshev_select(F, (0.4, 0.3, 0.3), scale="minmax")  # type: ignore[arg-type]
+
+
+def test_unit_scale_does_not_inflate_a_noise_level_spread() -> None:
+    # rows: an undertrained model A (AUC 0.72), a better model B (AUC 0.80, GESD 0.004 higher: a
+    # noise-level difference) and a poor model C (AUC 0.55) that widens the AUC span. Min-max over the
+    # set shrinks B's 0.08 AUC lead and stretches its 0.004 GESD to a full unit, so "range" picks A.
+    F = np.array([[0.28, 0.0, 0.0005], [0.20, 0.0, 0.004], [0.45, 0.0, 0.0]])
+    assert non_dominated(F).tolist() == [0, 1, 2]
+    idx, T = chebyshev_select(F, (0.4, 0.3, 0.3), scale="range")
+    assert idx == 0 and T.tolist() == pytest.approx([0.128, 0.3, 0.4])
+    idx, T = chebyshev_select(F, (0.4, 0.3, 0.3))
+    assert idx == 1 and T.tolist() == pytest.approx([0.032, 0.0012, 0.1])
+    with pytest.raises(ConfigError):
+        FEUSettings(selection_scale="minmax")  # type: ignore[arg-type]
 
 
 def test_outcome_metrics() -> None:
@@ -138,6 +157,8 @@ def test_settings_validation_and_spec_mapping() -> None:
     assert (st.population, st.generations, st.time_budget_s, st.epoch_bounds) == (12, 4, 60, (5, 50))
     assert st.weights == (0.5, 0.25, 0.25)
     assert st.split == pytest.approx((0.5, 0.2, 0.3))  # no validation share in the spec -> 0.2 of train
+    assert st.selection_scale == "unit"
+    assert FEUSettings.from_spec({"selection_scale": "range"}).selection_scale == "range"
 
 
 def test_bad_columns_are_named() -> None:
