@@ -866,19 +866,7 @@ class Store:
             "group": group,
             "st": list(statuses),
         }
-        if before is not None:
-            sql += " AND m.window_start < :before"
-            params["before"] = utc(before, name="before")
-        if since is not None:
-            sql += " AND m.window_start >= :since"
-            params["since"] = utc(since, name="since")
-        sql += " ORDER BY m.window_start DESC"
-        if n is not None:
-            sql += " LIMIT :n"
-            params["n"] = int(n)
-        with self._read() as conn:
-            rows = conn.execute(sa.text(sql), params).all()
-        return [self._metric(r) for r in reversed(rows)]
+        return [self._metric(r) for r in self._window_history(sql, "m", params, before=before, since=since, n=n)]
 
     def evidence_history(
         self,
@@ -895,16 +883,7 @@ class Store:
             "JOIN runs r ON r.run_id = e.run_id WHERE mo.name = :mon AND e.method = :method AND r.status = ANY(:st)"
         )
         params: dict[str, Any] = {"mon": monitor, "method": method, "st": list(statuses)}
-        if before is not None:
-            sql += " AND e.window_start < :before"
-            params["before"] = utc(before, name="before")
-        sql += " ORDER BY e.window_start DESC"
-        if n is not None:
-            sql += " LIMIT :n"
-            params["n"] = int(n)
-        with self._read() as conn:
-            rows = conn.execute(sa.text(sql), params).all()
-        return [self._evidence(r) for r in reversed(rows)]
+        return [self._evidence(r) for r in self._window_history(sql, "e", params, before=before, n=n)]
 
     def explanation_history(
         self,
@@ -932,16 +911,32 @@ class Store:
             "group": group,
             "st": list(statuses),
         }
+        return [self._expl(r) for r in self._window_history(sql, "x", params, before=before, n=n)]
+
+    def _window_history(
+        self,
+        sql: str,
+        alias: str,
+        params: dict[str, Any],
+        *,
+        before: datetime | None = None,
+        since: datetime | None = None,
+        n: int | None = None,
+    ) -> list[Any]:
+        """Rows of a per-window series query, oldest first: the ``n`` latest in [since, before)."""
         if before is not None:
-            sql += " AND x.window_start < :before"
+            sql += f" AND {alias}.window_start < :before"
             params["before"] = utc(before, name="before")
-        sql += " ORDER BY x.window_start DESC"
+        if since is not None:
+            sql += f" AND {alias}.window_start >= :since"
+            params["since"] = utc(since, name="since")
+        sql += f" ORDER BY {alias}.window_start DESC"
         if n is not None:
             sql += " LIMIT :n"
             params["n"] = int(n)
         with self._read() as conn:
             rows = conn.execute(sa.text(sql), params).all()
-        return [self._expl(r) for r in reversed(rows)]
+        return list(reversed(rows))
 
     def gesd_history(
         self,
