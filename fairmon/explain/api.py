@@ -10,10 +10,11 @@ model's :class:`~fairmon.schema.FeatureSchema` (one-hot columns separately);
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairmon.config import EXPLAINERS, Explainer
 from fairmon.errors import MethodError
 from fairmon.explain._common import ERR_TARGET, Target, check_matrix, resolve_target
 
@@ -23,28 +24,9 @@ if TYPE_CHECKING:
 
 __all__ = ["explain", "to_columns", "METHODS", "Method", "ERR_UNKNOWN_METHOD", "ERR_UNKNOWN_PARAMS"]
 
-Method = Literal[
-    "lime",
-    "kernelshap",
-    "lime-lib",
-    "kernelshap-lib",
-    "gradient",
-    "gradient_x_input",
-    "smoothgrad",
-    "integrated_gradients",
-    "random",
-]
-METHODS: tuple[str, ...] = (
-    "lime",
-    "kernelshap",
-    "lime-lib",
-    "kernelshap-lib",
-    "gradient",
-    "gradient_x_input",
-    "smoothgrad",
-    "integrated_gradients",
-    "random",
-)
+#: the method names, defined once beside the spec that accepts them (``explanations.explainers``)
+Method = Explainer
+METHODS: tuple[str, ...] = EXPLAINERS
 ERR_UNKNOWN_METHOD = "unknown explanation method {method!r}; expected one of {methods}"
 ERR_UNKNOWN_PARAMS = "method {method!r} does not take parameter(s) {params}; it accepts {allowed}"
 
