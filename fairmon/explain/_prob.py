@@ -86,6 +86,52 @@ class ProbFn:
             return self.p1(Z)
         return torch.cat([self.p1(Z[i : i + chunk]) for i in range(0, Z.shape[0], chunk)])
 
+    def first_layer(self) -> tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor]] | None:
+        """``(W, b, rest)`` when the model is a one-logit ``Linear`` -> ... stack, else ``None``.
+
+        Why: KernelSHAP evaluates the model on background rows with some columns replaced by the
+        explained row's values. Through a first ``Linear`` layer that is ``W b_k + b + W((x - b_k) * m)``,
+        so the first layer can run on the few columns that differ instead of on materialised
+        synthetic rows (same function, fewer multiply-adds). ``rest`` maps first-layer
+        pre-activations (float32; overwritten) to P(class 1) (float64). Recognised: fairmon's MLP
+        (:func:`fairmon.registry.build_mlp`) and a plain ``torch.nn.Sequential`` whose first
+        module is a ``Linear`` and whose last is a ``Linear`` with one output.
+        """
+        import torch
+
+        mod = self.torch_module
+        if mod is None:
+            return None
+        if isinstance(mod, torch.nn.Sequential):
+            net = mod
+        elif hasattr(mod, "hidden_sizes") and hasattr(mod, "first_hidden") and isinstance(
+            getattr(mod, "net", None), torch.nn.Sequential
+        ):
+            net = mod.net
+        else:
+            return None
+        if len(net) < 2 or not isinstance(net[0], torch.nn.Linear) or not isinstance(net[-1], torch.nn.Linear):
+            return None
+        if net[-1].out_features != 1:
+            return None
+        first = net[0]
+        relu_first = isinstance(net[1], torch.nn.ReLU)  # applied in place on the caller's pre-activations
+        tail = torch.nn.Sequential(*list(net)[2 if relu_first else 1 :])
+        W = first.weight.detach().to(self.device, torch.float32)
+        b = (
+            first.bias.detach().to(self.device, torch.float32)
+            if first.bias is not None
+            else torch.zeros(W.shape[0], dtype=torch.float32, device=self.device)
+        )
+
+        def rest(h: torch.Tensor) -> torch.Tensor:
+            with torch.no_grad():
+                if relu_first:
+                    h = torch.relu_(h)
+                return torch.sigmoid(tail(h).reshape(-1).double())
+
+        return W, b, rest
+
     @property
     def work_dtype(self) -> torch.dtype:
         """dtype for synthetic rows: float32 when a torch model consumes them (it casts anyway)."""

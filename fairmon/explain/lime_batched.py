@@ -12,8 +12,8 @@ The estimator (lime 0.2.0.1 defaults, checked against its source):
   (left side);
 * a perturbation sample draws, independently per feature, a bin (continuous) or a value (categorical
   features, i.e. one-hot columns) with the background frequencies; a continuous value is drawn from
-  the normal truncated to the bin ``[min, max]`` with the bin's mean and std (+1e-11) (exact
-  rejection sampling, inverse CDF for stragglers; lime calls ``scipy.stats.truncnorm``). lime returns
+  the normal truncated to the bin ``[min, max]`` with the bin's mean and std (+1e-11) (inverse
+  CDF in float64, mirrored into the lower tail; lime calls ``scipy.stats.truncnorm``). lime returns
   the truncated-normal *z bound* instead of a value when a bin's bounds coincide (a degenerate bin);
   this is reproduced so both implementations sample the same distribution;
 * the interpretable representation is binary: 1 where the sample falls in the instance's bin (equals
@@ -202,7 +202,7 @@ def lime_batched(
         p1 = prob.p1_chunked(inverse.reshape(R * S, d)).reshape(R, S)
         lab = labels[start : start + R].to(torch.float64).unsqueeze(1)
         y = lab * p1 + (1.0 - lab) * (1.0 - p1)
-        dist2 = d - binary.sum(dim=2, dtype=torch.float64)
+        dist2 = d - binary.sum(dim=2).to(torch.float64)  # integer counts <= d: exact in float32
         w = torch.sqrt(torch.exp(-dist2 / kw**2))
         out[start : start + R] = weighted_ridge(binary, y, w, alpha)
     return out.cpu().numpy()
@@ -274,7 +274,7 @@ def _sample(
     # copy: one pass decides between the first two options of every column; columns with more
     # options (quartile bins, multi-valued categoricals) are finished on their own small slice
     u = torch.rand((R, S, d), generator=gen, device=gen.device, dtype=wd).to(dev)
-    drawn = vals[:, 0] + (u >= cum[:, 0]).to(wd) * (vals[:, 1] - vals[:, 0])
+    drawn = torch.where(u >= cum[:, 0], vals[:, 1], vals[:, 0])
     multi = T["multi_idx"]
     if multi.numel():
         um = u[:, :, multi]
@@ -304,28 +304,17 @@ def _sample(
     return binary, drawn
 
 
-def _truncnorm(lo: torch.Tensor, hi: torch.Tensor, gen: torch.Generator, *, rounds: int = 6) -> torch.Tensor:
-    """Standard normal truncated to [lo, hi]: exact rejection sampling (bins hold most of their own
-    normal's mass, so few rounds are needed), inverse CDF for what is still unaccepted."""
+def _truncnorm(lo: torch.Tensor, hi: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Standard normal truncated to [lo, hi] by inverse CDF (exact in distribution, float64).
+
+    One uniform per value and no data-dependent indexing: rejection sampling needed a gather /
+    scatter per round (and every round for lime's degenerate bins, which never accept), which
+    cost more than the model evaluation itself.
+    """
     import torch
 
-    dev = lo.device
-    z = torch.zeros_like(lo)
-    todo = torch.ones_like(lo, dtype=torch.bool)
-    for _ in range(rounds):
-        idx = torch.nonzero(todo.flatten()).flatten()
-        if idx.numel() == 0:
-            return z
-        cand = torch.randn(idx.numel(), generator=gen, device=gen.device, dtype=lo.dtype).to(dev)
-        a, b = lo.flatten()[idx], hi.flatten()[idx]
-        ok = (cand >= a) & (cand <= b)
-        z.view(-1)[idx[ok]] = cand[ok]
-        todo.view(-1)[idx[ok]] = False
-    idx = torch.nonzero(todo.flatten()).flatten()
-    if idx.numel():
-        u = torch.rand(idx.numel(), generator=gen, device=gen.device, dtype=lo.dtype).to(dev)
-        z.view(-1)[idx] = _truncnorm_ppf(lo.flatten()[idx], hi.flatten()[idx], u)
-    return z
+    u = torch.rand(lo.shape, generator=gen, device=gen.device, dtype=lo.dtype).to(lo.device)
+    return _truncnorm_ppf(lo, hi, u)
 
 
 def _truncnorm_ppf(a: torch.Tensor, b: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
