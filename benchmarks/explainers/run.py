@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+# OpenMP threads that spin while waiting burn the other jobs' cores on a shared machine (and theirs
+# burn ours): a 2-thread torch run at load ~3-6 took 5-9x more CPU than with passive waiting. Set
+# before torch is imported; applies to both sides (the library loops call the same torch model).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # repo root: benchmarks._meta and fairmon
 
@@ -128,7 +132,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         "data": source, "encoded_width": int(Zall.shape[1]), "rows": args.rows, "lib_rows": args.lib_rows,
         "lime_samples": args.lime_samples, "shap_samples": shap_ns, "bg_lime": args.bg_lime,
         "bg_shap": args.bg_shap, "torch_threads": args.threads, "target": "predicted", "device": "cpu",
-        "smoke": args.smoke,
+        "smoke": args.smoke, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
     }
     results = []
     chosen = [m.strip() for m in args.methods.split(",") if m.strip()]
