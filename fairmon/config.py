@@ -52,7 +52,7 @@ import re
 import string
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -741,17 +741,6 @@ class RumieSpec(_Spec):
         return self
 
 
-EXPLAINERS = (
-    "lime",
-    "kernelshap",
-    "lime-lib",
-    "kernelshap-lib",
-    "gradient",
-    "gradient_x_input",
-    "smoothgrad",
-    "integrated_gradients",
-    "random",
-)
 Explainer = Literal[
     "lime",
     "kernelshap",
@@ -763,8 +752,9 @@ Explainer = Literal[
     "integrated_gradients",
     "random",
 ]
-OPENXAI_METRICS = ("PRA", "RC", "FA", "RA", "SA", "SRA", "PGI", "PGU", "RIS", "RRS", "ROS")
+EXPLAINERS: tuple[str, ...] = get_args(Explainer)
 OpenXAIMetric = Literal["PRA", "RC", "FA", "RA", "SA", "SRA", "PGI", "PGU", "RIS", "RRS", "ROS"]
+OPENXAI_METRICS: tuple[str, ...] = get_args(OpenXAIMetric)
 
 
 #: components of a GESD ``explainer`` ("shap+lime" = the mean of KernelSHAP and LIME attributions)
