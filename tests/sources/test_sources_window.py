@@ -71,8 +71,13 @@ def test_empty_partition(tmp_path: Path) -> None:
         load_window(src, END, END + dt.timedelta(days=1), base_dir=tmp_path)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pyarrow") is not None, reason="pyarrow installed")
-def test_parquet_without_pyarrow_is_a_clear_error(tmp_path: Path) -> None:
+def test_parquet_without_pyarrow_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pyarrow is a dependency, but an install without it (or fastparquet) must fail clearly
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec",
+        lambda name, *a, **k: None if name in ("pyarrow", "fastparquet") else real_find_spec(name, *a, **k),
+    )
     (tmp_path / "2026-01-05.parquet").write_bytes(b"PAR1")
     with pytest.raises(DatasetError, match="install pyarrow"):
         load_window(FilesSource(pattern="{start:%Y-%m-%d}.parquet"), START, END, base_dir=tmp_path)
