@@ -134,10 +134,11 @@ def coalition_design(M: int, nsamples: int, rng: np.random.Generator) -> tuple[n
     while drawn < total_draws:
         n = min(max(samples_left, 64), total_draws - drawn)
         sizes = rng.choice(len(rwv), n, p=rwv) + num_full + 1
-        order = np.argsort(rng.random((n, M)), axis=1)
-        ranks = np.empty_like(order)
-        np.put_along_axis(ranks, order, np.arange(M)[None, :].repeat(n, 0), axis=1)
-        drawn_masks.append(ranks < sizes[:, None])
+        # a uniformly random permutation per draw; the columns it sends below `size` are a uniformly
+        # random subset of that size (shap: np.random.permutation(M)[:size]). 32-bit keys: ties
+        # (probability ~M^2 / 2^33 per draw) only decide the order of two tied columns.
+        perm = np.argsort(rng.integers(0, 2**32, size=(n, M), dtype=np.uint32), axis=1)
+        drawn_masks.append(perm < sizes[:, None])
         drawn_sizes.append(sizes)
         drawn += n
         allm = np.concatenate(drawn_masks)
@@ -245,14 +246,11 @@ def kernelshap_batched(
         return min(ns, 2**M - 2) if M <= 30 else ns
 
     def design(i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row i's coalitions embedded into the d columns (built per chunk to bound memory)."""
+        """Row i's coalitions over its own varying columns (built per chunk to bound memory)."""
         M = int(M_all[i])
         if M <= 1:
-            return np.zeros((0, d), dtype=bool), np.zeros(0)
-        masks, w = coalition_design(M, budget(M), np.random.default_rng(int(seeds[i])))
-        full = np.zeros((masks.shape[0], d), dtype=bool)
-        full[:, np.flatnonzero(vary[i])] = masks
-        return full, w
+            return np.zeros((0, M), dtype=bool), np.zeros(0)
+        return coalition_design(M, budget(M), np.random.default_rng(int(seeds[i])))
 
     B = bg.shape[0]
     phi = torch.zeros((n, d), dtype=torch.float64, device=dev)
@@ -300,33 +298,35 @@ def _solve_chunk(
             if len(v) == 1:
                 phi[r, v[0]] = delta[k]
         return
-    masks = np.zeros((R, S_max, d), dtype=bool)
+    # each row's designs live on its own varying columns (sorted), padded to the chunk's widest row
+    cols_r = [np.flatnonzero(vary[r]) for r in idx]
+    M_r = np.array([len(c) for c in cols_r])
+    masks = np.zeros((R, S_max, max(int(M_r.max()), 1)), dtype=bool)
     weights = np.zeros((R, S_max))
     for k, r in enumerate(idx):
         m, w = designs[r]
-        masks[k, : m.shape[0]] = m
+        masks[k, : m.shape[0], : m.shape[1]] = m
         weights[k, : len(w)] = w
     wt = torch.as_tensor(weights, device=dev)
     x = Zt[idx]  # (R, d)
     split = prob.first_layer()
     if split is not None:
         n_s = [designs[r][0].shape[0] for r in idx]
-        ey = _coalition_values_first_layer(masks, n_s, x, bgt, vary[idx], split) - fnull  # eyAdj
+        ey = _coalition_values_first_layer(masks, n_s, x, bgt, cols_r, split) - fnull  # eyAdj
     else:
+        full = np.zeros((R, S_max, d), dtype=bool)
+        for k, c in enumerate(cols_r):
+            full[k][:, c] = masks[k, :, : len(c)]
         wd = prob.work_dtype
         bw = bgt.to(wd)
         synth = torch.where(  # (R,S,B,d): background rows with the coalition's columns set to the row's values
-            torch.as_tensor(masks, device=dev)[:, :, None, :], x.to(wd)[:, None, None, :], bw[None, None]
+            torch.as_tensor(full, device=dev)[:, :, None, :], x.to(wd)[:, None, None, :], bw[None, None]
         )
         ey = prob.p1_chunked(synth.reshape(-1, d)).reshape(R, S_max, B).mean(dim=2) - fnull  # eyAdj
-    # constrained WLS: eliminate the last varying column of each row. Only the columns that vary in
-    # some row of the chunk take part (the others get 0): a smaller Gram product, same solution.
-    cols = np.flatnonzero(vary[idx].any(axis=0))
-    vsub = vary[idx][:, cols]
-    mt = torch.as_tensor(masks[:, :, cols], device=dev).to(torch.float64)
-    vt = torch.as_tensor(vsub, device=dev)
-    last_np = [int(np.flatnonzero(v).max()) if v.any() else 0 for v in vsub]
-    last = torch.as_tensor(last_np, device=dev)
+    # constrained WLS on each row's varying columns (padding columns get 0): eliminate the last one
+    vt = torch.as_tensor(np.arange(masks.shape[2])[None, :] < M_r[:, None], device=dev)
+    mt = torch.as_tensor(masks, device=dev).to(torch.float64)
+    last = torch.as_tensor(np.maximum(M_r - 1, 0), device=dev)
     keep = vt.clone()
     keep[torch.arange(R, device=dev), last] = False
     xl = torch.gather(mt, 2, last.view(R, 1, 1).expand(R, S_max, 1))  # (R,S,1)
@@ -344,9 +344,8 @@ def _solve_chunk(
     sol = sol * keep.to(torch.float64)
     res = sol.clone()
     res[torch.arange(R, device=dev), last] = delta - sol.sum(dim=1)
-    res = res * vt.to(torch.float64)
-    rows_t = torch.as_tensor(idx, device=dev).unsqueeze(1)
-    phi[rows_t, torch.as_tensor(cols, device=dev).unsqueeze(0)] = res
+    rows_rep = torch.as_tensor(np.repeat(idx, M_r), device=dev)
+    phi[rows_rep, torch.as_tensor(np.concatenate(cols_r), device=dev)] = res[vt]
 
 
 def _coalition_values_first_layer(
@@ -354,7 +353,7 @@ def _coalition_values_first_layer(
     n_s: list[int],
     x: torch.Tensor,
     bgt: torch.Tensor,
-    vary: np.ndarray,
+    cols_r: list[np.ndarray],
     split: tuple[torch.Tensor, torch.Tensor, Any],
 ) -> torch.Tensor:
     """``v(S)`` (R, S_max) for a model whose first layer is ``Linear(W, b)`` without synthetic rows.
@@ -363,7 +362,10 @@ def _coalition_values_first_layer(
     first-layer pre-activation is ``(W b_k + b) + m @ ((x - b_k) * W^T)``; only the row's varying
     columns enter the product. One GEMM per row, ``(S, M) @ (M, B*H)``, replaces building the
     ``(S*B, d)`` synthetic matrix and multiplying it by ``W^T`` (same function, float32 as before).
-    Coalitions past a row's own count (padding, weight 0) are left at 0.
+    A coalition's complement needs no product of its own: ``(1 - m) @ U = 1 @ U - m @ U``, and shap's
+    designs pair almost every coalition with its complement, so the GEMM runs on about half the rows.
+    ``masks[k]`` holds row k's coalitions over its varying columns ``cols_r[k]`` (padded on the right);
+    coalitions past a row's own count (padding, weight 0) are left at 0.
     """
     import torch
 
@@ -376,13 +378,39 @@ def _coalition_values_first_layer(
     ey = torch.zeros(masks.shape[:2], dtype=torch.float64, device=dev)
     for k in range(masks.shape[0]):
         S = int(n_s[k])
-        cols = np.flatnonzero(vary[k])
+        cols = cols_r[k]
         if S == 0 or len(cols) == 0:
             continue
+        mk = masks[k, :S, : len(cols)]
+        order, P = _complement_pairs(mk)
         ci = torch.as_tensor(cols, device=dev)
-        m = torch.as_tensor(masks[k, :S][:, cols], device=dev).to(torch.float32)  # (S, M)
         diff = x[k, ci].to(torch.float32)[None, :] - bg32[:, ci]  # (B, M)
         U = (diff.T.unsqueeze(2) * W[:, ci].T.unsqueeze(1)).reshape(len(cols), B * H)  # (M, B*H)
-        pre = torch.addmm(base, m, U)  # (S, B*H)
-        ey[k, :S] = rest(pre.view(S * B, H)).view(S, B).mean(dim=1)
+        nd = S - P
+        pre = torch.empty((S, B * H), dtype=torch.float32, device=dev)
+        m = torch.as_tensor(mk[order[:nd]], device=dev).to(torch.float32)  # (S - P, M)
+        torch.addmm(base, m, U, out=pre[:nd])
+        if P:  # complements of the first P: base + (1 - m) @ U = (2 base + 1 @ U) - pre(m)
+            torch.sub(2 * base + U.sum(dim=0, keepdim=True), pre[:P], out=pre[nd:])
+        vals = rest(pre.view(S * B, H)).view(S, B).mean(dim=1)
+        ey[k, torch.as_tensor(order, device=dev)] = vals.to(ey.dtype)
     return ey
+
+
+def _complement_pairs(masks: np.ndarray) -> tuple[np.ndarray, int]:
+    """An evaluation order of a design's coalitions that puts complement pairs to use: ``(order, P)``.
+
+    shap's designs emit most coalitions right after their complement (every subset size below M/2
+    is paired). ``masks[order]`` lists each coalition once: first the ``P`` coalitions that have
+    their complement in the design, then the unpaired ones, and last the ``P`` complements, in the
+    order of their partners at the front.
+    """
+    S = masks.shape[0]
+    is_comp = np.all(masks[1:] != masks[:-1], axis=1)  # row i + 1 complements row i
+    start = np.flatnonzero(is_comp)
+    if len(start) > 1:  # a design has no duplicates, so pairs cannot chain; stay safe if one did
+        start = start[np.concatenate([[True], start[1:] != start[:-1] + 1])]
+    single = np.ones(S, dtype=bool)
+    single[start] = False
+    single[start + 1] = False
+    return np.concatenate([start, np.flatnonzero(single), start + 1]), len(start)

@@ -45,3 +45,17 @@ def test_lime_truncated_normal_stays_in_bin_and_matches_scipy():
         ref = stats.truncnorm(a, b)
         assert abs(z[:, j].mean() - ref.mean()) < 4 * ref.std() / np.sqrt(len(z)) + 1e-9
         assert stats.kstest(z[:, j], ref.cdf).pvalue > 1e-3
+
+
+def test_complement_pairs_order_lists_each_coalition_once_with_complements_last():
+    from fairmon.explain.kernelshap_batched import _complement_pairs, coalition_design
+
+    masks, _ = coalition_design(11, 300, np.random.default_rng(0))
+    order, P = _complement_pairs(masks)
+    assert sorted(order.tolist()) == list(range(len(masks)))
+    assert P > len(masks) // 3  # shap's designs pair most coalitions
+    np.testing.assert_array_equal(masks[order[-P:]], ~masks[order[:P]])
+    # an unpaired design (no complements present) is evaluated as it is
+    lone = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=bool)
+    order, P = _complement_pairs(lone)
+    assert P == 0 and order.tolist() == [0, 1, 2]
