@@ -39,6 +39,8 @@ def machine_info() -> dict[str, Any]:
         info["torch"] = torch.__version__
         info["torch_threads"] = torch.get_num_threads()
         info["cuda"] = bool(torch.cuda.is_available())
+        if info["cuda"]:
+            info["gpu"] = torch.cuda.get_device_name(0)
     return info
 
 

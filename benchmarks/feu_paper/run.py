@@ -97,7 +97,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
             fh.write(f"generation {gen} evaluations {n} elapsed {elapsed:.1f}s\n")
 
     res = search(frame, features=ds.features, sensitive=ds.sensitive[0], label=ds.label, favorable=ds.favorable,
-                 settings=st, random_state=job["seed"], device="cpu", progress=progress)
+                 settings=st, random_state=job["seed"], device=args.device, progress=progress)
     row: dict[str, Any] = {
         "dataset": job["dataset"],
         "seed": job["seed"],
@@ -117,7 +117,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         prep = _prepare(frame, ds.features, ds.sensitive[0], ds.label, ds.favorable, st.split, job["seed"])
         t1 = time.perf_counter()
         full = gesd(res.model, prep.Z["test"], prep.s["test"], X_train=prep.Z["train"], sample_size=100,
-                    n_perturbations=10, random_state=job["seed"], device="cpu")
+                    n_perturbations=10, random_state=job["seed"], device=args.device)
         row["gesd_paper"] = full.value
         row["gesd_paper_p_value"] = full.p_value
         row["gesd_paper_s"] = round(time.perf_counter() - t1, 1)
@@ -194,6 +194,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--lime-samples", type=int, default=100)
     p.add_argument("--no-paper-gesd", action="store_true", help="skip the m=100, N=10 GESD of the selected model")
     p.add_argument("--jobs", type=int, default=1, help="runs in parallel processes")
+    p.add_argument("--device", default="cpu", help="torch device of training and GESD (cpu, cuda)")
     p.add_argument("--threads", type=int, default=1, help="torch threads per run")
     p.add_argument("--aggregate-only", action="store_true", help="only aggregate existing runs/*.json")
     p.add_argument("--notes", default="", help="extra text for the results file (what was run, caveats)")
