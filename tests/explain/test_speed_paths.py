@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from fairmon.explain.kernelshap_batched import kernelshap_batched
 
@@ -59,3 +60,30 @@ def test_complement_pairs_order_lists_each_coalition_once_with_complements_last(
     lone = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=bool)
     order, P = _complement_pairs(lone)
     assert P == 0 and order.tolist() == [0, 1, 2]
+
+
+def test_kernelshap_first_layer_shortcut_handles_rows_with_zero_one_and_many_varying_columns(mixed_model):  # type: ignore[no-untyped-def]
+    """Rows with 0, 1 and several varying columns share a chunk; both paths agree and 0/1-column rows
+    get the exact answers (no attribution; the whole difference on the one column)."""
+    import torch
+
+    model, Z = mixed_model
+    net = model.estimator
+
+    def f_t(X: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return torch.sigmoid(net(X.to(torch.float32)).double())
+
+    bg = np.repeat(Z[:1], 5, axis=0)
+    X = np.repeat(Z[:1], 4, axis=0)
+    X[1, 0] += 1.5  # one varying column
+    X[2] = Z[1]  # several
+    X[3, [0, 1]] += 1.0  # two (full enumeration)
+    kw = {"background": bg, "target": "positive", "n_samples": 60, "device": "cpu", "random_state": 0}
+    fast = kernelshap_batched(model, X, **kw)
+    slow = kernelshap_batched(f_t, X, fn_input="torch", **kw)
+    np.testing.assert_allclose(fast, slow, atol=1e-6)
+    np.testing.assert_array_equal(fast[0], 0.0)
+    p = f_t(torch.as_tensor(X)).numpy()
+    assert fast[1, 0] == pytest.approx(p[1] - p[0], abs=1e-6) and np.count_nonzero(fast[1]) == 1
+    np.testing.assert_allclose(fast.sum(axis=1), p - p[0], atol=1e-6)  # efficiency
