@@ -360,40 +360,56 @@ def _coalition_values_first_layer(
 
     The synthetic row of coalition ``m`` and background row ``b_k`` is ``b_k + m * (x - b_k)``, so its
     first-layer pre-activation is ``(W b_k + b) + m @ ((x - b_k) * W^T)``; only the row's varying
-    columns enter the product. One GEMM per row, ``(S, M) @ (M, B*H)``, replaces building the
-    ``(S*B, d)`` synthetic matrix and multiplying it by ``W^T`` (same function, float32 as before).
-    A coalition's complement needs no product of its own: ``(1 - m) @ U = 1 @ U - m @ U``, and shap's
-    designs pair almost every coalition with its complement, so the GEMM runs on about half the rows.
-    ``masks[k]`` holds row k's coalitions over its varying columns ``cols_r[k]`` (padded on the right);
-    coalitions past a row's own count (padding, weight 0) are left at 0.
+    columns enter the product. One batched GEMM for the chunk's rows, ``(R, S, M) @ (R, M, B*H)``,
+    replaces building the ``(S*B, d)`` synthetic matrices and multiplying them by ``W^T`` (same
+    function, float32 as before). A coalition's complement needs no product of its own:
+    ``(1 - m) @ U = 1 @ U - m @ U``, and shap's designs pair almost every coalition with its
+    complement, so the GEMM runs on about half the coalitions. ``masks[k]`` holds row k's coalitions
+    over its varying columns ``cols_r[k]`` (padded on the right); coalitions past a row's own count
+    (padding, weight 0) are left at 0.
     """
     import torch
 
     W, bias, rest = split
     H = W.shape[0]
     dev = x.device
-    B = bgt.shape[0]
-    bg32 = bgt.to(torch.float32)
-    base = (bg32 @ W.T + bias).reshape(1, B * H)
+    R, B = masks.shape[0], bgt.shape[0]
     ey = torch.zeros(masks.shape[:2], dtype=torch.float64, device=dev)
-    for k in range(masks.shape[0]):
-        S = int(n_s[k])
-        cols = cols_r[k]
-        if S == 0 or len(cols) == 0:
-            continue
-        mk = masks[k, :S, : len(cols)]
-        order, P = _complement_pairs(mk)
-        ci = torch.as_tensor(cols, device=dev)
-        diff = x[k, ci].to(torch.float32)[None, :] - bg32[:, ci]  # (B, M)
-        U = (diff.T.unsqueeze(2) * W[:, ci].T.unsqueeze(1)).reshape(len(cols), B * H)  # (M, B*H)
-        nd = S - P
-        pre = torch.empty((S, B * H), dtype=torch.float32, device=dev)
-        m = torch.as_tensor(mk[order[:nd]], device=dev).to(torch.float32)  # (S - P, M)
-        torch.addmm(base, m, U, out=pre[:nd])
-        if P:  # complements of the first P: base + (1 - m) @ U = (2 base + 1 @ U) - pre(m)
-            torch.sub(2 * base + U.sum(dim=0, keepdim=True), pre[:P], out=pre[nd:])
-        vals = rest(pre.view(S * B, H)).view(S, B).mean(dim=1)
-        ey[k, torch.as_tensor(order, device=dev)] = vals.to(ey.dtype)
+    live = [k for k in range(R) if n_s[k] > 0 and len(cols_r[k]) > 0]
+    if not live:
+        return ey
+    # per row: complement pairs first (P), unpaired next, complements of the first P last
+    orders, P = zip(*(_complement_pairs(masks[k, : n_s[k], : len(cols_r[k])]) for k in live))
+    L = len(live)
+    D = [n_s[k] - p for k, p in zip(live, P)]
+    D_max, P_max, M_max = max(D), max(P), max(len(cols_r[k]) for k in live)
+    m = np.zeros((L, D_max, M_max), dtype=np.float32)
+    col = np.zeros((L, M_max), dtype=np.int64)
+    has = np.zeros((L, M_max), dtype=bool)
+    for i, k in enumerate(live):
+        Mk = len(cols_r[k])
+        m[i, : D[i], :Mk] = masks[k, orders[i][: D[i]], :Mk]
+        col[i, :Mk], has[i, :Mk] = cols_r[k], True
+    bg32 = bgt.to(torch.float32)
+    base = (bg32 @ W.T + bias).reshape(1, 1, B * H)
+    ct, ht = torch.as_tensor(col, device=dev), torch.as_tensor(has, device=dev)
+    xs = x[torch.as_tensor(live, device=dev)].to(torch.float32)
+    diff = (xs.gather(1, ct)[:, None, :] - bg32[:, ct].transpose(0, 1)) * ht[:, None, :]  # (L, B, M): 0 on padding
+    U = (diff.transpose(1, 2).unsqueeze(3) * W.T[ct].unsqueeze(2)).reshape(L, M_max, B * H)  # (L, M, B*H)
+    pre = torch.empty((L, D_max + P_max, B * H), dtype=torch.float32, device=dev)
+    torch.baddbmm(base, torch.as_tensor(m, device=dev), U, out=pre[:, :D_max])
+    if P_max:  # complements of the first P: base + (1 - m) @ U = (2 base + 1 @ U) - pre(m)
+        torch.sub(2 * base + U.sum(dim=1, keepdim=True), pre[:, :P_max], out=pre[:, D_max:])
+    vals = rest(pre.view(-1, H)).view(L, D_max + P_max, B).mean(dim=2)
+    # back to each row's design order: direct coalitions from the front, complements from D_max on
+    src, dst = [], []
+    S_max = masks.shape[1]
+    for i, k in enumerate(live):
+        src += [np.arange(D[i]) + i * (D_max + P_max), np.arange(P[i]) + i * (D_max + P_max) + D_max]
+        dst.append(orders[i] + k * S_max)
+    ey.view(-1)[torch.as_tensor(np.concatenate(dst), device=dev)] = vals.reshape(-1)[
+        torch.as_tensor(np.concatenate(src), device=dev)
+    ].to(ey.dtype)
     return ey
 
 

@@ -49,6 +49,7 @@ __all__ = ["lime_batched", "LimeStats", "default_categorical", "ERR_SAMPLES"]
 
 ERR_SAMPLES = "n_samples must be an integer >= 2, got {value!r}"
 _MAX_ELEMENTS = 1 << 23  # rows x samples x features held at once (float64: 64 MiB)
+_BLOCK = 1 << 16  # continuous values drawn per block on the CPU (temporaries of 512 KiB)
 
 
 def default_categorical(background: np.ndarray) -> np.ndarray:
@@ -248,13 +249,44 @@ def _tensors(stats: LimeStats, dev: torch.device) -> dict[str, torch.Tensor]:
         "values": t(stats.values).double(),
         "cum": t(stats.cum).double().contiguous(),
         "edges": t(stats.edges).double().contiguous(),
-        "means": t(stats.means).double(),
-        "stds": t(stats.stds).double(),
-        "mins": t(stats.mins).double(),
-        "maxs": t(stats.maxs).double(),
         "cont_idx": t(np.flatnonzero(~stats.categorical)).to(torch.int64),
         "multi_idx": t(np.flatnonzero(stats.cum[:, 1] < 1.0)).to(torch.int64),  # > 2 options
+        # columns whose option k does not have the value k (anything but 0/1 one-hot columns and
+        # continuous columns with all four quartile bins populated): their values are looked up
+        "lookup_idx": t(np.flatnonzero(_lookup_columns(stats))).to(torch.int64),
+        "bin_table": t(_bin_table(stats)),
     }
+
+
+def _lookup_columns(stats: LimeStats) -> np.ndarray:
+    """(d,) bool: some option k that can be drawn (cumulative frequency before it < 1) has a value != k."""
+    k = np.arange(stats.values.shape[1])
+    drawable = np.concatenate([np.ones((len(stats.cum), 1), dtype=bool), stats.cum[:, :-1] < 1.0], axis=1)
+    return ((stats.values != k) & drawable).any(axis=1)
+
+
+def _bin_table(stats: LimeStats) -> np.ndarray:
+    """Per (feature, bin), flattened as ``feature * 4 + bin``: the constants of its truncated normal.
+
+    Columns ``[shift, scale, a, b, cdf_a, cdf_width, sign]``: a draw is ``shift + scale * sign * z``
+    with ``z`` the standard normal truncated to ``[a, b]`` by inverse CDF (see
+    :func:`_truncnorm_ppf`; the bin's bounds are mirrored when it lies in the upper tail). Computed
+    once per bin instead of once per sample (the CDF calls dominated LIME's sampling). lime returns
+    the lower z bound itself for a degenerate bin (min == max): shift = that bound, scale = 0.
+    """
+    from scipy.special import ndtr
+
+    lo = (stats.mins - stats.means) / stats.stds
+    hi = (stats.maxs - stats.means) / stats.stds
+    flip = lo > 0
+    a = np.where(flip, -hi, lo)
+    b = np.where(flip, -lo, hi)
+    ca, cb = ndtr(a), ndtr(b)
+    degenerate = lo == hi
+    shift = np.where(degenerate, lo, stats.means)
+    scale = np.where(degenerate, 0.0, stats.stds)
+    sign = np.where(flip, -1.0, 1.0)
+    return np.stack([shift, scale, a, b, ca, cb - ca, sign], axis=-1).reshape(-1, 7)
 
 
 def _sample(
@@ -269,35 +301,50 @@ def _sample(
 
     R, d = x.shape
     dev = x.device
-    cum, vals = T["cum"].to(wd), T["values"].to(wd)
-    # inverse CDF of the background frequencies, laid out (R, S, d) so the model reads it without a
-    # copy: one pass decides between the first two options of every column; columns with more
-    # options (quartile bins, multi-valued categoricals) are finished on their own small slice
+    cum = T["cum"].to(wd)
+    n_opt = cum.shape[1]
+    # inverse CDF of the background frequencies in *option* space: option k of column j is drawn
+    # with the k-th frequency; laid out (R, S, d) so the model reads the values without a copy. One
+    # pass decides between the first two options of every column; columns with more options
+    # (quartile bins, multi-valued categoricals) add their counts on their own small slice.
     u = _uniform((R, S, d), gen, wd).to(dev)
-    drawn = torch.where(u >= cum[:, 0], vals[:, 1], vals[:, 0])
+    opt = (u >= cum[:, 0]).to(wd)
     multi = T["multi_idx"]
     if multi.numel():
         um = u[:, :, multi]
-        cm, vm = cum[multi], vals[multi]
-        dm = vm[:, 0] + (um >= cm[:, 0]).to(wd) * (vm[:, 1] - vm[:, 0])
-        for k in range(1, cum.shape[1] - 1):
-            dm += (um >= cm[:, k]).to(wd) * (vm[:, k + 1] - vm[:, k])
-        drawn[:, :, multi] = dm
+        cm = cum[multi]
+        om = (um >= cm[:, 1]).to(wd)
+        for k in range(2, n_opt - 1):
+            om += (um >= cm[:, k]).to(wd)
+        opt[:, :, multi] += om
     del u
-    # the instance's own bin (continuous) / value (categorical)
+    # binary: the sample's option is the instance's own bin (continuous) / value (categorical);
+    # compared as option indices, exact whatever the values are (-1: the instance's value is not
+    # among the background's, so no sample shares it)
     inst_bin = torch.searchsorted(T["edges"], x.T.contiguous(), right=False).T.to(torch.float64)  # (R, d)
-    inst_key = torch.where(T["cat"], x, inst_bin).to(wd)
-    binary = (drawn == inst_key.unsqueeze(1)).to(wd)
+    inst_key = torch.where(T["cat"], x, inst_bin)
+    hit = T["values"].unsqueeze(0) == inst_key.unsqueeze(2)  # (R, d, n_opt); padding repeats the last
+    inst_opt = torch.where(hit.any(dim=2), hit.to(torch.int8).argmax(dim=2), -1).to(wd)
+    binary = (opt == inst_opt.unsqueeze(1)).to(wd)
+    # model-space values: the option index is the value itself except on the lookup columns
+    drawn = opt
+    look = T["lookup_idx"]
+    if look.numel():
+        flat_opt = look * n_opt + drawn[:, :, look].to(torch.int64)
+        drawn[:, :, look] = torch.take(T["values"], flat_opt).to(wd)
     ci = T["cont_idx"]
     if ci.numel():
         # continuous values: truncated normal inside the drawn bin (flat lookups in the bin tables)
-        b = drawn[:, :, ci].to(torch.int64).clamp(0, 3)
-        flat = ci * 4 + b
-        mean, std = torch.take(T["means"], flat), torch.take(T["stds"], flat)
-        lo = (torch.take(T["mins"], flat) - mean) / std
-        hi = (torch.take(T["maxs"], flat) - mean) / std
-        z = _truncnorm(lo, hi, gen)
-        drawn[:, :, ci] = torch.where(lo != hi, mean + std * z, lo).to(wd)  # lime returns the z bound for degenerate bins
+        flat = (ci * 4 + drawn[:, :, ci].to(torch.int64).clamp(0, 3)).reshape(-1)
+        u = _uniform((flat.numel(),), gen, torch.float64).to(dev)
+        vals = torch.empty(flat.numel(), dtype=torch.float64, device=dev)
+        step = _BLOCK if dev.type == "cpu" else flat.numel()  # CPU: blocks whose temporaries stay in cache
+        for i in range(0, flat.numel(), step):
+            g = T["bin_table"].index_select(0, flat[i : i + step])  # (n, 7): the bins' constants
+            shift, scale, a, b, ca, cw, sign = g.unbind(dim=1)
+            z = _truncnorm_ppf_cdf(a, b, ca, cw, u[i : i + step])
+            vals[i : i + step] = torch.addcmul(shift, scale * sign, z)
+        drawn[:, :, ci] = vals.reshape(R, S, -1).to(wd)
     # sample 0 is the instance itself
     binary[:, 0, :] = 1.0
     drawn[:, 0, :] = x.to(wd)
@@ -338,9 +385,14 @@ def _truncnorm_ppf(a: torch.Tensor, b: torch.Tensor, u: torch.Tensor) -> torch.T
     a2 = torch.where(flip, -b, a)
     b2 = torch.where(flip, -a, b)
     ca = torch.special.ndtr(a2)
-    cb = torch.special.ndtr(b2)
-    p = ca + u * (cb - ca)
-    p = p.clamp(torch.finfo(p.dtype).tiny, 1 - torch.finfo(p.dtype).eps)
-    z = torch.special.ndtri(p)
-    z = torch.minimum(torch.maximum(z, a2), b2)
+    z = _truncnorm_ppf_cdf(a2, b2, ca, torch.special.ndtr(b2) - ca, u)
     return torch.where(flip, -z, z)
+
+
+def _truncnorm_ppf_cdf(a: torch.Tensor, b: torch.Tensor, ca: torch.Tensor, cw: torch.Tensor,
+                       u: torch.Tensor) -> torch.Tensor:
+    """The inverse-CDF step for bounds ``a <= 0`` or mirrored: ``ca = ndtr(a)``, ``cw = ndtr(b) - ca``."""
+    import torch
+
+    p = (ca + u * cw).clamp_(torch.finfo(u.dtype).tiny, 1 - torch.finfo(u.dtype).eps)
+    return torch.minimum(torch.maximum(torch.special.ndtri(p), a), b)

@@ -87,3 +87,33 @@ def test_kernelshap_first_layer_shortcut_handles_rows_with_zero_one_and_many_var
     p = f_t(torch.as_tensor(X)).numpy()
     assert fast[1, 0] == pytest.approx(p[1] - p[0], abs=1e-6) and np.count_nonzero(fast[1]) == 1
     np.testing.assert_allclose(fast.sum(axis=1), p - p[0], atol=1e-6)  # efficiency
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lime_binary_marks_exactly_the_samples_that_share_the_instance_value_or_bin(dtype):  # type: ignore[no-untyped-def]
+    """Option-space comparison: exact for non-integer multi-valued categoricals, continuous bins
+    with an empty quartile (looked-up values) and an instance value the background never shows."""
+    import torch
+
+    from fairmon.explain.lime_batched import LimeStats, _sample, _tensors
+
+    rng = np.random.default_rng(0)
+    n = 400
+    cat_col = rng.choice([1e-3, 0.3, 7e4], size=n, p=[0.2, 0.5, 0.3])
+    skew = np.where(rng.random(n) < 0.6, 0.0, rng.exponential(size=n))  # quartiles collapse: bins skipped
+    bg = np.column_stack([cat_col, skew, rng.normal(size=n)])
+    stats = LimeStats.fit(bg, np.array([True, False, False]))
+    T = _tensors(stats, torch.device("cpu"))
+    x = torch.tensor([[0.3, 0.0, 0.2], [0.5, 2.0, -1.0]], dtype=torch.float64)  # 0.5: never in background
+    wd = getattr(torch, dtype)
+    binary, drawn = _sample(x, 4000, T, torch.Generator().manual_seed(0), wd)
+    b, v = binary.numpy(), drawn.numpy()
+    np.testing.assert_array_equal(b[0, 1:, 0], v[0, 1:, 0] == np.array(0.3, dtype=dtype))
+    assert abs(b[0, 1:, 0].mean() - (cat_col == 0.3).mean()) < 0.03  # the background frequency
+    np.testing.assert_array_equal(b[1, 1:, 0], 0.0)
+    assert set(np.unique(v[:, 1:, 0]).tolist()) <= set(np.array([1e-3, 0.3, 7e4], dtype=dtype).tolist())
+    for r in range(2):  # continuous: 1 exactly where the drawn value falls in the instance's quartile bin
+        for j in (1, 2):
+            edges = np.unique(np.percentile(bg[:, j], [25, 50, 75]))
+            same = np.searchsorted(edges, v[r, 1:, j]) == np.searchsorted(edges, x[r, j].item())
+            assert (b[r, 1:, j] == same).mean() > 0.995  # values on a bin edge may round either way
