@@ -45,14 +45,17 @@ def machine_info() -> dict[str, Any]:
 
 
 def git_commit() -> str:
-    """``HEAD`` commit of the repository (``+dirty`` when the work tree has changes), or ``unknown``."""
+    """``HEAD`` commit of the repository (``+dirty`` when tracked files other than benchmark results
+    have changes), or ``unknown``."""
     root = Path(__file__).resolve().parents[1]
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True
+            # results files written by other benchmark runs are not code: they do not make a run dirty
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)benchmarks/*/results/**"],
+            cwd=root, capture_output=True, text=True,
         ).stdout.strip()
         return sha + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
