@@ -268,25 +268,48 @@ def _lookup_columns(stats: LimeStats) -> np.ndarray:
 def _bin_table(stats: LimeStats) -> np.ndarray:
     """Per (feature, bin), flattened as ``feature * 4 + bin``: the constants of its truncated normal.
 
-    Columns ``[shift, scale, a, b, cdf_a, cdf_width, sign]``: a draw is ``shift + scale * sign * z``
-    with ``z`` the standard normal truncated to ``[a, b]`` by inverse CDF (see
-    :func:`_truncnorm_ppf`; the bin's bounds are mirrored when it lies in the upper tail). Computed
-    once per bin instead of once per sample (the CDF calls dominated LIME's sampling). lime returns
-    the lower z bound itself for a degenerate bin (min == max): shift = that bound, scale = 0.
+    Columns ``[shift, scale, a, b, cdf_a, cdf_width, sign]``: a draw is ``shift + scale * z`` with
+    ``z`` from :func:`_truncnorm_draw` on the last five (:func:`_truncnorm_constants` of the bin's
+    z bounds). Computed once per bin instead of once per sample (the CDF calls dominated LIME's
+    sampling). lime returns the lower z bound itself for a degenerate bin (min == max): shift = that
+    bound, scale = 0.
     """
-    from scipy.special import ndtr
-
     lo = (stats.mins - stats.means) / stats.stds
     hi = (stats.maxs - stats.means) / stats.stds
-    flip = lo > 0
-    a = np.where(flip, -hi, lo)
-    b = np.where(flip, -lo, hi)
-    ca, cb = ndtr(a), ndtr(b)
     degenerate = lo == hi
     shift = np.where(degenerate, lo, stats.means)
     scale = np.where(degenerate, 0.0, stats.stds)
-    sign = np.where(flip, -1.0, 1.0)
-    return np.stack([shift, scale, a, b, ca, cb - ca, sign], axis=-1).reshape(-1, 7)
+    table = np.concatenate([shift[..., None], scale[..., None], _truncnorm_constants(lo, hi)], axis=-1)
+    return table.reshape(-1, 7)
+
+
+def _truncnorm_constants(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``(..., 5)`` ``[a, b, cdf_a, cdf_width, sign]`` of the standard normal truncated to ``[lo, hi]``.
+
+    A bound pair in the upper tail (``lo > 0``) is mirrored into the lower tail, where the CDF
+    differences stay well conditioned; ``sign`` mirrors a draw back.
+    """
+    from scipy.special import ndtr
+
+    flip = lo > 0
+    a = np.where(flip, -hi, lo)
+    b = np.where(flip, -lo, hi)
+    ca = ndtr(a)
+    return np.stack([a, b, ca, ndtr(b) - ca, np.where(flip, -1.0, 1.0)], axis=-1)
+
+
+def _truncnorm_draw(c: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Truncated standard normal by inverse CDF (exact in distribution, float64): ``c`` (n, 5) rows of
+    :func:`_truncnorm_constants`, ``u`` (n,) uniforms.
+
+    One uniform per value and no data-dependent indexing: rejection sampling needed a gather /
+    scatter per round (and every round for lime's degenerate bins, which never accept).
+    """
+    import torch
+
+    a, b, ca, cw, sign = c.unbind(dim=1)
+    p = (ca + u * cw).clamp_(torch.finfo(u.dtype).tiny, 1 - torch.finfo(u.dtype).eps)
+    return sign * torch.minimum(torch.maximum(torch.special.ndtri(p), a), b)
 
 
 def _sample(
@@ -341,9 +364,7 @@ def _sample(
         step = _BLOCK if dev.type == "cpu" else flat.numel()  # CPU: blocks whose temporaries stay in cache
         for i in range(0, flat.numel(), step):
             g = T["bin_table"].index_select(0, flat[i : i + step])  # (n, 7): the bins' constants
-            shift, scale, a, b, ca, cw, sign = g.unbind(dim=1)
-            z = _truncnorm_ppf_cdf(a, b, ca, cw, u[i : i + step])
-            vals[i : i + step] = torch.addcmul(shift, scale * sign, z)
+            vals[i : i + step] = torch.addcmul(g[:, 0], g[:, 1], _truncnorm_draw(g[:, 2:], u[i : i + step]))
         drawn[:, :, ci] = vals.reshape(R, S, -1).to(wd)
     # sample 0 is the instance itself
     binary[:, 0, :] = 1.0
@@ -362,37 +383,3 @@ def _uniform(shape: tuple[int, ...], gen: torch.Generator, dtype: torch.dtype) -
     seed = int(torch.randint(0, 2**62, (1,), generator=gen))
     np_dtype = np.float32 if dtype == torch.float32 else np.float64
     return torch.from_numpy(np.random.default_rng(seed).random(shape, dtype=np_dtype))
-
-
-def _truncnorm(lo: torch.Tensor, hi: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Standard normal truncated to [lo, hi] by inverse CDF (exact in distribution, float64).
-
-    One uniform per value and no data-dependent indexing: rejection sampling needed a gather /
-    scatter per round (and every round for lime's degenerate bins, which never accept), which
-    cost more than the model evaluation itself.
-    """
-    import torch
-
-    u = torch.rand(lo.shape, generator=gen, device=gen.device, dtype=lo.dtype).to(lo.device)
-    return _truncnorm_ppf(lo, hi, u)
-
-
-def _truncnorm_ppf(a: torch.Tensor, b: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """Standard normal truncated to [a, b] by inverse CDF, computed in the far tail's mirror image."""
-    import torch
-
-    flip = a > 0  # use symmetry so the CDF differences stay well conditioned in the upper tail
-    a2 = torch.where(flip, -b, a)
-    b2 = torch.where(flip, -a, b)
-    ca = torch.special.ndtr(a2)
-    z = _truncnorm_ppf_cdf(a2, b2, ca, torch.special.ndtr(b2) - ca, u)
-    return torch.where(flip, -z, z)
-
-
-def _truncnorm_ppf_cdf(a: torch.Tensor, b: torch.Tensor, ca: torch.Tensor, cw: torch.Tensor,
-                       u: torch.Tensor) -> torch.Tensor:
-    """The inverse-CDF step for bounds ``a <= 0`` or mirrored: ``ca = ndtr(a)``, ``cw = ndtr(b) - ca``."""
-    import torch
-
-    p = (ca + u * cw).clamp_(torch.finfo(u.dtype).tiny, 1 - torch.finfo(u.dtype).eps)
-    return torch.minimum(torch.maximum(torch.special.ndtri(p), a), b)
