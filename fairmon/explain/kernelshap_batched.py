@@ -255,12 +255,14 @@ def kernelshap_batched(
     B = bg.shape[0]
     phi = torch.zeros((n, d), dtype=torch.float64, device=dev)
     S_row = np.array([budget(int(M)) for M in M_all])
+    split = prob.first_layer()
+    width = d if split is None else max(d, int(split[0].shape[0]))  # synthetic rows / first-layer outputs
     i = 0
     while i < n:
-        # rows per chunk so that (rows x samples x background x d) stays within max_elements
+        # rows per chunk so that (rows x samples x background x width) stays within max_elements
         j, elems = i, 0
-        while j < n and (j == i or elems + max(S_row[j], 1) * B * d <= max_elements):
-            elems += max(S_row[j], 1) * B * d
+        while j < n and (j == i or elems + max(S_row[j], 1) * B * width <= max_elements):
+            elems += max(S_row[j], 1) * B * width
             j += 1
         chunk = range(i, j)
         designs = {r: design(r) for r in chunk}
