@@ -266,7 +266,7 @@ def kernelshap_batched(
             j += 1
         chunk = range(i, j)
         designs = {r: design(r) for r in chunk}
-        _solve_chunk(chunk, designs, Zt, bgt, prob, fx, fnull, vary, phi, dev)
+        _solve_chunk(chunk, designs, Zt, bgt, prob, split, fx, fnull, vary, phi, dev)
         i = j
     sign = torch.where(labels == 1, 1.0, -1.0).to(torch.float64).unsqueeze(1)
     out = (phi * sign).cpu().numpy()
@@ -280,6 +280,7 @@ def _solve_chunk(
     Zt: torch.Tensor,
     bgt: torch.Tensor,
     prob: Any,
+    split: tuple[torch.Tensor, torch.Tensor, Any] | None,
     fx: torch.Tensor,
     fnull: torch.Tensor,
     vary: np.ndarray,
@@ -311,8 +312,7 @@ def _solve_chunk(
         weights[k, : len(w)] = w
     wt = torch.as_tensor(weights, device=dev)
     x = Zt[idx]  # (R, d)
-    split = prob.first_layer()
-    if split is not None:
+    if split is not None:  # prob.first_layer(), taken once per call
         n_s = [designs[r][0].shape[0] for r in idx]
         ey = _coalition_values_first_layer(masks, n_s, x, bgt, cols_r, split) - fnull  # eyAdj
     else:
