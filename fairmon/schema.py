@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["ColumnSpec", "FeatureSchema", "MISSING_CATEGORY"]
+__all__ = ["ColumnSpec", "FeatureSchema", "MISSING_CATEGORY", "category_strings"]
 
 MISSING_CATEGORY = "<NA>"
 ColumnKind = Literal["numeric", "categorical"]
@@ -121,7 +121,7 @@ class FeatureSchema:
             s = df[name]
             is_num = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
             if name in force_cat or (not is_num and name not in force_num):
-                values = _as_category_strings(s)
+                values = category_strings(s)
                 cats = tuple(sorted(set(values), key=_category_sort_key))
                 specs.append(ColumnSpec(name, "categorical", str(s.dtype), categories=cats))
             else:
@@ -207,7 +207,7 @@ class FeatureSchema:
                     raise SchemaError(ERR_NUMERIC_NAN.format(column=col.name, count=int(np.isnan(vals).sum())))
                 out[:, off] = (vals - col.mean) / col.scale
             else:
-                values = _as_category_strings(s)
+                values = category_strings(s)
                 index = {c: i for i, c in enumerate(col.categories)}
                 codes = np.array([index.get(v, -1) for v in values], dtype=np.int64)
                 if (codes < 0).any():
@@ -318,10 +318,12 @@ class FeatureSchema:
         return out
 
 
-def _as_category_strings(s: pd.Series) -> list[str]:
+def category_strings(s: pd.Series) -> np.ndarray:
+    """A column's values as the category strings the schema encodes (missing values: ``<NA>``)."""
+    import numpy as np
     import pandas as pd
 
-    return [MISSING_CATEGORY if pd.isna(v) else str(v) for v in s.tolist()]
+    return np.array([MISSING_CATEGORY if pd.isna(v) else str(v) for v in s.tolist()], dtype=object)
 
 
 def _category_sort_key(value: str) -> tuple[int, float, str]:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fairmon.pipeline.context import RunContext
+from fairmon.schema import category_strings
 
 log = logging.getLogger(__name__)
 
@@ -53,24 +54,17 @@ def rule_membership(conditions: Sequence[Sequence[Mapping[str, Any]]], frame: pd
                 x = pd.to_numeric(s, errors="coerce").to_numpy()
                 m &= (x > float(val[0])) & (x <= float(val[1]))
             elif op == "=":
-                m &= _categories(s) == str(val)
+                m &= category_strings(s) == str(val)
             elif op == "!=":
-                m &= _categories(s) != str(val)
+                m &= category_strings(s) != str(val)
             elif op == "in":
-                m &= np.isin(_categories(s), [str(v) for v in val])
+                m &= np.isin(category_strings(s), [str(v) for v in val])
             elif op == "not in":
-                m &= ~np.isin(_categories(s), [str(v) for v in val])
+                m &= ~np.isin(category_strings(s), [str(v) for v in val])
             else:  # an operator this code does not know: the overlap is unknown, not guessed
                 raise ValueError(f"unknown rule operator {op!r}")
         out |= m
     return out
-
-
-def _categories(s: pd.Series) -> np.ndarray:
-    """Category strings exactly as :class:`~fairmon.schema.FeatureSchema` encodes them."""
-    from fairmon.schema import MISSING_CATEGORY
-
-    return np.where(s.isna().to_numpy(), MISSING_CATEGORY, s.astype(str).to_numpy())
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float | None:
