@@ -134,19 +134,13 @@ def coalition_design(M: int, nsamples: int, rng: np.random.Generator) -> tuple[n
     while drawn < total_draws:
         n = min(max(samples_left, 64), total_draws - drawn)
         sizes = rng.choice(len(rwv), n, p=rwv) + num_full + 1
-        # a uniformly random permutation per draw; the columns it sends below `size` are a uniformly
-        # random subset of that size (shap: np.random.permutation(M)[:size]). 32-bit keys: ties
-        # (probability ~M^2 / 2^33 per draw) only decide the order of two tied columns.
-        perm = np.argsort(rng.integers(0, 2**32, size=(n, M), dtype=np.uint32), axis=1)
-        drawn_masks.append(perm < sizes[:, None])
+        drawn_masks.append(_random_subsets(sizes, M, rng))
         drawn_sizes.append(sizes)
         drawn += n
         allm = np.concatenate(drawn_masks)
         alls = np.concatenate(drawn_sizes)
-        packed = np.ascontiguousarray(np.packbits(allm, axis=1))
-        keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        is_new = first[inverse] == np.arange(len(keys))
+        _, first, inverse = np.unique(_mask_keys(allm), return_index=True, return_inverse=True)
+        is_new = first[inverse] == np.arange(len(alls))
         paired = alls <= num_paired
         add = np.where(is_new, np.where(paired, 2, 1), 0)
         cum = np.cumsum(add)
@@ -172,6 +166,39 @@ def coalition_design(M: int, nsamples: int, rng: np.random.Generator) -> tuple[n
     rand_w = np.repeat(counts[inv[new_idx]], 1 + with_comp.astype(int)).astype(float)
     rand_w *= weight_left / rand_w.sum()
     return np.concatenate([fixed_m, rand_m]), np.concatenate([fixed_w, rand_w])
+
+
+def _random_subsets(sizes: np.ndarray, M: int, rng: np.random.Generator) -> np.ndarray:
+    """(n, M) bool: row i is a uniformly random subset of ``sizes[i]`` of the M columns (shap:
+    ``np.random.permutation(M)[:size]``).
+
+    The subset is the ``size`` columns with the smallest of M random 32-bit keys, i.e. the first
+    ``size`` of the keys' argsort. Found by one sort of the keys and a threshold at the ``size``-th
+    smallest (several times cheaper than an argsort per draw); a draw whose threshold key is tied
+    (probability ~M^2 / 2^33) takes the argsort itself, so the subsets are exactly those of the
+    argsort.
+    """
+    keys = rng.integers(0, 2**32, size=(len(sizes), M), dtype=np.uint32)
+    srt = np.sort(keys, axis=1)
+    at = np.arange(len(sizes))
+    kth = srt[at, sizes - 1]
+    out = keys <= kth[:, None]
+    tied = np.flatnonzero(srt[at, np.minimum(sizes, M - 1)] == kth) if M > 1 else np.zeros(0, int)
+    tied = tied[sizes[tied] < M]
+    if len(tied):
+        out[tied] = np.argsort(keys[tied], axis=1) < sizes[tied, None]
+    return out
+
+
+def _mask_keys(masks: np.ndarray) -> np.ndarray:
+    """One sortable key per coalition mask (n, M): an unsigned integer when M <= 64, bytes otherwise."""
+    packed = np.packbits(masks, axis=1)
+    if packed.shape[1] <= 8:
+        wide = np.zeros((len(masks), 8), dtype=np.uint8)
+        wide[:, : packed.shape[1]] = packed
+        return wide.view(np.uint64).ravel()
+    packed = np.ascontiguousarray(packed)
+    return packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
 
 
 def kernelshap_batched(

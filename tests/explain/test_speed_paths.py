@@ -119,3 +119,60 @@ def test_lime_binary_marks_exactly_the_samples_that_share_the_instance_value_or_
             edges = np.unique(np.percentile(bg[:, j], [25, 50, 75]))
             same = np.searchsorted(edges, v[r, 1:, j]) == np.searchsorted(edges, x[r, j].item())
             assert (b[r, 1:, j] == same).mean() > 0.995  # values on a bin edge may round either way
+
+
+def test_lime_option_thresholds_reproduce_the_frequencies_and_never_pass_the_last_option():
+    from fairmon.explain.lime_batched import _option_thresholds
+
+    cum = np.array([[0.25, 0.75, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [1e-3, 0.5, 0.999, 1.0]])
+    t = _option_thresholds(cum)
+    assert t.dtype == np.int32 and t.shape == (3, 3)
+    # P(u > t) for u uniform on the 2^32 int32 values is (2^31 - 1 - t) / 2^32 = 1 - cum (to 2^-32)
+    p_past = (2.0**31 - 1 - t.astype(np.float64)) / 2.0**32
+    np.testing.assert_allclose(p_past, 1.0 - cum[:, :-1], atol=2.0**-32)
+    assert (t[cum[:, :-1] == 1.0] == np.iinfo(np.int32).max).all()  # u > int32 max never happens
+
+
+def test_lime_uniform_bits_cover_the_int32_range_uniformly():
+    import torch
+
+    from fairmon.explain.lime_batched import _uniform_bits
+
+    a = _uniform_bits((3, 5001, 7), torch.Generator().manual_seed(0))
+    b = _uniform_bits((3, 5001, 7), torch.Generator().manual_seed(0))
+    assert a.dtype == torch.int32 and a.shape == (3, 5001, 7) and torch.equal(a, b)  # reproducible
+    u = (a.numpy().astype(np.float64) + 2.0**31) / 2.0**32
+    counts = np.histogram(u, bins=16, range=(0.0, 1.0))[0]
+    expected = u.size / 16
+    assert np.abs(counts - expected).max() < 5 * np.sqrt(expected)
+
+
+def test_kernelshap_random_subsets_have_exact_sizes_uniform_members_and_survive_key_ties():
+    from fairmon.explain.kernelshap_batched import _random_subsets
+
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(1, 9, size=40000)
+    masks = _random_subsets(sizes, 17, rng)
+    np.testing.assert_array_equal(masks.sum(axis=1), sizes)
+    share = masks[sizes == 4].mean(axis=0)  # each column equally likely: 4 / 17
+    assert np.abs(share - 4 / 17).max() < 0.02
+
+    class TiedKeys:  # every key equal: the threshold would take all columns without the argsort fallback
+        def integers(self, *args, size, dtype):  # type: ignore[no-untyped-def]
+            return np.full(size, 7, dtype=dtype)
+
+    tied = _random_subsets(np.array([1, 3, 5]), 6, TiedKeys())  # type: ignore[arg-type]
+    np.testing.assert_array_equal(tied.sum(axis=1), [1, 3, 5])
+
+
+@pytest.mark.parametrize("M", [5, 64, 65, 130])
+def test_kernelshap_mask_keys_are_equal_exactly_for_equal_masks(M):  # type: ignore[no-untyped-def]
+    from fairmon.explain.kernelshap_batched import _mask_keys
+
+    rng = np.random.default_rng(M)
+    masks = rng.random((300, M)) < 0.5
+    masks[150:] = masks[:150]
+    masks[149, -1] = not masks[149, -1]  # differs from its copy only in the last column
+    keys = _mask_keys(masks)
+    same = keys[:, None] == keys[None, :]
+    np.testing.assert_array_equal(same, (masks[:, None, :] == masks[None, :, :]).all(axis=2))
