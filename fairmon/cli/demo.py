@@ -230,11 +230,34 @@ def _messages_of(outcome: dict[str, Any]) -> list[dict[str, Any]]:
     return msgs
 
 
+def _window_line(outcome: dict[str, Any]) -> str:
+    """One window's status line (rich markup; the error text is escaped, it may hold brackets)."""
+    from rich.markup import escape
+
+    drift = outcome["steps"].get("drift", {})
+    hd = outcome["steps"].get("rumie", {}).get("honest_dscore")
+    return (
+        f"window {outcome['index']} {outcome['window']['start'][:10]} model {outcome['model_version']}: "
+        f"[bold]{outcome['status']}[/] honest DScore {hd if hd is None else round(hd, 3)} "
+        f"findings {drift.get('findings', '-')} ({outcome['seconds']:.1f}s)"
+        + (f" [red]{escape(str(outcome['error']))}[/]" if outcome.get("error") else "")
+    )
+
+
+def _slack_panel(msg: dict[str, Any]) -> Any:
+    """A sent Slack message as a console panel. The text is plain ``Text``: Slack messages hold
+    brackets (``#3 [v3]: AUC ...``) that rich would otherwise read as markup and drop."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    return Panel(Text(msg.get("text", "")), title=f"Slack {msg.get('channel') or ''}", expand=False)
+
+
 def _live(args: argparse.Namespace) -> dict[str, Any]:
     import logging
 
     from rich.console import Console
-    from rich.panel import Panel
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from fairmon.pipeline.steps import STEP_ORDER
@@ -252,7 +275,7 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
         if kind == "prepared":
             console.print(
                 f"[bold]fairmon demo[/]: {len(data['windows'])} daily windows, planted group "
-                f"[cyan]{data['planted_rule']}[/]; retrained model live from window "
+                f"[cyan]{escape(str(data['planted_rule']))}[/]; retrained model live from window "
                 f"{data['drift_window']} (decision DScore {data['model']['dscore_before']:.3f} → "
                 f"{data['model']['dscore_after']:.3f}); spec {data['spec']}"
             )
@@ -262,17 +285,9 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
         elif kind == "window":
             done = STEP_ORDER.index(next(reversed(data["steps"]), STEP_ORDER[0])) + 1 if data["steps"] else 0
             progress.update(state["task"], advance=len(STEP_ORDER) - done)
-            drift = data["steps"].get("drift", {})
-            rumie = data["steps"].get("rumie", {})
-            hd = rumie.get("honest_dscore")
-            console.print(
-                f"window {data['index']} {data['window']['start'][:10]} model {data['model_version']}: "
-                f"[bold]{data['status']}[/] honest DScore {hd if hd is None else round(hd, 3)} "
-                f"findings {drift.get('findings', '-')} ({data['seconds']:.1f}s)"
-                + (f" [red]{data['error']}[/]" if data.get("error") else "")
-            )
+            console.print(_window_line(data))
             for msg in _messages_of(data):
-                console.print(Panel(msg.get("text", ""), title=f"Slack {msg.get('channel') or ''}", expand=False))
+                console.print(_slack_panel(msg))
 
     with progress:
         summary = run_demo(
