@@ -3,7 +3,9 @@
 :func:`run_step` is the single entry the DAG tasks call; :func:`run_window` composes every step for the
 CLI and the demo, so both run exactly the same code. A step that raises marks the window's run
 ``failed`` with the error text (a batch failing validation is ``data_invalid`` instead, set by the
-validate step) and re-raises, so Airflow's retry policy and the CLI's exit code both see it.
+validate step) and re-raises, so Airflow's retry policy and the CLI's exit code both see it. A step
+after ``persist`` that fails keeps the stored results, and its successful retry restores the
+persisted status (:func:`fairmon.pipeline.storeio.mark_failed`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -109,7 +111,7 @@ def run_step(
     >>> run_step("resolve_window", "monitors/demo.yaml", {"logical_date": "2026-01-03"})  # doctest: +SKIP
     {'monitor': 'demo', 'start': '2026-01-03T00:00:00+00:00', 'end': '2026-01-04T00:00:00+00:00', ...}
     """
-    from fairmon.pipeline.steps import STEP_ORDER, STEPS
+    from fairmon.pipeline.steps import AFTER_PERSIST, STEP_ORDER, STEPS
 
     if step not in STEPS:
         raise ConfigError(ERR_UNKNOWN_STEP.format(step=step, steps=", ".join(STEP_ORDER)))
@@ -130,6 +132,10 @@ def run_step(
     try:
         result = STEPS[step](ctx)
         log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
+        if step in AFTER_PERSIST:  # a retry that succeeded gives the run back its persisted status
+            from fairmon.pipeline import storeio
+
+            storeio.clear_failure(ctx, step=step)
         return result
     except DataValidationError:
         raise  # the validate step already marked the run data_invalid and sent the data alert
@@ -258,15 +264,23 @@ def backfill(
     notify: bool = False,
     slack_token: str | None = None,
     on_window: Callable[[WindowOutcome], None] | None = None,
+    only_statuses: Sequence[str] | None = None,
 ) -> list[WindowOutcome]:
     """Run the windows between ``start`` and ``end`` in order; alerts are stored, sent only with ``notify``.
 
     A failed or invalid window does not stop the backfill: later windows run, and their drift decisions
     simply do not count it as history (only completed windows are history).
+
+    ``only_statuses`` re-runs just the windows whose stored run has one of these statuses, e.g.
+    ``("labels_pending",)`` once a monitor's late labels have arrived (re-running a window replaces
+    its rows, so the label-based metrics are then computed), or ``("failed",)`` after an outage.
     """
     s = _spec(spec)
+    windows = windows_between(s, start, end)
+    if only_statuses is not None:
+        windows = _windows_with_status(s, windows, only_statuses, db_url)
     outcomes: list[WindowOutcome] = []
-    for w in windows_between(s, start, end):
+    for w in windows:
         o = run_window(s, window=w, db_url=db_url, notify=notify, slack_token=slack_token)
         outcomes.append(o)
         if on_window is not None:
@@ -274,3 +288,24 @@ def backfill(
     return outcomes
 
 
+def _windows_with_status(
+    spec: MonitorSpec, windows: list[Window], statuses: Sequence[str], db_url: str | None
+) -> list[Window]:
+    """The windows among ``windows`` whose stored run has one of ``statuses``."""
+    from typing import get_args
+
+    from fairmon.store import open_store
+    from fairmon.store.records import RunStatus
+
+    bad = sorted(set(statuses) - set(get_args(RunStatus)))
+    if bad:
+        raise ConfigError(f"unknown run status {bad[0]!r}; statuses: {', '.join(get_args(RunStatus))}")
+    if not windows:
+        return []
+    store = open_store(db_url)
+    try:
+        runs = store.runs(spec.name, since=windows[0].start, until=windows[-1].end, statuses=list(statuses))
+    finally:
+        store.engine.dispose()
+    keys = {(r.window_start, r.window_end) for r in runs}
+    return [w for w in windows if (w.start, w.end) in keys]

@@ -38,6 +38,7 @@ __all__ = [
     "STEP_ORDER",
     "STEPS",
     "HEAVY_STEPS",
+    "AFTER_PERSIST",
     "resolve_window",
     "pull_snapshot",
     "pull_data",
@@ -71,6 +72,8 @@ STEP_ORDER: tuple[str, ...] = (
     "followup",
     "report",
 )
+#: steps that run once the window's results are stored; their failure keeps those results
+AFTER_PERSIST = frozenset(STEP_ORDER[STEP_ORDER.index("persist") + 1 :])
 #: steps that belong on the spec's (GPU) queue
 HEAVY_STEPS = frozenset({"predict", "rumie", "explain", "feu"})
 

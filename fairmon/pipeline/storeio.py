@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "start_run",
     "mark_failed",
+    "clear_failure",
     "mark_data_invalid",
     "window_records",
     "write_window",
@@ -82,7 +83,21 @@ def start_run(ctx: RunContext) -> int:
 
 
 def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
-    """The window failed at ``step``: status ``failed`` with the error text, results removed."""
+    """The window failed at ``step``: status ``failed`` with the error text.
+
+    Before ``persist`` has written the window, nothing of it is stored and earlier results of the
+    window (from an older attempt) are removed: they would describe other data. A step *after*
+    persist (drift, report, alert, FEU, follow-up) failing does not invalidate what persist wrote,
+    so those results are kept (the run says ``failed`` and which step, ``details.results_kept``);
+    a later successful attempt of that step restores the persisted status
+    (:func:`clear_failure`). Deleting them would lose a computed window to, say, a Slack outage.
+    """
+    from fairmon.pipeline.steps import A_PERSIST, AFTER_PERSIST
+
+    persisted = step in AFTER_PERSIST and ctx.artifacts.exists(A_PERSIST)
+    details: dict[str, Any] = {"failed_step": step, "attempt": ctx.attempt}
+    if persisted:
+        details |= {"results_kept": True, "persisted_status": ctx.artifacts.get_json(A_PERSIST)["status"]}
     return int(
         ctx.store.mark_run(
             ctx.monitor,
@@ -93,9 +108,33 @@ def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
             model_version=_model_version(ctx),
             spec_fingerprint=ctx.spec.fingerprint,
             timings=_timings(ctx),
-            details={"failed_step": step, "attempt": ctx.attempt},
+            details=details,
+            keep_results=persisted,
         )
     )
+
+
+def clear_failure(ctx: RunContext, *, step: str) -> bool:
+    """``step`` (after persist) succeeded: if the run is ``failed`` at this very step with its results
+    kept, restore the status persist wrote and clear the error. Returns whether it restored."""
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    if run is None or run.status != "failed":
+        return False
+    d = run.details or {}
+    if d.get("failed_step") != step or not d.get("results_kept"):
+        return False
+    ctx.store.mark_run(
+        ctx.monitor,
+        ctx.window.start,
+        ctx.window.end,
+        d.get("persisted_status", "succeeded"),
+        error=None,
+        timings=_timings(ctx),
+        details={"attempt": ctx.attempt, "recovered_step": step, "failed_attempt": d.get("attempt")},
+        keep_results=True,
+    )
+    log.info("%s %s: %s succeeded on attempt %s; status restored", ctx.monitor, ctx.window.key, step, ctx.attempt)
+    return True
 
 
 def mark_data_invalid(ctx: RunContext, *, failed: list[dict[str, Any]], n_rows: int) -> int:

@@ -19,7 +19,7 @@ if str(_TESTS / "pipeline") not in sys.path:
 
 from pipeline_demo_setup import prepare_demo  # noqa: E402
 
-from fairmon.config import MonitorSpec  # noqa: E402
+from fairmon.config import MonitorSpec, load_spec  # noqa: E402
 from fairmon.errors import ConfigError  # noqa: E402
 from fairmon.pipeline import run_step, window_for, windows_between  # noqa: E402
 from fairmon.pipeline.compute import jaccard, rule_membership  # noqa: E402
@@ -89,3 +89,82 @@ def test_step_failure_is_recorded_as_failed_with_the_error(tmp_path: Path, fresh
     eng.dispose()
     assert run.status == "failed" and n == 0
     assert run.error.startswith("pull_snapshot: SnapshotError:") and run.details["failed_step"] == "pull_snapshot"
+
+
+def _run_row_and_result_count(db_url: str) -> tuple[object, int]:
+    eng = sa.create_engine(db_url)
+    with eng.connect() as c:
+        run = c.execute(sa.text("SELECT status, error, details FROM runs")).one()
+        n = c.execute(sa.text("SELECT (SELECT count(*) FROM metrics) + (SELECT count(*) FROM evidence)")).scalar_one()
+    eng.dispose()
+    return run, int(n)
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_failure_after_persist_keeps_the_results_and_a_successful_retry_restores_the_status(
+    tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Losing a computed window to, say, a failing drift query or Slack outage would be data loss: the
+    run says failed (and where), the rows stay, and the retry that succeeds puts the status back."""
+    from fairmon.pipeline import run_window, steps
+    from fairmon.store import open_store
+
+    spec, manifest = prepare_demo(tmp_path / "demo", windows=3, drift_window=2)
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    day = manifest["windows"][0]["start"][:10]
+    assert run_window(spec, day, db_url=fresh_database_url, notify=False).status == "succeeded"
+    _, stored = _run_row_and_result_count(fresh_database_url)
+    assert stored > 0
+    window = window_for(load_spec(spec), day)
+
+    real_drift = steps.STEPS["drift"]
+
+    def broken(ctx):  # type: ignore[no-untyped-def]
+        raise RuntimeError("history query timed out")
+
+    monkeypatch.setitem(steps.STEPS, "drift", broken)
+    with pytest.raises(RuntimeError):
+        run_step("drift", spec, window, db_url=fresh_database_url, notify=False, attempt=2)
+    run, n = _run_row_and_result_count(fresh_database_url)
+    assert run.status == "failed" and run.error.startswith("drift: RuntimeError: history query timed out")
+    assert run.details["failed_step"] == "drift" and run.details["results_kept"] is True
+    assert n == stored  # nothing computed was thrown away
+
+    monkeypatch.setitem(steps.STEPS, "drift", real_drift)
+    run_step("drift", spec, window, db_url=fresh_database_url, notify=False, attempt=3)
+    run, n = _run_row_and_result_count(fresh_database_url)
+    assert run.status == "succeeded" and run.error is None and n == stored
+    assert run.details["recovered_step"] == "drift"
+
+    # a failure *before* persist on a re-run still removes the window's old rows (they would be stale)
+    monkeypatch.setitem(steps.STEPS, "pull_data", broken)
+    with pytest.raises(RuntimeError):
+        run_step("pull_data", spec, window, db_url=fresh_database_url, notify=False, attempt=4)
+    run, n = _run_row_and_result_count(fresh_database_url)
+    assert run.status == "failed" and n == 0 and "results_kept" not in run.details
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_backfill_with_status_reruns_only_the_windows_stored_with_it(tmp_path: Path, fresh_database_url: str) -> None:
+    """How late labels (labels_pending) or an outage (failed) get recomputed: only those windows re-run."""
+    from fairmon.pipeline import backfill
+    from fairmon.store import open_store
+
+    spec, manifest = prepare_demo(tmp_path / "demo", windows=3, drift_window=2)
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    first, last = manifest["windows"][0]["start"][:10], manifest["windows"][-1]["start"][:10]
+    assert [o.status for o in backfill(spec, first, last, db_url=fresh_database_url)] == ["succeeded"] * 3
+    eng = sa.create_engine(fresh_database_url)
+    with eng.begin() as c:  # pretend the second window's labels had been missing
+        c.execute(sa.text("UPDATE runs SET status = 'labels_pending' WHERE window_start = "
+                          "(SELECT min(window_start) + interval '1 day' FROM runs)"))
+    again = backfill(spec, first, last, db_url=fresh_database_url, only_statuses=["labels_pending"])
+    assert [o.window["start"][:10] for o in again] == [manifest["windows"][1]["start"][:10]]
+    assert again[0].status == "succeeded"
+    with eng.connect() as c:
+        assert c.execute(sa.text("SELECT count(*) FROM runs WHERE status = 'succeeded'")).scalar_one() == 3
+    eng.dispose()
+    with pytest.raises(ConfigError, match="unknown run status 'pending'"):
+        backfill(spec, first, last, db_url=fresh_database_url, only_statuses=["pending"])
