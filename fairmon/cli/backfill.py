@@ -8,9 +8,12 @@ import json
 EPILOG = """examples:
   fairmon backfill --monitor monitors/demo.yaml --start 2026-01-01 --end 2026-01-10
   fairmon backfill --monitor monitors/demo.yaml --start 2026-01-01 --end 2026-01-10 --notify --json
+  fairmon backfill --monitor monitors/compas.yaml --start 2024-01-01 --end 2024-12-31 --status labels_pending
 
 Windows run oldest first, each with the history of the windows before it. A failed or invalid window
-does not stop the backfill. Exit status: 0 when every window completed, 1 otherwise.
+does not stop the backfill. --status re-runs only the windows stored with that status: e.g.
+labels_pending once the labels have arrived (the label-based metrics are then computed), or failed.
+Exit status: 0 when every window completed, 1 otherwise.
 """
 
 
@@ -27,6 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--start", required=True, metavar="D1", help="first logical date (inclusive)")
     p.add_argument("--end", required=True, metavar="D2", help="last logical date (inclusive)")
     p.add_argument("--notify", action="store_true", help="send the alerts (default: store only)")
+    p.add_argument(
+        "--status", action="append", metavar="STATUS",
+        help="only the windows stored with this run status (repeatable), e.g. labels_pending or failed",
+    )
     p.add_argument("--db", metavar="URL", help="store URL (default FAIRMON_DATABASE_URL, else embedded Postgres)")
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document)")
     p.set_defaults(func=run)
@@ -41,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
             err = f"  ({d['error']})" if d.get("error") else ""
             print(f"{d['window']['start']}  {d['status']:<14} {d['seconds']:7.1f}s{err}", flush=True)
 
-    outcomes = backfill(args.monitor, args.start, args.end, db_url=args.db, notify=args.notify, on_window=show)
+    outcomes = backfill(
+        args.monitor, args.start, args.end, db_url=args.db, notify=args.notify, on_window=show, only_statuses=args.status
+    )
     if args.json:
         print(json.dumps([o.to_dict() for o in outcomes], default=str))
     ok = all(o.status in ("succeeded", "labels_pending") for o in outcomes)

@@ -18,7 +18,8 @@ Conventions
   no disparity), ``eop_difference`` (equal opportunity: max − min TPR) and ``eodds_difference``
   (equalized odds: the larger of the TPR and FPR max − min; fairlearn's ``worst_case``).
 * Labels: when ``y_true`` is None or entirely missing, label-based rows have status
-  ``"labels_pending"`` and the pipeline recomputes them when the labels arrive. Partially missing
+  ``"labels_pending"`` (the window is stored as ``labels_pending``; ``fairmon backfill --status
+  labels_pending`` re-runs such windows once the labels have arrived). Partially missing
   labels are excluded row-wise and counted in ``n_nan``.
 * Confidence intervals: **percentile bootstrap, stratified by group** (every group keeps its size in
   every replicate, as in a production window where the group sizes are not what is uncertain). For a

@@ -3,7 +3,7 @@
 Why one repository object: writes for a window must be one transaction keyed by (monitor, window) so an
 Airflow retry or re-run replaces rows instead of duplicating them, and a failure half-way leaves the
 earlier state intact. Reads that drive decisions (history of earlier, completed windows) live here too,
-so their semantics ("before this window", "succeeded only") are defined once.
+so their semantics ("before this window", "completed only": succeeded or labels_pending) are defined once.
 
 Examples
 --------
@@ -31,6 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 from fairmon.store.engine import translate_errors
 from fairmon.store.migrations import require_head
 from fairmon.store.records import (
+    RESULT_STATUSES,
     AlertRecord,
     AlertState,
     EvidenceRecord,
@@ -641,12 +642,15 @@ class Store:
             ]
 
     def completed_runs_before(
-        self, monitor: str, window_start: datetime, n: int, *, statuses: Sequence[str] = ("succeeded",)
+        self, monitor: str, window_start: datetime, n: int, *, statuses: Sequence[str] = RESULT_STATUSES
     ) -> list[RunRecord]:
         """The ``n`` latest runs that started strictly before ``window_start`` with a completed status.
 
         Oldest first. Drift decisions use only these, so re-running an old window never sees — and
-        never rewrites — the decisions of later windows.
+        never rewrites — the decisions of later windows. Completed means the window's results are
+        stored: ``succeeded`` and ``labels_pending`` (everything but the label-based metrics, which a
+        monitor with late labels lacks for months; leaving those windows out would keep its drift
+        checks in cold start forever).
         """
         with self._read() as conn:
             rows = conn.execute(
@@ -847,7 +851,7 @@ class Store:
         before: datetime | None = None,
         since: datetime | None = None,
         n: int | None = None,
-        statuses: Sequence[str] = ("succeeded",),
+        statuses: Sequence[str] = RESULT_STATUSES,
     ) -> list[MetricRecord]:
         """One metric series of a monitor, oldest first: the ``n`` latest points with window_start < ``before``.
 
@@ -875,7 +879,7 @@ class Store:
         method: str = "ie-dt",
         before: datetime | None = None,
         n: int | None = None,
-        statuses: Sequence[str] = ("succeeded",),
+        statuses: Sequence[str] = RESULT_STATUSES,
     ) -> list[EvidenceRecord]:
         """RUMIE evidence of earlier completed windows, oldest first (the ``n`` latest before ``before``)."""
         sql = (
@@ -895,7 +899,7 @@ class Store:
         group: str = "",
         before: datetime | None = None,
         n: int | None = None,
-        statuses: Sequence[str] = ("succeeded",),
+        statuses: Sequence[str] = RESULT_STATUSES,
     ) -> list[ExplanationMetricRecord]:
         """An explanation-metric series of earlier completed windows, oldest first."""
         sql = (
@@ -945,7 +949,7 @@ class Store:
         explainer: str = "",
         before: datetime | None = None,
         n: int | None = None,
-        statuses: Sequence[str] = ("succeeded",),
+        statuses: Sequence[str] = RESULT_STATUSES,
     ) -> list[ExplanationMetricRecord]:
         """GESD values (``family="gesd", metric="gesd"``) of earlier completed windows, oldest first."""
         return self.explanation_history(

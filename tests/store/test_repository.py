@@ -138,14 +138,17 @@ def test_rerun_of_old_window_does_not_clobber_latest(store: Store) -> None:
 
 
 def test_history_reads_use_only_earlier_completed_windows(store: Store) -> None:
-    for i in range(6):
-        store.write_window(window("demo", i, dp=0.1 + 0.01 * i))
+    for i in range(6):  # window 2's labels arrive later: its results are stored, the label metrics pending
+        store.write_window(window("demo", i, dp=0.1 + 0.01 * i, status="labels_pending" if i == 2 else "succeeded"))
     store.mark_run("demo", day(3), day(4), "data_invalid", error="3 expectations failed")
     store.write_window(window("other", 2, dp=0.9))
 
     runs = store.completed_runs_before("demo", day(5), 3)
     assert [r.window_start for r in runs] == [day(1), day(2), day(4)]
-    assert all(r.status == "succeeded" and r.monitor == "demo" for r in runs)
+    assert [r.status for r in runs] == ["succeeded", "labels_pending", "succeeded"]
+    assert all(r.monitor == "demo" for r in runs)
+    only = store.completed_runs_before("demo", day(5), 3, statuses=("succeeded",))
+    assert [r.window_start for r in only] == [day(0), day(1), day(4)]
 
     hist = store.metric_history("demo", "dp_difference", attribute="sex", before=day(5), n=2)
     assert [(m.window_start, round(m.value or 0, 6)) for m in hist] == [(day(2), 0.12), (day(4), 0.14)]
