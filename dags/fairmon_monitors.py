@@ -9,8 +9,8 @@ falling back to ``FAIRMON_DATABASE_URL`` / ``FAIRMON_SLACK_TOKEN`` for local run
 Task graph (each task calls one :mod:`fairmon.pipeline` step; XCom carries only small dicts)::
 
     resolve_window → pull_snapshot → pull_data → validate → predict ─┬─ outcome ─┐
-                                                                     ├─ rumie ───┼→ persist → drift → alert
-                                                                     └─ explain ─┘        → feu → followup → report
+                                                                     ├─ rumie ───┼→ persist → drift → report
+                                                                     └─ explain ─┘        → alert → feu → followup
 
 Windows: a scheduled run computes its data interval (``CronDataIntervalTimetable``). Airflow 3 gives a
 manually triggered run the interval before the trigger time, so to (re)compute a chosen window trigger
@@ -223,10 +223,10 @@ def build_dag(s: DagSettings) -> Any:
         expl = _task("explain", heavy)(w, pred)
         stored = _task("persist", light)(w, outcome, rumie, expl)
         drift = _task("drift", light)(w, stored)
-        alert = _task("alert", light)(w, drift)
+        report = _task("report", light)(w, drift)  # before the alert that links to it
+        alert = _task("alert", light)(w, report)
         feu = _task("feu", heavy)(w, alert)
-        follow = _task("followup", light)(w, feu)
-        _task("report", light)(w, follow)
+        _task("followup", light)(w, feu)
 
     return _monitor_dag()
 

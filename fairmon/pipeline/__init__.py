@@ -5,7 +5,7 @@ the runner load on first attribute access.
 
 >>> from fairmon.pipeline import STEP_ORDER  # doctest: +SKIP
 >>> STEP_ORDER[0], STEP_ORDER[-1]  # doctest: +SKIP
-('resolve_window', 'report')
+('resolve_window', 'followup')
 """
 
 from __future__ import annotations

@@ -7,7 +7,11 @@ artifact location (:class:`~fairmon.pipeline.artifacts.ArtifactStore`), results 
 Order (:data:`STEP_ORDER`)::
 
     resolve_window → pull_snapshot → pull_data → validate → predict → outcome → rumie → explain
-    → persist → drift → alert → feu → followup → report
+    → persist → drift → report → alert → feu → followup
+
+The report is written before the alert that links to it (DESIGN §2), so the link works the moment
+the message arrives; the follow-up step re-writes it once the window's Slack messages and FEU
+candidates exist.
 
 Contracts every step keeps:
 
@@ -67,10 +71,10 @@ STEP_ORDER: tuple[str, ...] = (
     "explain",
     "persist",
     "drift",
+    "report",
     "alert",
     "feu",
     "followup",
-    "report",
 )
 #: steps that run once the window's results are stored; their failure keeps those results
 AFTER_PERSIST = frozenset(STEP_ORDER[STEP_ORDER.index("persist") + 1 :])
@@ -391,15 +395,19 @@ def feu(ctx: RunContext) -> dict[str, Any]:
 
 
 def followup(ctx: RunContext) -> dict[str, Any]:
-    """Post the FEU candidates as a threaded reply under the window's drift alert (once)."""
+    """Post the FEU candidates as a threaded reply under the window's drift alert (once), then bring
+    the report up to date with the window's Slack messages and candidates (it was written before them)."""
     t0 = time.perf_counter()
     feu_out = ctx.artifacts.get_json(A_FEU)
     if feu_out.get("status") != "done":
-        ctx.artifacts.put_json(A_FOLLOWUP, {"status": "skipped"})
-        return _timed(ctx, "followup", t0, {"status": "skipped"})
-    from fairmon.pipeline import storeio
+        out: dict[str, Any] = {"status": "skipped"}
+    else:
+        from fairmon.pipeline import storeio
 
-    out = storeio.send_followup(ctx, feu_out["result"])
+        out = storeio.send_followup(ctx, feu_out["result"])
+    queued = int(ctx.artifacts.get_json(A_ALERT).get("queued", 0)) if ctx.artifacts.exists(A_ALERT) else 0
+    if feu_out.get("status") == "done" or queued:
+        out["report"] = _write_report(ctx)["status"]
     ctx.artifacts.put_json(A_FOLLOWUP, out)
     return _timed(ctx, "followup", t0, {k: v for k, v in out.items() if k != "messages"})
 
@@ -411,17 +419,19 @@ def report(ctx: RunContext) -> dict[str, Any]:
     URLs of where the report will be written.
     """
     t0 = time.perf_counter()
+    return _timed(ctx, "report", t0, _write_report(ctx))
+
+
+def _write_report(ctx: RunContext) -> dict[str, Any]:
     try:
         from fairmon.report import write_report  # type: ignore[attr-defined]
     except ImportError:
         log.info(ERR_REPORT_ABSENT)
         out: dict[str, Any] = {"status": "absent", "message": ERR_REPORT_ABSENT}
-        ctx.artifacts.put_json(A_REPORT, out)
-        return _timed(ctx, "report", t0, out)
-    path = write_report(ctx)
-    out = {"status": "written", "path": str(path)}
+    else:
+        out = {"status": "written", "path": str(write_report(ctx))}
     ctx.artifacts.put_json(A_REPORT, out)
-    return _timed(ctx, "report", t0, out)
+    return out
 
 
 STEPS: dict[str, Callable[[RunContext], dict[str, Any]]] = {
@@ -435,9 +445,9 @@ STEPS: dict[str, Callable[[RunContext], dict[str, Any]]] = {
     "explain": explain,
     "persist": persist,
     "drift": drift,
+    "report": report,
     "alert": alert,
     "feu": feu,
     "followup": followup,
-    "report": report,
 }
 assert tuple(STEPS) == STEP_ORDER

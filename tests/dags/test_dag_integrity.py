@@ -90,8 +90,10 @@ def test_dags_have_the_policies(bag: dict) -> None:
             assert t["on_failure"], task_id
             want_queue = spec.execution.queue if task_id in HEAVY_TASKS else "default"
             assert t["queue"] == want_queue, (dag_id, task_id)
-        # persist waits for all three computations; feu only after the alert
+        # persist waits for all three computations; the report exists before the alert linking to it;
+        # feu only after the alert
         assert set(d["tasks"]["persist"]["upstream"]) >= {"outcome", "rumie", "explain"}
+        assert "report" in d["tasks"]["alert"]["upstream"] and "drift" in d["tasks"]["report"]["upstream"]
         assert "alert" in d["tasks"]["feu"]["upstream"]
 
 

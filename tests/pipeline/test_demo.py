@@ -134,5 +134,8 @@ def test_every_window_wrote_its_report_with_images(demo: dict) -> None:
             assert im.size[0] > 0 and im.size[1] > 0
     assert (out / "reports" / "demo" / "index.html").is_file()
     feu_windows = [w for w in demo["summary"]["windows"] if w["steps"]["feu"].get("status") == "done"]
-    for w in feu_windows:  # the Pareto front is drawn where FEU ran
-        assert 'alt="FEU Pareto front"' in Path(w["steps"]["report"]["path"]).read_text()
+    for w in feu_windows:  # written before the alert, brought up to date by the follow-up:
+        html = Path(w["steps"]["report"]["path"]).read_text()
+        assert w["steps"]["followup"]["report"] == "written"
+        assert 'alt="FEU Pareto front"' in html  # the Pareto front is drawn where FEU ran
+        assert "Slack messages of this window" in html  # and the alert that links here is listed
