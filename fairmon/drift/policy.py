@@ -5,17 +5,22 @@ Determinism and history
 :func:`decide` replays the checks and the policy over the **history passed in** (earlier completed
 windows, oldest first) and then the current window, and returns the current window's findings. All
 state — clean baselines, persistence counters, open drifts, cooldowns — is recomputed from the
-windows' *data*, never read from earlier decisions. So re-running an old window with the history
-that preceded it gives the same findings as the first time, and nothing a re-run writes can change
-a later window's decision. Pass at least ``baseline.trailing_n + persistence_n + cooldown_windows``
+windows' *data*, never read from earlier decisions — the one exception being the start of a drift
+older than the history (``open_since``, below), taken from the latest decision *before* the window.
+So re-running an old window with the history that preceded it gives the same findings as the first
+time, and a re-run never rewrites a later window's stored decision. Pass at least ``baseline.trailing_n + persistence_n + cooldown_windows``
 earlier windows so the replay reaches a steady state (the pipeline's store query does).
 
-One thing is older than any bounded history, so the pipeline reads it from the store instead:
+Two things are older than any bounded history, so the pipeline reads them from the store instead:
 
 * the **reference window** of a reference baseline (``reference=``, see :func:`reference_window`),
   which may lie months back; the reference window itself and windows before it have nothing to
   compare with (their significance tests are silent, as in a cold start — :func:`baseline_note` says
   why), and so does every window while no completed reference window exists;
+* the **start of a drift** that has lasted longer than the history (``open_since=``): the replay can
+  only date such a drift to the first window it sees, so a continuing drift keeps the ``since`` the
+  store recorded when it opened — which also keeps its resolution threaded under the opening alert.
+
 Policy (per finding key ``kind:metric:group``)
 ----------------------------------------------
 * **Persistence**: a drift *opens* when at least ``persistence_m`` of the last ``persistence_n``
@@ -43,8 +48,9 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 from typing import Any
@@ -233,6 +239,23 @@ def _resolved_message(metric: str, group: str, value: float | None, since: datet
     return f"resolved: {label} is back within the rule{now}; drifting since {since:%Y-%m-%d}"
 
 
+def _continued(finding: Finding, open_since: Mapping[str, datetime]) -> Finding:
+    """A drift the store already holds open keeps the start recorded when it opened.
+
+    The replay can date a drift only to the first window of the history it was given, so for a drift
+    older than that history it is too late, never too early: the earlier of the two is the truth.
+    """
+    stored = open_since.get(finding.key)
+    if finding.status not in ("ongoing", "resolved") or stored is None:
+        return finding
+    if finding.since is not None and finding.since <= stored:
+        return finding
+    message = finding.message
+    if finding.status == "resolved":
+        message = _resolved_message(finding.metric, finding.group, finding.value, stored)
+    return dataclasses.replace(finding, since=stored, message=message)
+
+
 def reference_day(baseline: Baseline) -> tuple[datetime, datetime]:
     """``[start, end)`` of the reference date: from ``baseline.reference_start`` to the next midnight
     in its timezone (23 or 25 hours on a daylight-saving change)."""
@@ -387,6 +410,7 @@ def decide(
     baseline: Baseline | None = None,
     policy: AlertPolicy | None = None,
     reference: WindowSummary | None = None,
+    open_since: Mapping[str, datetime] | None = None,
 ) -> list[Finding]:
     """Drift findings of ``current`` judged against earlier completed windows only.
 
@@ -407,6 +431,9 @@ def decide(
         earlier than a window is that window's baseline); it need not be in ``history``. None: the
         :func:`reference_window` of ``history`` + ``current``. Without a completed earlier reference
         the significance tests are silent (see :func:`baseline_note`); nothing raises.
+    open_since : mapping, optional
+        Finding key → ``since`` of the drifts the store holds open (latest decision before
+        ``current``): an ``ongoing`` or ``resolved`` finding keeps the earlier of it and the replay's.
 
     Returns
     -------
@@ -417,4 +444,5 @@ def decide(
     b = baseline or Baseline()
     if b.mode == "reference" and reference is None:
         reference = _find_reference(current, history, b)
-    return replay([*hist, current], checks=checks, baseline=b, policy=policy, reference=reference)[-1]
+    findings = replay([*hist, current], checks=checks, baseline=b, policy=policy, reference=reference)[-1]
+    return [_continued(f, open_since) for f in findings] if open_since else findings

@@ -362,6 +362,20 @@ def reference_summary(ctx: RunContext, baseline: Any) -> Any:
     return WindowSummary(ctx.monitor, w.window_start, w.window_end, status=run.status)
 
 
+def open_drift_since(ctx: RunContext) -> dict[str, Any]:
+    """Finding key → ``since`` of the drifts still open at the latest decision before this window.
+
+    A drift can outlast the history the replay sees; its start is the one recorded when it opened.
+    """
+    from fairmon.drift import finding_key
+
+    return {
+        finding_key(f.kind, f.metric, f.group): f.since
+        for f in ctx.store.open_findings(ctx.monitor, before=ctx.window.start)
+        if f.since is not None
+    }
+
+
 def current_summary(ctx: RunContext) -> Any:
     from fairmon.drift import WindowSummary
 
@@ -401,7 +415,8 @@ def decide_and_store_findings(ctx: RunContext) -> dict[str, Any]:
     history = history_summaries(ctx)
     current = current_summary(ctx)
     reference = reference_summary(ctx, baseline) if baseline.mode == "reference" else None
-    findings = decide(current, history, checks=checks, baseline=baseline, policy=policy, reference=reference)
+    findings = decide(current, history, checks=checks, baseline=baseline, policy=policy, reference=reference,
+                      open_since=open_drift_since(ctx))
     note = baseline_note(current, baseline, reference=reference, history=history)
     if note["status"] == "missing":
         log.warning("%s %s: %s", ctx.monitor, ctx.window.key, note["reason"])

@@ -1,7 +1,7 @@
-"""Reference baselines on a non-midnight schedule.
+"""Reference baselines on a non-midnight schedule, and the start of drifts older than the history.
 
-The pipeline passes ``decide`` a bounded history; the reference window comes from the store
-(``reference=``). These tests pin the library side; the store side
+The pipeline passes ``decide`` a bounded history; the reference window and the start of a long drift
+come from the store (``reference=``, ``open_since=``). These tests pin the library side; the store side
 is in ``tests/pipeline/test_drift_history.py``.
 """
 
@@ -12,8 +12,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from fairmon.alerts.render import AlertContext, render_finding
 from fairmon.config import DriftSpec, MonitorSpec
-from fairmon.drift import Finding, WindowSummary, baseline_note, decide, reference_window
+from fairmon.drift import Finding, WindowSummary, baseline_note, decide, finding_fingerprint, reference_window
 from fairmon.drift.spec import settings_from_spec
 from fairmon.pipeline import window_for
 
@@ -102,3 +103,47 @@ def test_a_missing_or_failed_reference_is_said_clearly_and_tests_nothing() -> No
     assert "monitor ref" in note["reason"] and "2026-01-01 (America/New_York)" in note["reason"]
     none = baseline_note(now, s.baseline, history=later)
     assert none["status"] == "missing" and "no window contains it" in none["reason"]
+
+
+# ------------------------------------------------------------------------------------------ since
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _day(i: int, ratio: float) -> WindowSummary:
+    rows = [{"metric": "dp_ratio", "attribute": "sex", "group": None, "value": ratio, "ci_low": ratio - 0.02,
+             "ci_high": ratio + 0.02, "n": 5000, "status": "ok"}]
+    return WindowSummary("m", T0 + timedelta(days=i), T0 + timedelta(days=i + 1), metrics=rows)
+
+
+def _range(findings: list[Finding]) -> Finding:
+    (f,) = [x for x in findings if x.kind == "ci_outside_range"]
+    return f
+
+
+def test_a_long_drift_keeps_the_start_the_store_recorded_and_its_thread() -> None:
+    s = settings_from_spec()
+    n = s.baseline.trailing_n + s.policy.persistence_n + s.policy.cooldown_windows + 2  # the pipeline's history
+    ws = [_day(i, 0.9) for i in range(2)] + [_day(i, 0.6) for i in range(2, 32)] + [_day(i, 0.9) for i in range(32, 35)]
+    opened = _range(decide(ws[3], ws[:3], **s.kwargs()))  # 2 of 3 windows below 0.8 → opens at day 3
+    assert (opened.status, opened.since) == ("open", ws[3].window_start)
+    stored = {opened.key: opened.since}
+
+    late = _range(decide(ws[31], ws[31 - n:31], **s.kwargs()))  # the replay alone dates it too late
+    assert late.since > opened.since
+    ongoing = _range(decide(ws[31], ws[31 - n:31], open_since=stored, **s.kwargs()))
+    assert (ongoing.status, ongoing.since) == ("ongoing", opened.since)
+
+    resolved = _range(decide(ws[33], ws[33 - n:33], open_since=stored, **s.kwargs()))
+    assert (resolved.status, resolved.since, resolved.notify) == ("resolved", opened.since, True)
+    assert resolved.message.endswith(f"drifting since {opened.since:%Y-%m-%d}")
+    msg = render_finding(resolved, AlertContext("m", resolved.window_start))
+    assert msg.thread_of == opened.fingerprint == finding_fingerprint("m", opened.since, opened.key, "open")
+
+
+def test_a_stored_start_never_moves_a_drift_later() -> None:
+    s = settings_from_spec()
+    ws = [_day(0, 0.9)] + [_day(i, 0.6) for i in range(1, 6)]
+    f = _range(decide(ws[5], ws[:5], open_since={"ci_outside_range:dp_ratio:sex": ws[4].window_start},
+                      **s.kwargs()))
+    assert (f.status, f.since) == ("ongoing", ws[2].window_start)

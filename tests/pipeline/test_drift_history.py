@@ -8,7 +8,7 @@ artifact in place of the compute steps, so dozens of windows take seconds.
 from __future__ import annotations
 
 import logging
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +122,31 @@ def test_a_reference_window_not_run_or_failed_is_reported_not_fatal(
     assert note["status"] == "missing" and "2026-01-01T08:00:00+00:00: failed" in note["reason"]
     assert out["drift"]["findings"] == []  # no silent fallback to the trailing history
     assert _statuses(fresh_database_url) == {"succeeded", "failed"}  # only the one marked failed
+
+
+def test_a_drift_longer_than_the_history_keeps_its_start_and_thread(
+    tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FAIRMON_SLACK_TOKEN", raising=False)
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    spec = _spec(tmp_path, cron="0 0 * * *", timezone="UTC", drift={})  # defaults: dp_ratio in [0.8, 1]
+    ratios = [0.9] * 2 + [0.6] * 30 + [0.9] * 2  # below the four-fifths rule from day 2 to day 31
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    out = [_run(spec, f"{t0 + timedelta(days=i):%Y-%m-%d}", [_row("dp_ratio", r)], fresh_database_url)
+           for i, r in enumerate(ratios)]
+
+    def finding(i: int) -> dict[str, Any]:
+        (f,) = [x for x in out[i]["drift"]["findings"] if x["kind"] == "ci_outside_range"]
+        return f
+
+    opened = finding(3)  # persistence 2 of 3: opens on day 3
+    assert (opened["status"], opened["since"]) == ("open", (t0 + timedelta(days=3)).isoformat())
+    assert out[31]["drift"]["history"] < 29  # the opening window is long out of the loaded history
+    assert {finding(i)["since"] for i in range(4, 32)} == {opened["since"]}
+    resolved = finding(33)
+    assert (resolved["status"], resolved["since"]) == ("resolved", opened["since"])
+
+    (open_alert,) = out[3]["alert"]["rendered"]
+    (resolved_alert,) = out[33]["alert"]["rendered"]
+    assert resolved_alert["text"].startswith("[warning] fairmon hist: Resolved")
+    assert resolved_alert["thread_of"] == open_alert["fingerprint"]  # threaded under the opening alert
