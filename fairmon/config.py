@@ -828,7 +828,12 @@ class ExplanationsSpec(_Spec):
 
 
 class ReferenceBaseline(_Spec):
-    """Compare every window with one fixed reference window (its start date)."""
+    """Compare every window with one fixed reference window: the scheduled window containing the date
+    ``window`` in ``schedule.timezone`` (the first one starting that day, whatever the cron's hour).
+
+    That window and earlier ones have nothing to compare with (a cold start). While the reference window
+    has no completed run, the significance tests are silent and the drift result and the log say why;
+    the window is not failed."""
 
     kind: Literal["reference"]
     window: dt.date

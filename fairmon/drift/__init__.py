@@ -17,9 +17,16 @@ from fairmon.drift.checks import (
     SignificantChange,
     default_checks,
 )
-from fairmon.drift.findings import SEVERITIES, Finding, Severity, finding_fingerprint, severity_at_least
+from fairmon.drift.findings import (
+    SEVERITIES,
+    Finding,
+    Severity,
+    finding_fingerprint,
+    finding_key,
+    severity_at_least,
+)
 from fairmon.drift.overlap import group_overlap, jaccard, rules_membership
-from fairmon.drift.policy import AlertPolicy, decide, replay
+from fairmon.drift.policy import AlertPolicy, baseline_note, decide, reference_window, replay
 from fairmon.drift.spec import DriftSettings, settings_from_spec
 from fairmon.drift.window import Measurement, WindowSummary
 
@@ -42,6 +49,9 @@ __all__ = [
     "settings_from_spec",
     "default_checks",
     "finding_fingerprint",
+    "finding_key",
+    "baseline_note",
+    "reference_window",
     "group_overlap",
     "jaccard",
     "rules_membership",

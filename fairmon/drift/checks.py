@@ -17,7 +17,9 @@ Statistics
   scale is at least the current window's bootstrap standard error (CI width / 2z) so a constant
   history cannot make every wiggle significant. *Reference* baseline: a z test of the difference
   with both windows' bootstrap standard errors (series without an interval fall back to the
-  trailing rule). With fewer than ``min_history`` baseline windows the check is silent (cold start).
+  trailing rule); the reference window itself, windows before it, and every window while no
+  completed reference window exists have nothing to compare with, and the check is silent there.
+  With fewer than ``min_history`` baseline windows the check is silent (cold start).
   A change must also exceed ``min_effect`` in the metric's units (practical significance).
 * RUMIE: :class:`DScoreAbove` (honest DScore above a threshold with split-sample ``p ≤ alpha``),
   :class:`SignificantChange` on ``rumie_honest_dscore`` (kind ``rumie_rise``), :class:`NewGroup`
@@ -45,7 +47,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from fairmon.drift.findings import Severity
+from fairmon.drift.findings import Severity, finding_key
 from fairmon.drift.window import Measurement, WindowSummary, evidence_value
 from fairmon.errors import ConfigError
 
@@ -73,8 +75,9 @@ _Z975 = 1.959963984540054
 class Baseline:
     """How the comparison baseline is formed.
 
-    ``mode="trailing"`` uses the last ``trailing_n`` clean earlier windows; ``"reference"`` the
-    window starting at ``reference_start`` (it must be in the history passed to ``decide``).
+    ``mode="trailing"`` uses the last ``trailing_n`` clean earlier windows; ``"reference"`` one fixed
+    completed window: the one containing the reference date that starts at ``reference_start``
+    (midnight in the monitor's timezone) — see :func:`fairmon.drift.policy.reference_window`.
     ``min_history`` is the cold-start rule: fewer baseline windows → no significance decision.
     """
 
@@ -88,6 +91,9 @@ class Baseline:
             raise ConfigError(ERR_BASELINE.format(problem="needs 2 <= min_history <= trailing_n"))
         if self.mode == "reference" and self.reference_start is None:
             raise ConfigError(ERR_BASELINE.format(problem="mode 'reference' needs reference_start"))
+        if self.reference_start is not None and self.reference_start.utcoffset() is None:
+            raise ConfigError(ERR_BASELINE.format(
+                problem=f"reference_start {self.reference_start.isoformat()} needs a timezone"))
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,7 @@ class Evaluation:
 
     @property
     def key(self) -> str:
-        return f"{self.kind}:{self.metric}:{self.group or '*'}"
+        return finding_key(self.kind, self.metric, self.group)
 
 
 class CheckContext(Protocol):
@@ -124,6 +130,11 @@ class CheckContext(Protocol):
 
     def history(self, key: str) -> list[Measurement]:
         """Clean baseline measurements of this check key, oldest first (trailing window)."""
+        ...
+
+    @property
+    def has_reference(self) -> bool:
+        """Reference mode: whether a completed reference window precedes the window being judged."""
         ...
 
     def reference(self, metric: str, group: str) -> Measurement | None:
@@ -234,7 +245,7 @@ class SignificantChange:
     def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
         out = []
         for group, meas in _matching(window, self.metric, self.attribute):
-            key = f"{self.kind}:{self.metric}:{group or '*'}"
+            key = finding_key(self.kind, self.metric, group)
             out.append(Evaluation(self.kind, self.metric, group, meas, self._test(meas, key, group, ctx)))
         return out
 
@@ -242,7 +253,11 @@ class SignificantChange:
         from scipy import stats
 
         se_cur = (meas.ci[1] - meas.ci[0]) / (2 * _Z975) if meas.ci else 0.0
-        ref = ctx.reference(self.metric, group) if ctx.baseline.mode == "reference" else None
+        ref = None
+        if ctx.baseline.mode == "reference":
+            if not ctx.has_reference:
+                return None  # the reference window itself, one before it, or none stored: nothing to compare
+            ref = ctx.reference(self.metric, group)
         if ref is not None and ref.ci is not None and meas.ci is not None:
             base = ref.value
             se_ref = (ref.ci[1] - ref.ci[0]) / (2 * _Z975)

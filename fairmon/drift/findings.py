@@ -33,6 +33,7 @@ __all__ = [
     "severity_at_least",
     "Finding",
     "finding_fingerprint",
+    "finding_key",
 ]
 
 Severity = Literal["info", "warning", "critical"]
@@ -49,6 +50,16 @@ def severity_at_least(severity: str, minimum: str) -> bool:
     (True, False)
     """
     return SEVERITIES.index(severity) >= SEVERITIES.index(minimum)  # type: ignore[arg-type]
+
+
+def finding_key(kind: str, metric: str, group: str) -> str:
+    """The series a policy tracks, ``kind:metric:group`` (``*`` for no group): one name for checks,
+    findings and the store's open drifts.
+
+    >>> finding_key("ci_outside_range", "dp_ratio", "")
+    'ci_outside_range:dp_ratio:*'
+    """
+    return f"{kind}:{metric}:{group or '*'}"
 
 
 def finding_fingerprint(monitor: str, window_start: datetime, key: str, status: str) -> str:
@@ -119,7 +130,7 @@ class Finding:
     @property
     def key(self) -> str:
         """Finding key ``kind:metric:group`` (the series the policy tracks)."""
-        return f"{self.kind}:{self.metric}:{self.group or '*'}"
+        return finding_key(self.kind, self.metric, self.group)
 
     @property
     def fingerprint(self) -> str:

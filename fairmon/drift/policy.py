@@ -5,10 +5,21 @@ Determinism and history
 :func:`decide` replays the checks and the policy over the **history passed in** (earlier completed
 windows, oldest first) and then the current window, and returns the current window's findings. All
 state — clean baselines, persistence counters, open drifts, cooldowns — is recomputed from the
-windows' *data*, never read from earlier decisions. So re-running an old window with the history
-that preceded it gives the same findings as the first time, and nothing a re-run writes can change
-a later window's decision. Pass at least ``baseline.trailing_n + persistence_n + cooldown_windows``
+windows' *data*, never read from earlier decisions — the one exception being the start of a drift
+older than the history (``open_since``, below), taken from the latest decision *before* the window.
+So re-running an old window with the history that preceded it gives the same findings as the first
+time, and a re-run never rewrites a later window's stored decision. Pass at least ``baseline.trailing_n + persistence_n + cooldown_windows``
 earlier windows so the replay reaches a steady state (the pipeline's store query does).
+
+Two things are older than any bounded history, so the pipeline reads them from the store instead:
+
+* the **reference window** of a reference baseline (``reference=``, see :func:`reference_window`),
+  which may lie months back; the reference window itself and windows before it have nothing to
+  compare with (their significance tests are silent, as in a cold start — :func:`baseline_note` says
+  why), and so does every window while no completed reference window exists;
+* the **start of a drift** that has lasted longer than the history (``open_since=``): the replay can
+  only date such a drift to the first window it sees, so a continuing drift keeps the ``since`` the
+  store recorded when it opened — which also keeps its resolution threaded under the opening alert.
 
 Policy (per finding key ``kind:metric:group``)
 ----------------------------------------------
@@ -37,17 +48,28 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, time, timedelta
+from typing import Any
 
 from fairmon.drift.checks import Baseline, Check, Evaluation, SignificantChange, Violation, default_checks
 from fairmon.drift.findings import SEVERITIES, Finding, Severity, severity_at_least
 from fairmon.drift.window import COMPLETED, Measurement, WindowSummary
 from fairmon.errors import ConfigError, MethodError
 
-__all__ = ["AlertPolicy", "decide", "replay", "ERR_HISTORY_ORDER", "ERR_POLICY"]
+__all__ = [
+    "AlertPolicy",
+    "decide",
+    "replay",
+    "reference_day",
+    "reference_window",
+    "baseline_note",
+    "ERR_HISTORY_ORDER",
+    "ERR_POLICY",
+]
 
 ERR_HISTORY_ORDER = (
     "drift history must hold only windows before the current one ({current}); got a window starting {bad}"
@@ -94,6 +116,7 @@ class _KeyState:
 class _Context:
     baseline: Baseline
     states: dict[str, _KeyState]
+    #: the completed reference window when it precedes the window being judged, else None
     reference_window: WindowSummary | None
     previous_window: WindowSummary | None = None
     n_tests: int = 1
@@ -101,6 +124,10 @@ class _Context:
     def history(self, key: str) -> list[Measurement]:
         st = self.states.get(key)
         return list(st.clean) if st else []
+
+    @property
+    def has_reference(self) -> bool:
+        return self.reference_window is not None
 
     def reference(self, metric: str, group: str) -> Measurement | None:
         if self.reference_window is None:
@@ -193,9 +220,7 @@ class _Replay:
         status: str, severity: Severity, notify: bool, numbers: dict,
     ) -> Finding:
         if status == "resolved":
-            label = f"{st.metric} for {st.group}" if st.group else st.metric
-            value = "" if meas is None else f" (now {meas.value:.3f})"
-            message = f"resolved: {label} is back within the rule{value}; drifting since {st.since:%Y-%m-%d}"
+            message = _resolved_message(st.metric, st.group, None if meas is None else meas.value, st.since)
         else:
             message = viol.message if viol is not None else f"{st.metric} still drifting"
         return Finding(
@@ -206,6 +231,137 @@ class _Replay:
             numbers=numbers, status=status,  # type: ignore[arg-type]
             notify=notify, since=st.since,
         )
+
+
+def _resolved_message(metric: str, group: str, value: float | None, since: datetime | None) -> str:
+    label = f"{metric} for {group}" if group else metric
+    now = "" if value is None else f" (now {value:.3f})"
+    return f"resolved: {label} is back within the rule{now}; drifting since {since:%Y-%m-%d}"
+
+
+def _continued(finding: Finding, open_since: Mapping[str, datetime]) -> Finding:
+    """A drift the store already holds open keeps the start recorded when it opened.
+
+    The replay can date a drift only to the first window of the history it was given, so for a drift
+    older than that history it is too late, never too early: the earlier of the two is the truth.
+    """
+    stored = open_since.get(finding.key)
+    if finding.status not in ("ongoing", "resolved") or stored is None:
+        return finding
+    if finding.since is not None and finding.since <= stored:
+        return finding
+    message = finding.message
+    if finding.status == "resolved":
+        message = _resolved_message(finding.metric, finding.group, finding.value, stored)
+    return dataclasses.replace(finding, since=stored, message=message)
+
+
+def reference_day(baseline: Baseline) -> tuple[datetime, datetime]:
+    """``[start, end)`` of the reference date: from ``baseline.reference_start`` to the next midnight
+    in its timezone (23 or 25 hours on a daylight-saving change)."""
+    start = baseline.reference_start
+    if start is None:
+        raise ConfigError("drift baseline mode 'reference' needs reference_start")
+    return start, datetime.combine(start.date() + timedelta(days=1), time(), tzinfo=start.tzinfo)
+
+
+def reference_window(windows: Iterable[WindowSummary], baseline: Baseline) -> WindowSummary | None:
+    """The window that contains the reference date, among ``windows`` (any status).
+
+    That is the first window starting on the date, in the timezone of ``baseline.reference_start``
+    (with a ``0 3 * * *`` cron the one starting at 03:00 that day, as in Airflow's logical date), or,
+    when none starts on it (windows longer than a day), the window spanning its midnight. None when
+    no window touches the date. Pass every window around the date (the pipeline passes the
+    scheduled ones): among a partial set a window spanning the midnight stands in for a missing one
+    starting later that day.
+
+    >>> from datetime import UTC
+    >>> b = Baseline(mode="reference", reference_start=datetime(2026, 1, 2, tzinfo=UTC), min_history=2)
+    >>> ws = [WindowSummary("m", datetime(2026, 1, d, 3, tzinfo=UTC), datetime(2026, 1, d + 1, 3, tzinfo=UTC))
+    ...       for d in (1, 2, 3)]
+    >>> reference_window(ws, b).window_start.day
+    2
+    """
+    day_start, day_end = reference_day(baseline)
+
+    def touches(w: WindowSummary) -> bool:
+        if w.window_start >= day_end:
+            return False
+        return w.window_start >= day_start or (w.window_end is not None and w.window_end > day_start)
+
+    found = [w for w in windows if touches(w)]
+    return min(found, key=lambda w: (w.window_start < day_start, w.window_start), default=None)
+
+
+def _find_reference(
+    current: WindowSummary, history: Sequence[WindowSummary], baseline: Baseline
+) -> WindowSummary | None:
+    """:func:`reference_window` among the monitor's windows passed to :func:`decide` (any status)."""
+    return reference_window([*(h for h in history if h.monitor == current.monitor), current], baseline)
+
+
+def _applies(reference: WindowSummary | None, window: WindowSummary) -> WindowSummary | None:
+    """The reference as the baseline of ``window``: completed and strictly earlier, else None."""
+    if reference is None or reference.status != COMPLETED or reference.window_start >= window.window_start:
+        return None
+    return reference
+
+
+def baseline_note(
+    current: WindowSummary,
+    baseline: Baseline,
+    *,
+    reference: WindowSummary | None = None,
+    history: Sequence[WindowSummary] = (),
+) -> dict[str, Any]:
+    """What ``current`` was compared with, in words, for the drift result and the logs.
+
+    ``status`` is ``compared`` (a baseline exists), ``cold_start`` (nothing to compare with yet: too
+    few earlier windows, or this is the reference window or one before it) or ``missing`` (reference
+    mode: no completed window contains the reference date although this window is after it — the
+    significance tests stay silent until one does). ``reference`` and ``history`` as for
+    :func:`decide`.
+    """
+    if baseline.mode == "trailing":
+        k = len(_prepare_history(current, history))
+        if k < baseline.min_history:
+            return {"mode": "trailing", "status": "cold_start",
+                    "reason": f"cold start: {k} earlier completed window(s), the significance tests need "
+                              f"{baseline.min_history}; only rules without a baseline (allowed ranges, RUMIE "
+                              f"threshold and new group) apply"}
+        return {"mode": "trailing", "status": "compared",
+                "reason": f"compared with the last {baseline.trailing_n} clean earlier completed windows"}
+    if reference is None:
+        reference = _find_reference(current, history, baseline)
+    day_start, _ = reference_day(baseline)
+    date = f"{day_start:%Y-%m-%d} ({day_start.tzinfo})"
+    out: dict[str, Any] = {"mode": "reference", "reference_date": f"{day_start:%Y-%m-%d}",
+                           "timezone": str(day_start.tzinfo), "reference_window": None}
+    if reference is not None:
+        out["reference_window"] = {"start": reference.window_start.isoformat(),
+                                   "end": None if reference.window_end is None else reference.window_end.isoformat(),
+                                   "status": reference.status}
+    no_tests = ("the significance tests against the baseline are silent; rules without a baseline "
+                "(allowed ranges, RUMIE threshold and new group) apply")
+    if reference is not None and reference.window_start == current.window_start:
+        return {**out, "status": "cold_start",
+                "reason": f"this window is the reference window of {current.monitor} (reference date {date}): "
+                          f"nothing to compare with; {no_tests}"}
+    before = (reference.window_start > current.window_start) if reference is not None else (
+        current.window_start < day_start)
+    if before:
+        return {**out, "status": "cold_start",
+                "reason": f"this window precedes the reference window of {current.monitor} (reference date "
+                          f"{date}): nothing to compare with yet; {no_tests}"}
+    if reference is None or reference.status != COMPLETED:
+        state = "no window contains it" if reference is None else (
+            f"its window starting {reference.window_start.isoformat()}: {reference.status}")
+        return {**out, "status": "missing",
+                "reason": f"monitor {current.monitor} has no completed reference window for drift.baseline.window "
+                          f"{date} ({state}): {no_tests}; run (or backfill) that window, or change the date"}
+    return {**out, "status": "compared",
+            "reason": f"compared with the reference window of {current.monitor} starting "
+                      f"{reference.window_start.isoformat()} (reference date {date})"}
 
 
 def _prepare_history(current: WindowSummary, history: Sequence[WindowSummary]) -> list[WindowSummary]:
@@ -223,21 +379,23 @@ def replay(
     checks: Sequence[Check] | None = None,
     baseline: Baseline | None = None,
     policy: AlertPolicy | None = None,
+    reference: WindowSummary | None = None,
 ) -> list[list[Finding]]:
     """Findings of every window of a chronological sequence (each judged on the ones before it).
 
     ``replay(ws)[-1] == decide(ws[-1], ws[:-1])``; benchmarks use it to avoid the quadratic replay.
+    ``reference`` as for :func:`decide` (None: :func:`reference_window` of ``windows``).
     """
     rep = _Replay(checks if checks is not None else default_checks(), baseline or Baseline(),
                   policy or AlertPolicy())
     b = rep.baseline
     ref = None
+    if b.mode == "reference":
+        ref = reference if reference is not None else reference_window(windows, b)
     out: list[list[Finding]] = []
     previous: WindowSummary | None = None
     for i, w in enumerate(windows):
-        if b.mode == "reference" and ref is None and b.reference_start is not None:
-            ref = next((h for h in windows[:i] if h.window_start == b.reference_start), None)
-        ctx = _Context(b, rep.states, ref, previous)
+        ctx = _Context(b, rep.states, _applies(ref, w), previous)
         out.append(rep.step(i, w, ctx))
         if w.status == COMPLETED:
             previous = w
@@ -251,6 +409,8 @@ def decide(
     checks: Sequence[Check] | None = None,
     baseline: Baseline | None = None,
     policy: AlertPolicy | None = None,
+    reference: WindowSummary | None = None,
+    open_since: Mapping[str, datetime] | None = None,
 ) -> list[Finding]:
     """Drift findings of ``current`` judged against earlier completed windows only.
 
@@ -266,6 +426,14 @@ def decide(
     baseline, policy
         Defaults (those of ``fairmon.config.DriftSpec``): trailing 7 windows, cold start below 3;
         persistence 2 of 3, cooldown 3, notify from ``warning``.
+    reference : WindowSummary, optional
+        Reference mode: the window containing the reference date, any status (only a completed one
+        earlier than a window is that window's baseline); it need not be in ``history``. None: the
+        :func:`reference_window` of ``history`` + ``current``. Without a completed earlier reference
+        the significance tests are silent (see :func:`baseline_note`); nothing raises.
+    open_since : mapping, optional
+        Finding key → ``since`` of the drifts the store holds open (latest decision before
+        ``current``): an ``ongoing`` or ``resolved`` finding keeps the earlier of it and the replay's.
 
     Returns
     -------
@@ -274,8 +442,7 @@ def decide(
     """
     hist = _prepare_history(current, history)
     b = baseline or Baseline()
-    if b.mode == "reference" and not any(h.window_start == b.reference_start for h in hist):
-        raise MethodError(
-            f"drift baseline: reference window {b.reference_start} is not among the earlier completed windows"
-        )
-    return replay([*hist, current], checks=checks, baseline=b, policy=policy)[-1]
+    if b.mode == "reference" and reference is None:
+        reference = _find_reference(current, history, b)
+    findings = replay([*hist, current], checks=checks, baseline=b, policy=policy, reference=reference)[-1]
+    return [_continued(f, open_since) for f in findings] if open_since else findings

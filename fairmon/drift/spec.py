@@ -41,8 +41,9 @@ def settings_from_spec(drift: Any = None, alerts: Any = None, *, tz: tzinfo = UT
 
     ``None`` means the spec defaults. Cold start: ``min_history`` earlier windows are needed before
     a significance test (``ranges_only``: the allowed-range rule still alerts); with ``suppress`` no
-    finding is notified before that. A reference baseline's date is midnight in ``tz`` (the
-    schedule's timezone).
+    finding is notified before that. A reference baseline's date starts at midnight in ``tz`` (the
+    schedule's timezone); the reference is the window containing that date
+    (:func:`fairmon.drift.policy.reference_window`), whatever time the schedule starts windows at.
     """
     if drift is None:
         from fairmon.config import DriftSpec

@@ -360,7 +360,8 @@ def drift(ctx: RunContext) -> dict[str, Any]:
     out = storeio.decide_and_store_findings(ctx)
     ctx.artifacts.put_json(A_DRIFT, out)
     return _timed(
-        ctx, "drift", t0, {"findings": len(out["findings"]), "open": out["open"], "drifted": out["drifted"]}
+        ctx, "drift", t0, {"findings": len(out["findings"]), "open": out["open"], "drifted": out["drifted"],
+                           "baseline": out["baseline"]["status"], "baseline_reason": out["baseline"]["reason"]}
     )
 
 

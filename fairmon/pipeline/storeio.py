@@ -371,6 +371,50 @@ def history_summaries(ctx: RunContext) -> list[Any]:
     return [_summary_from_store(ctx, r) for r in runs if r.window_end <= ctx.window.start]
 
 
+def reference_summary(ctx: RunContext, baseline: Any) -> Any:
+    """The reference window, read apart from the trailing history so that it never drops out of it.
+
+    Which window it is comes from the schedule — the scheduled window containing the reference date
+    (:func:`fairmon.drift.reference_window` over the windows around it) — not from what happens to be
+    stored, so it is the same window for every decision. Its stored run is read: this window itself
+    when it is the reference; one that is not ``succeeded`` (or not run yet) comes back without
+    results and with that status, so the decision can say why there is no baseline. None when no
+    scheduled window touches the date.
+    """
+    from fairmon.drift import WindowSummary, reference_window
+    from fairmon.drift.policy import reference_day
+    from fairmon.pipeline.runner import window_for, windows_between
+
+    day_start, day_end = reference_day(baseline)
+    # the window of the last tick at or before the date's midnight may span it; later ticks start in it
+    scheduled = [window_for(ctx.spec, day_start), *windows_between(ctx.spec, day_start, day_end)]
+    w = reference_window([WindowSummary(ctx.monitor, x.start, x.end) for x in scheduled], baseline)
+    if w is None:
+        return None
+    if (w.window_start, w.window_end) == (ctx.window.start, ctx.window.end):
+        return current_summary(ctx)
+    run = ctx.store.get_run(ctx.monitor, w.window_start, w.window_end)
+    if run is None:
+        return WindowSummary(ctx.monitor, w.window_start, w.window_end, status="not run yet")
+    if run.status == "succeeded":
+        return _summary_from_store(ctx, run)
+    return WindowSummary(ctx.monitor, w.window_start, w.window_end, status=run.status)
+
+
+def open_drift_since(ctx: RunContext) -> dict[str, Any]:
+    """Finding key → ``since`` of the drifts still open at the latest decision before this window.
+
+    A drift can outlast the history the replay sees; its start is the one recorded when it opened.
+    """
+    from fairmon.drift import finding_key
+
+    return {
+        finding_key(f.kind, f.metric, f.group): f.since
+        for f in ctx.store.open_findings(ctx.monitor, before=ctx.window.start)
+        if f.since is not None
+    }
+
+
 def current_summary(ctx: RunContext) -> Any:
     from fairmon.drift import WindowSummary
 
@@ -397,12 +441,24 @@ def finding_record(f: Any) -> Any:
 
 
 def decide_and_store_findings(ctx: RunContext) -> dict[str, Any]:
-    """Judge this window against earlier completed windows; store its findings (replacing)."""
-    from fairmon.drift import decide
+    """Judge this window against earlier completed windows; store its findings (replacing).
+
+    The result's ``baseline`` says what the window was compared with
+    (:func:`fairmon.drift.baseline_note`). A reference baseline without a completed reference window
+    (not run yet, failed, ...) does not fail the window: its results stay stored, rules that need no
+    baseline still alert, the significance tests are silent, and the result and the log say so.
+    """
+    from fairmon.drift import baseline_note, decide
 
     checks, baseline, policy = drift_settings(ctx.spec)
     history = history_summaries(ctx)
-    findings = decide(current_summary(ctx), history, checks=checks, baseline=baseline, policy=policy)
+    current = current_summary(ctx)
+    reference = reference_summary(ctx, baseline) if baseline.mode == "reference" else None
+    findings = decide(current, history, checks=checks, baseline=baseline, policy=policy, reference=reference,
+                      open_since=open_drift_since(ctx))
+    note = baseline_note(current, baseline, reference=reference, history=history)
+    if note["status"] == "missing":
+        log.warning("%s %s: %s", ctx.monitor, ctx.window.key, note["reason"])
     run_id = int(ctx.artifacts.get_json("persist")["run_id"])
     ctx.store.write_findings(run_id, [finding_record(f) for f in findings])
     dicts = [f.to_dict() for f in findings]
@@ -410,6 +466,7 @@ def decide_and_store_findings(ctx: RunContext) -> dict[str, Any]:
     return {
         "run_id": run_id,
         "history": len(history),
+        "baseline": note,
         "findings": dicts,
         "open": len(open_),
         "notify": sum(1 for d in dicts if d["notify"]),

@@ -161,7 +161,7 @@ def upgrade(engine: Engine, *, directory: str | Path | None = None) -> list[int]
     --------
     >>> from fairmon.store import get_engine, upgrade  # doctest: +SKIP
     >>> upgrade(get_engine("postgresql://postgres@127.0.0.1/fm"))  # doctest: +SKIP
-    [1, 2, 3, 4, 5]
+    [1, 2, 3, 4, 5, 6]
     """
     d = Path(directory) if directory is not None else migrations_dir()
     files = discover(d)

@@ -173,8 +173,8 @@ def test_reference_baseline_uses_interval_z_test() -> None:
     f = decide(_w(1, 0.10, ), [_w(0, 0.03)], checks=checks, baseline=base, policy=pol)
     assert f and f[0].baseline == pytest.approx(0.03) and f[0].numbers["test"] == "z"
     assert decide(_w(1, 0.04), [_w(0, 0.03)], checks=checks, baseline=base, policy=pol) == []
-    with pytest.raises(MethodError, match="reference window"):
-        decide(_w(2), [_w(1)], baseline=base)
+    # no window holds the reference date: nothing to compare with — no error, no trailing fallback
+    assert decide(_w(3, 0.30), [_w(1), _w(2)], checks=checks, baseline=base, policy=pol) == []
 
 
 def test_bonferroni_divides_alpha_by_the_tested_series() -> None:

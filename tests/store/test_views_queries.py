@@ -283,6 +283,16 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
 }
 
 
+def test_new_group_flag_says_its_threshold_is_fixed(seeded: Store) -> None:
+    """``is_new_group`` uses a fixed 0.5 overlap, not a monitor's ``drift.rumie.min_jaccard``; psql's
+    ``\\d+`` must tell analysts so, and where the drift check's own decision is."""
+    (row,) = q(seeded.engine, "SELECT col_description('rumie_rule_changes'::regclass, attnum) AS c "
+                              "FROM pg_attribute WHERE attrelid = 'rumie_rule_changes'::regclass "
+                              "AND attname = 'is_new_group'")
+    assert row["c"] is not None
+    assert "fixed 0.5" in row["c"] and "min_jaccard" in row["c"] and "kind = 'rumie_new_group'" in row["c"]
+
+
 def test_every_example_query_runs_and_answers(seeded: Store) -> None:
     files = sorted(QUERIES.glob("*.sql"))
     assert {f.name for f in files} == set(EXPECT), "every example query needs an expectation here"
