@@ -128,6 +128,18 @@ class Store:
         with translate_errors(self.engine), self.engine.connect() as conn:
             yield conn
 
+    @staticmethod
+    def _lock_monitor(conn: Connection, name: str) -> None:
+        """Serialise the transactions that rewrite one monitor's rows (held until commit).
+
+        Why: two writers of the same monitor (an Airflow retry overlapping a zombie attempt, a
+        backfill next to the scheduled run) upsert the same ``metric_latest`` rows and the same run
+        row in whatever order their statements reach them; under load Postgres then reports a
+        deadlock and one window fails. Windows of one monitor are written one after another anyway,
+        so one advisory lock per monitor costs nothing and removes the lock-order race.
+        """
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('fairmon.monitor:' || :n))"), {"n": name})
+
     # ------------------------------------------------------------------ monitors
     def _ensure_monitor(self, conn: Connection, name: str) -> int:
         mid = conn.execute(sa.text("SELECT monitor_id FROM monitors WHERE name = :n"), {"n": name}).scalar()
@@ -458,6 +470,7 @@ class Store:
             raise RecordError(f"write_window expects WindowRecords, got {type(records).__name__}")
         run = records.run
         with self._tx() as conn:
+            self._lock_monitor(conn, run.monitor)
             mid = self._ensure_monitor(conn, run.monitor)
             run_id = self._upsert_run(conn, mid, run)
             gone = self._clear_results(conn, run_id)
@@ -505,6 +518,7 @@ class Store:
         )
         keep = (status == "running") if keep_results is None else keep_results
         with self._tx() as conn:
+            self._lock_monitor(conn, monitor)
             mid = self._ensure_monitor(conn, monitor)
             run_id = self._upsert_run(conn, mid, run, keep_known=True)
             if not keep:

@@ -284,3 +284,33 @@ def test_concurrent_writers_of_one_window_never_duplicate(store: Store, engine) 
     assert not errors and len(set(ids)) == 1
     rows = dump(engine)
     assert len(rows["runs"]) == 1 and len(rows["metrics"]) == 4 and len(rows["metric_latest"]) == 4
+
+
+def test_concurrent_writers_of_one_monitor_do_not_deadlock(store: Store, engine) -> None:  # type: ignore[no-untyped-def]
+    """A backfill writing old windows while the scheduled run writes (and fails) new ones: every write
+    lands, the latest rows point at the newest window (writers of one monitor are serialised)."""
+    import threading
+
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(6)
+
+    def go(i: int) -> None:
+        try:
+            barrier.wait()
+            for rep in range(3):
+                store.write_window(window("busy", i, dp=0.1 * (i + 1) + 0.01 * rep))
+                store.mark_run("busy", day(i + 10), day(i + 11), "failed", error="boom")
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    rows = dump(engine)
+    assert len(rows["runs"]) == 12 and len(rows["metrics"]) == 6 * 4
+    with engine.connect() as conn:
+        latest = conn.execute(sa.text("SELECT DISTINCT window_start FROM metric_latest")).scalars().all()
+    assert latest == [day(5)]
