@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from fairmon.drift.checks import level_text
 from fairmon.drift.findings import Finding, finding_fingerprint
 from fairmon.drift.window import evidence_value
 
@@ -221,6 +222,17 @@ def _gesd_block(gesd: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     return _section(md), text
 
 
+def _group_facts(groups: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``Lowest selection rate: Female 0.300 (n=412)`` and the highest, from ``numbers["groups"]``."""
+    rate = str(groups.get("rate", "rate")).replace("_", " ")
+    out = []
+    for label, key in (("Lowest", "disadvantaged"), ("Highest", "advantaged")):
+        g = groups.get(key) or {}
+        n = f" (n={g['n']:,})" if isinstance(g.get("n"), int) else ""
+        out.append((f"{label} {rate}", f"{g.get('group', 'n/a')} {_num(g.get('value'))}{n}"))
+    return out
+
+
 def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | None = None) -> SlackMessage:
     """Render one finding (open, escalated or resolved) as a Slack message.
 
@@ -239,8 +251,11 @@ def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | No
     """
     fp = fingerprint or finding.fingerprint
     title = _TITLES.get(finding.kind, "{metric}").format(metric=finding.metric)
+    groups = finding.numbers.get("groups") if isinstance(finding.numbers.get("groups"), Mapping) else None
     if finding.group:
         title += f" — {finding.group}"
+        if groups is not None:
+            title += f": {groups['disadvantaged']['group']} vs {groups['advantaged']['group']}"
     resolved = finding.status == "resolved"
     icon = ":white_check_mark:" if resolved else _SEVERITY_ICON.get(finding.severity, "")
     head = f"{'Resolved: ' if resolved else ''}{title}"
@@ -250,9 +265,13 @@ def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | No
     blocks.append(_section(f"{icon} {finding.message}"))
     ci = finding.ci
     ci_txt = f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "n/a"
-    facts = [("Value", _num(finding.value)), ("95% interval", ci_txt), ("Baseline", _num(finding.baseline)),
-             ("Since", since)]
     n = finding.numbers
+    level = n.get("ci_level")
+    ci_label = f"{level_text(float(level))} interval" if isinstance(level, int | float) else "Interval"
+    facts = [("Value", _num(finding.value)), (ci_label, ci_txt), ("Baseline", _num(finding.baseline)),
+             ("Since", since)]
+    if groups is not None:
+        facts.extend(_group_facts(groups))
     if "p_value" in n:
         facts.append(("p-value", _p(n["p_value"])))
     if "allowed_low" in n or "allowed_high" in n:

@@ -198,6 +198,8 @@ class _Replay:
             message = f"resolved: {label} is back within the rule{value}; drifting since {st.since:%Y-%m-%d}"
         else:
             message = viol.message if viol is not None else f"{st.metric} still drifting"
+        if meas is not None and meas.ci is not None:
+            numbers = {**numbers, "ci_level": meas.level}  # the interval's level, for whoever renders it
         return Finding(
             kind=st.kind, metric=st.metric, group=st.group, severity=severity,
             value=meas.value if meas is not None else None, monitor=window.monitor,

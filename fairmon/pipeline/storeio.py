@@ -320,6 +320,8 @@ def _summary_from_store(ctx: RunContext, run: Any) -> Any:
         gesd=gesd,
         group_overlap=overlap,
         model_version=run.model_version,
+        # the store keeps the bounds, not their level: earlier windows were computed at the spec's level
+        ci_level=float(ctx.spec.outcome.confidence),
     )
 
 

@@ -43,6 +43,33 @@ def test_outcome_finding_shows_interval_and_range_and_gesd_on_gesd_findings() ->
     assert "female: stability 0.812 (n=50)" in g.text and "male: stability 0.873" in g.text
 
 
+def test_outcome_alert_says_who_and_prints_the_configured_interval_level() -> None:
+    """End to end from the drift decision: the message names the groups and the spec's CI level."""
+    from datetime import timedelta
+
+    from fairmon.drift import AlertPolicy, CIOutsideRange, WindowSummary, decide
+
+    def rows(attr: str, rates: dict[str, tuple[float, int]]) -> list[dict]:
+        return [{"metric": "selection_rate", "attribute": attr, "group": g, "value": v, "ci_low": v - 0.03,
+                 "ci_high": v + 0.03, "n": n, "status": "ok"} for g, (v, n) in rates.items()]
+
+    metrics = [{"metric": "dp_ratio", "attribute": "sex", "group": None, "value": 0.6, "ci_low": 0.55,
+                "ci_high": 0.66, "n": 1000, "status": "ok"}, *rows("sex", {"Female": (0.3, 412), "Male": (0.5, 588)})]
+    w = WindowSummary("credit", T0, T0 + timedelta(days=1), metrics=metrics, ci_level=0.9)
+    [f] = decide(w, [], checks=[CIOutsideRange(metric="dp_ratio", low=0.8)],
+                 policy=AlertPolicy(persistence_m=1, persistence_n=1))
+    m = render_finding(f, ctx(evidence=None, gesd=None))
+    assert "dp_ratio outside its allowed range — sex: Female vs Male" in m.blocks[0]["text"]["text"]
+    for needle in ("sex: Female selection rate 0.300 (n=412) vs Male 0.500 (n=588): dp_ratio 0.600 (90% CI",
+                   "below the allowed minimum 0.8", "Lowest selection rate: Female 0.300 (n=412)",
+                   "Highest selection rate: Male 0.500 (n=588)", "90% interval: [0.550, 0.660]"):
+        assert needle in m.text, (needle, m.text)
+        assert needle.split(": ", 1)[-1] in _all_text(m)
+    assert "95%" not in _all_text(m)
+    # a finding that does not know its interval's level does not claim one
+    assert "Interval: [0.131, 0.195]" in render_finding(dp_finding(), ctx()).text
+
+
 def test_resolution_replies_in_thread_of_opening() -> None:
     opened = rumie_finding(2)
     resolved = rumie_finding(5, status="resolved", since_day=2)
