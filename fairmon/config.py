@@ -1012,9 +1012,11 @@ _CHANNEL_RE = re.compile(r"^(#?[a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{6,})$")
 class AlertsSpec(_Spec):
     """Where and when findings are sent.
 
-    ``slack_channel`` wins over ``FAIRMON_SLACK_CHANNEL`` (which only fills a spec without one);
-    findings below ``min_severity`` are stored but not sent; backfilled windows notify only with
-    ``notify_backfill``.
+    ``enabled: false`` silences the monitor on Slack: runs (``data_invalid`` ones included), findings
+    and FEU candidates are stored as usual, but no message of any kind (fairness finding,
+    data-validation failure, FEU follow-up) is queued or posted. ``slack_channel`` wins over
+    ``FAIRMON_SLACK_CHANNEL`` (which only fills a spec without one); findings below ``min_severity``
+    are stored but not sent; backfilled windows notify only with ``notify_backfill``.
     """
 
     enabled: bool = True

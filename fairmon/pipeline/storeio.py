@@ -413,6 +413,22 @@ def _channel(ctx: RunContext) -> str | None:
     return resolve_runtime(ctx.spec).slack_channel
 
 
+def _route(ctx: RunContext) -> tuple[str | None, str | None]:
+    """``(channel, None)`` where this window's messages go, or ``(None, reason)`` when none is queued.
+
+    The one gate of every message kind (fairness findings, data validation, FEU follow-up):
+    ``alerts.enabled: false`` keeps the Slack messages out of the outbox while runs, findings and
+    candidates are still stored.
+    """
+    if not ctx.spec.alerts.enabled:
+        return None, "alerts disabled"
+    channel = _channel(ctx)
+    if channel is None:
+        log.warning("monitor %s has no Slack channel (alerts.slack_channel / FAIRMON_SLACK_CHANNEL)", ctx.monitor)
+        return None, "no channel"
+    return channel, None
+
+
 def _alert_context(ctx: RunContext) -> Any:
     from fairmon.alerts.render import AlertContext
 
@@ -479,10 +495,9 @@ def rendered_alerts(ctx: RunContext, *, kind: str | None = None) -> list[dict[st
 
 def data_alert(ctx: RunContext, *, failed: list[dict[str, Any]]) -> dict[str, Any]:
     """ONE data-validation alert for the window (outbox-deduplicated; sent when notifying)."""
-    channel = _channel(ctx)
+    channel, reason = _route(ctx)
     if channel is None:
-        log.warning("monitor %s has no Slack channel (alerts.slack_channel / FAIRMON_SLACK_CHANNEL)", ctx.monitor)
-        return {"queued": None, "reason": "no channel"}
+        return {"queued": None, "reason": reason}
     outbox = _outbox(ctx)
     run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     fp = outbox.notify_data_validation(
@@ -498,9 +513,8 @@ def send_alerts(ctx: RunContext) -> dict[str, Any]:
 
     drift_out = ctx.artifacts.get_json("drift")
     findings = [Finding.from_dict(d) for d in drift_out["findings"]]
-    channel = _channel(ctx)
-    if not ctx.spec.alerts.enabled or channel is None:
-        reason = "alerts disabled" if not ctx.spec.alerts.enabled else "no channel"
+    channel, reason = _route(ctx)
+    if channel is None:
         return {"queued": 0, "reason": reason, "rendered": []}
     outbox = _outbox(ctx)
     queued = outbox.notify_findings(
