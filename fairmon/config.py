@@ -983,7 +983,10 @@ class SelectionWeights(_Spec):
 class RetrainingSpec(_Spec):
     """FEU retraining candidates (proposed, never deployed automatically).
 
-    Stops at whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s``.
+    ``trigger``: ``on_drift`` runs FEU in every window whose drift alert opens; ``manual`` only on
+    request (``fairmon feu --monitor SPEC --window DATE`` or the DAG's ``feu`` param, trigger conf
+    ``{"feu": true}``), which also works for ``on_drift`` at a window without drift. Stops at
+    whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s``.
     """
 
     enabled: bool = False

@@ -318,8 +318,11 @@ def _cand_value(c: Mapping[str, Any], name: str) -> Any:
     return None
 
 
-def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fingerprint: str) -> SlackMessage:
+def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fingerprint: str | None) -> SlackMessage:
     """The threaded follow-up listing FEU retraining candidates.
+
+    ``parent_fingerprint`` None: FEU was requested at a window without an alerted drift, and the
+    candidates are a message of their own (no thread; the header says they were requested).
 
     Accepts ``FEUResult.to_dict()`` (``pareto`` candidates with ``test`` metrics, ``selected`` as a
     candidate dict, ``snapshot``) or the pipeline's flattened form (``candidates`` with ``auc``, ``dp``,
@@ -346,13 +349,19 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
         hp_txt = ", ".join(f"{k} {hp[k]:.3g}" if isinstance(hp[k], float) else f"{k} {hp[k]}" for k in sorted(hp))
         lines.append(f"#{i + 1}{ver}: AUC {_num(_cand_value(c, 'auc'))}, DP {_num(_cand_value(c, 'dp'))}, "
                      f"GESD {_num(_cand_value(c, 'gesd'))}{mark}" + (f" ({hp_txt})" if hp_txt else ""))
-    head = f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front; proposed, not deployed)"
-    fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint}", "event")
+    why = "" if parent_fingerprint is not None else ", requested on demand"
+    head = (f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front{why}; "
+            "proposed, not deployed)")
+    fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint or 'on_demand'}", "event")
     blocks = [_section(f"*{head}*\n" + "\n".join(f"• {ln}" for ln in lines))]
+    where = ""
+    if parent_fingerprint is None:  # not in a thread: say which model and window it is about
+        blocks.insert(0, _context_block(ctx))
+        where = f"\nModel {ctx.model_version or 'unknown'}, window {_window_text(ctx)}"
     link, link_txt = _link_block(ctx)
     blocks.extend(link)
     return SlackMessage(
-        text=head + "\n" + "\n".join(lines) + link_txt,
+        text=head + where + "\n" + "\n".join(lines) + link_txt,
         blocks=blocks,
         metadata=_metadata(fp, ctx, kind="feu", parent=parent_fingerprint),
         fingerprint=fp,

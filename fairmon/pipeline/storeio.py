@@ -529,22 +529,27 @@ def send_alerts(ctx: RunContext) -> dict[str, Any]:
     return {"queued": len(queued), **delivery, "rendered": rendered_alerts(ctx, kind="fairness")}
 
 
-def send_followup(ctx: RunContext, feu_result: Mapping[str, Any]) -> dict[str, Any]:
-    """Post the FEU candidates in the thread of the window's drift alert (once per window)."""
+def send_followup(ctx: RunContext, feu_result: Mapping[str, Any], *, requested: bool = False) -> dict[str, Any]:
+    """Post the FEU candidates once per window: in the thread of the window's drift alert, or — FEU
+    requested at a window without an alerted drift (``requested``) — as a message of its own."""
     from fairmon.drift import Finding
 
-    channel = _channel(ctx)
     drift_out = ctx.artifacts.get_json("drift")
     opened = [d for d in drift_out["findings"] if d["status"] == "open" and d["notify"]]
     if not ctx.notify:  # a backfill without --notify stores the candidates but posts nothing
         return {"status": "skipped", "reason": "not notifying (backfill)"}
-    if channel is None or not opened or not ctx.spec.alerts.enabled:
-        return {"status": "skipped", "reason": "no alerted drift finding or no channel"}
-    parent = Finding.from_dict(max(opened, key=lambda d: ("info", "warning", "critical").index(d["severity"])))
+    channel, reason = _route(ctx)
+    if channel is None:
+        return {"status": "skipped", "reason": reason}
+    if not opened and not requested:
+        return {"status": "skipped", "reason": "no alerted drift finding"}
+    parent = (Finding.from_dict(max(opened, key=lambda d: ("info", "warning", "critical").index(d["severity"])))
+              if opened else None)
     outbox = _outbox(ctx)
     fp = outbox.notify_feu(
         feu_result, _alert_context(ctx), parent_finding=parent, channel=channel, run_id=int(drift_out["run_id"])
     )
     delivery = _deliver(outbox)
-    thread = [m for m in rendered_alerts(ctx) if m["thread_of"] is not None and m["text"].startswith("FEU")]
-    return {"status": "queued" if fp else "already_queued", "fingerprint": fp, **delivery, "rendered": thread}
+    posted = [m for m in rendered_alerts(ctx) if m["text"].startswith("FEU")]
+    return {"status": "queued" if fp else "already_queued", "fingerprint": fp, "threaded": parent is not None,
+            **delivery, "rendered": posted}

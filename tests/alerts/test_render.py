@@ -97,6 +97,22 @@ def test_feu_and_data_validation_templates() -> None:
     assert EVIDENCE["rules"][0] not in dv.text
 
 
+def test_feu_requested_without_drift_alert_is_a_message_of_its_own_once_per_channel() -> None:
+    from fairmon.alerts import InMemoryOutboxRepository, Outbox, alert_fingerprint
+
+    feu = {"candidates": [{"auc": 0.81, "dp": 0.04, "gesd": 0.01, "selected": True}]}
+    m = render_feu_followup(feu, ctx(), parent_fingerprint=None)
+    assert m.thread_of is None and "parent" not in m.metadata["event_payload"]
+    assert "requested on demand" in m.text and "window 2026-01-05 00:00 – 2026-01-06 00:00 UTC" in m.text
+    assert m.blocks[0]["type"] == "context" and "v2" in json.dumps(m.blocks[0])
+    repo = InMemoryOutboxRepository()
+    ob = Outbox(repo)
+    fps = [ob.notify_feu(feu, ctx(), parent_finding=None, channel=c) for c in ("#a", "#b", "#a")]
+    assert fps[0] == alert_fingerprint(m.fingerprint, "#a") and fps[1] != fps[0] and fps[2] is None
+    stored = repo.outbox_get(fps[0])
+    assert stored is not None and stored.payload["metadata"]["event_payload"]["fingerprint"] == fps[0]
+
+
 def test_renders_real_rumie_evidence_and_window_summary() -> None:
     import numpy as np
     import pandas as pd
