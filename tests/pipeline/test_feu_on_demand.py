@@ -134,4 +134,5 @@ def test_cli_feu_json_without_notify_and_with_retraining_disabled(
     (tmp_path / "off").mkdir()
     off = write_demo_spec(tmp_path / "off", {"retraining.enabled": False})
     assert main(["feu", "--monitor", str(off), "--window", day, "--db", fresh_database_url]) == 2
-    assert ERR_FEU_DISABLED.split(" (")[0].format(monitor="demo") in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ERR_FEU_DISABLED.format(monitor="demo", source=off.resolve()) in err, err
