@@ -15,7 +15,9 @@ Task graph (each task calls one :mod:`fairmon.pipeline` step; XCom carries only 
 Windows: a scheduled run computes its data interval (``CronDataIntervalTimetable``). Airflow 3 gives a
 manually triggered run the interval before the trigger time, so to (re)compute a chosen window trigger
 with ``conf={"logical_date": "2026-01-03"}`` — the window starting at that date, exactly what
-``fairmon run --logical-date 2026-01-03`` computes.
+``fairmon run --logical-date 2026-01-03`` computes. FEU retraining candidates on demand: trigger with
+``conf={"feu": true}`` (the ``feu`` param) and the feu task runs at that window even without drift and
+with ``retraining.trigger: manual`` — what ``fairmon feu --window 2026-01-03`` does without Airflow.
 
 Failure policy: a batch that fails validation (and any other non-transient ``FairmonError``) fails the
 task at once without retry (``AirflowFailException``); transient errors (``StoreError`` and others with
@@ -110,6 +112,11 @@ def _notify(context: Any) -> bool:
     return bool(params.get("notify", True))
 
 
+def _feu_requested(context: Any) -> bool:
+    """The run's ``feu`` param (trigger conf ``{"feu": true}``): FEU candidates even without drift."""
+    return bool((context.get("params") or {}).get("feu", False))
+
+
 def _run_step(step: str, spec_path: str, window: dict | None) -> dict:
     from airflow.sdk.exceptions import AirflowFailException
 
@@ -136,6 +143,7 @@ def _run_step(step: str, spec_path: str, window: dict | None) -> dict:
             notify=_notify(context),
             attempt=int(getattr(context.get("ti"), "try_number", 1) or 1),
             source_url=_source_url(spec_path) if step == "pull_data" else None,
+            feu=step == "feu" and _feu_requested(context),
         )
     except FairmonError as exc:
         if exc.retryable:
@@ -201,6 +209,10 @@ def build_dag(s: DagSettings) -> Any:
             "notify": Param(True, type="boolean", description="send Slack alerts for this run"),
             "notify_backfill": Param(
                 s.notify_backfill, type="boolean", description="notify from backfill runs (spec: alerts.notify_backfill)"
+            ),
+            "feu": Param(
+                False, type="boolean",
+                description="FEU retraining candidates for this window even without drift (needs retraining.enabled)",
             ),
         },
         default_args={

@@ -988,7 +988,10 @@ class SelectionWeights(_Spec):
 class RetrainingSpec(_Spec):
     """FEU retraining candidates (proposed, never deployed automatically).
 
-    Stops at whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s``.
+    ``trigger``: ``on_drift`` runs FEU in every window whose drift alert opens; ``manual`` only on
+    request (``fairmon feu --monitor SPEC --window DATE`` or the DAG's ``feu`` param, trigger conf
+    ``{"feu": true}``), which also works for ``on_drift`` at a window without drift. Stops at
+    whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s``.
     """
 
     enabled: bool = False
@@ -1017,9 +1020,11 @@ _CHANNEL_RE = re.compile(r"^(#?[a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{6,})$")
 class AlertsSpec(_Spec):
     """Where and when findings are sent.
 
-    ``slack_channel`` wins over ``FAIRMON_SLACK_CHANNEL`` (which only fills a spec without one);
-    findings below ``min_severity`` are stored but not sent; backfilled windows notify only with
-    ``notify_backfill``.
+    ``enabled: false`` silences the monitor on Slack: runs (``data_invalid`` ones included), findings
+    and FEU candidates are stored as usual, but no message of any kind (fairness finding,
+    data-validation failure, FEU follow-up) is queued or posted. ``slack_channel`` wins over
+    ``FAIRMON_SLACK_CHANNEL`` (which only fills a spec without one); findings below ``min_severity``
+    are stored but not sent; backfilled windows notify only with ``notify_backfill``.
     """
 
     enabled: bool = True

@@ -101,6 +101,13 @@ def alert_fingerprint(finding_fingerprint: str, channel: str) -> str:
     return hashlib.sha256(f"{finding_fingerprint}|{channel}".encode()).hexdigest()[:32]
 
 
+def _per_channel(msg: SlackMessage, channel: str) -> SlackMessage:
+    """The message under its per-channel fingerprint (in the outbox row and the Slack metadata)."""
+    fp = alert_fingerprint(msg.fingerprint, channel)
+    meta = {**msg.metadata, "event_payload": {**msg.metadata.get("event_payload", {}), "fingerprint": fp}}
+    return dataclasses.replace(msg, fingerprint=fp, metadata=meta)
+
+
 class InMemoryOutboxRepository:
     """The outbox protocol in memory, with the store's semantics (unit tests and dry runs).
 
@@ -246,12 +253,19 @@ class Outbox:
         return queued
 
     def notify_feu(
-        self, feu: Mapping[str, Any], ctx: AlertContext, *, parent_finding: Finding, channel: str,
+        self, feu: Mapping[str, Any], ctx: AlertContext, *, parent_finding: Finding | None, channel: str,
         run_id: int | None = None,
     ) -> str | None:
-        """Queue the FEU candidates as a threaded reply to the alert of ``parent_finding``."""
-        parent = alert_fingerprint(parent_finding.fingerprint, channel)
-        msg = render_feu_followup(feu, ctx, parent_fingerprint=parent)
+        """Queue the FEU candidates as a threaded reply to the alert of ``parent_finding``.
+
+        Without a parent (FEU requested at a window without an alerted drift) the candidates go out as
+        a message of their own, once per window and channel.
+        """
+        if parent_finding is not None:
+            msg = render_feu_followup(feu, ctx, parent_fingerprint=alert_fingerprint(parent_finding.fingerprint,
+                                                                                     channel))
+        else:
+            msg = _per_channel(render_feu_followup(feu, ctx, parent_fingerprint=None), channel)
         ok = self.enqueue(msg, channel=channel, monitor=ctx.monitor, window_start=ctx.window_start,
                           severity="info", run_id=run_id)
         return msg.fingerprint if ok else None
@@ -263,9 +277,7 @@ class Outbox:
         """Queue the data-validation alert of a window (same outbox and sender, own template)."""
         if backfill and not notify:
             return None
-        msg = render_data_validation(failed, ctx)
-        msg = dataclasses.replace(msg, fingerprint=alert_fingerprint(msg.fingerprint, channel))
-        msg.metadata["event_payload"]["fingerprint"] = msg.fingerprint
+        msg = _per_channel(render_data_validation(failed, ctx), channel)
         ok = self.enqueue(msg, channel=channel, kind="data", monitor=ctx.monitor, window_start=ctx.window_start,
                           severity="critical", run_id=run_id)
         return msg.fingerprint if ok else None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from fairmon.drift.checks import level_text
 from fairmon.drift.findings import Finding, finding_fingerprint
 from fairmon.drift.window import evidence_value
 
@@ -221,6 +222,17 @@ def _gesd_block(gesd: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     return _section(md), text
 
 
+def _group_facts(groups: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``Lowest selection rate: Female 0.300 (n=412)`` and the highest, from ``numbers["groups"]``."""
+    rate = str(groups.get("rate", "rate")).replace("_", " ")
+    out = []
+    for label, key in (("Lowest", "disadvantaged"), ("Highest", "advantaged")):
+        g = groups.get(key) or {}
+        n = f" (n={g['n']:,})" if isinstance(g.get("n"), int) else ""
+        out.append((f"{label} {rate}", f"{g.get('group', 'n/a')} {_num(g.get('value'))}{n}"))
+    return out
+
+
 def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | None = None) -> SlackMessage:
     """Render one finding (open, escalated or resolved) as a Slack message.
 
@@ -239,8 +251,11 @@ def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | No
     """
     fp = fingerprint or finding.fingerprint
     title = _TITLES.get(finding.kind, "{metric}").format(metric=finding.metric)
+    groups = finding.numbers.get("groups") if isinstance(finding.numbers.get("groups"), Mapping) else None
     if finding.group:
         title += f" — {finding.group}"
+        if groups is not None:
+            title += f": {groups['disadvantaged']['group']} vs {groups['advantaged']['group']}"
     resolved = finding.status == "resolved"
     icon = ":white_check_mark:" if resolved else _SEVERITY_ICON.get(finding.severity, "")
     head = f"{'Resolved: ' if resolved else ''}{title}"
@@ -250,9 +265,13 @@ def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | No
     blocks.append(_section(f"{icon} {finding.message}"))
     ci = finding.ci
     ci_txt = f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "n/a"
-    facts = [("Value", _num(finding.value)), ("95% interval", ci_txt), ("Baseline", _num(finding.baseline)),
-             ("Since", since)]
     n = finding.numbers
+    level = n.get("ci_level")
+    ci_label = f"{level_text(float(level))} interval" if isinstance(level, int | float) else "Interval"
+    facts = [("Value", _num(finding.value)), (ci_label, ci_txt), ("Baseline", _num(finding.baseline)),
+             ("Since", since)]
+    if groups is not None:
+        facts.extend(_group_facts(groups))
     if "p_value" in n:
         facts.append(("p-value", _p(n["p_value"])))
     if "allowed_low" in n or "allowed_high" in n:
@@ -299,8 +318,11 @@ def _cand_value(c: Mapping[str, Any], name: str) -> Any:
     return None
 
 
-def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fingerprint: str) -> SlackMessage:
+def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fingerprint: str | None) -> SlackMessage:
     """The threaded follow-up listing FEU retraining candidates.
+
+    ``parent_fingerprint`` None: FEU was requested at a window without an alerted drift, and the
+    candidates are a message of their own (no thread; the header says they were requested).
 
     Accepts ``FEUResult.to_dict()`` (``pareto`` candidates with ``test`` metrics, ``selected`` as a
     candidate dict, ``snapshot``) or the pipeline's flattened form (``candidates`` with ``auc``, ``dp``,
@@ -327,13 +349,19 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
         hp_txt = ", ".join(f"{k} {hp[k]:.3g}" if isinstance(hp[k], float) else f"{k} {hp[k]}" for k in sorted(hp))
         lines.append(f"#{i + 1}{ver}: AUC {_num(_cand_value(c, 'auc'))}, DP {_num(_cand_value(c, 'dp'))}, "
                      f"GESD {_num(_cand_value(c, 'gesd'))}{mark}" + (f" ({hp_txt})" if hp_txt else ""))
-    head = f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front; proposed, not deployed)"
-    fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint}", "event")
+    why = "" if parent_fingerprint is not None else ", requested on demand"
+    head = (f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front{why}; "
+            "proposed, not deployed)")
+    fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint or 'on_demand'}", "event")
     blocks = [_section(f"*{head}*\n" + "\n".join(f"• {ln}" for ln in lines))]
+    where = ""
+    if parent_fingerprint is None:  # not in a thread: say which model and window it is about
+        blocks.insert(0, _context_block(ctx))
+        where = f"\nModel {ctx.model_version or 'unknown'}, window {_window_text(ctx)}"
     link, link_txt = _link_block(ctx)
     blocks.extend(link)
     return SlackMessage(
-        text=head + "\n" + "\n".join(lines) + link_txt,
+        text=head + where + "\n" + "\n".join(lines) + link_txt,
         blocks=blocks,
         metadata=_metadata(fp, ctx, kind="feu", parent=parent_fingerprint),
         fingerprint=fp,

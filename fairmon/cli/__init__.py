@@ -20,11 +20,12 @@ from fairmon.errors import FairmonError
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
 #: subcommand modules, in help order; each defines ``register(subparsers)``
-COMMAND_MODULES: tuple[str, ...] = ("demo", "run", "backfill", "report", "version", "db", "history", "audit", "spec")
+COMMAND_MODULES: tuple[str, ...] = ("demo", "run", "backfill", "feu", "report", "version", "db", "history", "audit", "spec")
 
 EPILOG = """examples:
   fairmon demo                         run the demo monitoring cycle (embedded Postgres)
   fairmon db upgrade --db URL          apply the SQL migrations to a database
+  fairmon feu --monitor monitors/demo.yaml --window 2026-01-03   FEU retraining candidates on demand
   fairmon report --monitor demo --output demo-output/reports   rebuild the demo's HTML run reports
   fairmon version
 """

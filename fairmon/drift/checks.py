@@ -14,8 +14,8 @@ Statistics
   check did not fire (so a drift does not become its own baseline); the statistic is the
   prediction-interval t statistic ``(x − mean) / (sd · sqrt(1 + 1/k))`` with ``k − 1`` degrees of
   freedom, which accounts for both sampling noise and genuine window-to-window variation. The
-  scale is at least the current window's bootstrap standard error (CI width / 2z) so a constant
-  history cannot make every wiggle significant. *Reference* baseline: a z test of the difference
+  scale is at least the current window's bootstrap standard error (CI width / 2z at the interval's
+  level) so a constant history cannot make every wiggle significant. *Reference* baseline: a z test of the difference
   with both windows' bootstrap standard errors (series without an interval fall back to the
   trailing rule); the reference window itself, windows before it, and every window while no
   completed reference window exists have nothing to compare with, and the check is silent there.
@@ -26,6 +26,14 @@ Statistics
   (Jaccard overlap with the previous window's group below ``min_jaccard``, see
   :class:`~fairmon.drift.window.WindowSummary.group_overlap`) and :class:`KeyAttributesChanged`.
 * GESD: :class:`SignificantChange` on ``gesd`` (kind ``gesd_rise``).
+* Who: a violation of a disparity (``dp_difference``/``dp_ratio``: selection rates; ``eop_difference``:
+  true-positive rates; ``eodds_difference``: whichever of TPR/FPR spreads more) names the grouping's
+  groups with the lowest and the highest rate — the disadvantaged and the advantaged group, every rate
+  being a rate of *favorable* decisions — with their values and sizes (``numbers["groups"]``, see
+  :func:`compared_groups`). It needs the per-group rows in the window (``selection_rate`` / ``tpr`` /
+  ``fpr`` among the monitor's ``outcome.metrics``); without them the message names the grouping only.
+* Interval levels: a series' interval is at its :attr:`Measurement.level` (outcome rows: the monitor's
+  ``outcome.confidence``); standard errors are ``width / (2 z)`` at that level and messages print it.
 * Multiplicity: a window tests many series (every metric × grouping, RUMIE, GESD). With
   ``correction="bonferroni"`` (what :func:`checks_from_spec` uses) the significance level is the
   *family-wise* level of the window: each series is tested at ``alpha / n_tests``, ``n_tests`` being the
@@ -63,12 +71,37 @@ __all__ = [
     "NewGroup",
     "KeyAttributesChanged",
     "default_checks",
+    "compared_groups",
     "ERR_BASELINE",
 ]
 
 ERR_BASELINE = "drift baseline {problem}"
 
-_Z975 = 1.959963984540054
+#: disparity metric → the per-group rate(s) it compares (all rates of favorable decisions)
+_GROUP_RATES: dict[str, tuple[str, ...]] = {
+    "dp_difference": ("selection_rate",),
+    "dp_ratio": ("selection_rate",),
+    "eop_difference": ("tpr",),
+    "eodds_difference": ("tpr", "fpr"),
+}
+_RATE_NAMES = {"selection_rate": "selection rate", "tpr": "true-positive rate", "fpr": "false-positive rate"}
+
+
+def _z(level: float) -> float:
+    """Two-sided normal quantile of a confidence level (1.96 at 0.95)."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def _se(meas: Measurement) -> float | None:
+    """Standard error implied by a measurement's interval at its level (None without one)."""
+    return (meas.ci[1] - meas.ci[0]) / (2 * _z(meas.level)) if meas.ci else None
+
+
+def level_text(level: float) -> str:
+    """``0.95`` → ``'95%'``, ``0.975`` → ``'97.5%'``."""
+    return f"{level * 100:.4g}%"
 
 
 @dataclass(frozen=True)
@@ -179,6 +212,56 @@ def _label(metric: str, group: str) -> str:
     return f"{metric} for {group}" if group else metric
 
 
+def _group_entry(name: str, meas: Measurement) -> dict[str, Any]:
+    return {"group": name, "value": meas.value, "n": meas.n,
+            "ci_low": meas.ci[0] if meas.ci else None, "ci_high": meas.ci[1] if meas.ci else None}
+
+
+def compared_groups(window: WindowSummary, metric: str, attribute: str) -> dict[str, Any] | None:
+    """The groups a disparity of ``attribute`` compares in ``window``: lowest and highest rate.
+
+    Every rate is a rate of favorable decisions, so the lowest is the disadvantaged group and the
+    highest the advantaged one. For ``eodds_difference`` the rate (TPR or FPR) with the larger spread,
+    as the metric takes it. None for other metrics or when fewer than two groups have a value.
+
+    >>> from datetime import datetime, UTC
+    >>> rows = [{"metric": "selection_rate", "attribute": "sex", "group": g, "value": v, "n": n}
+    ...         for g, v, n in (("Female", 0.3, 412), ("Male", 0.5, 588))]
+    >>> g = compared_groups(WindowSummary("m", datetime(2026, 1, 1, tzinfo=UTC), metrics=rows), "dp_ratio", "sex")
+    >>> g["disadvantaged"]["group"], g["advantaged"]["group"], g["rate"]
+    ('Female', 'Male', 'selection_rate')
+    """
+    best: dict[str, Any] | None = None
+    if not attribute or "=" in attribute:
+        return None
+    prefix = f"{attribute}="
+    for rate in _GROUP_RATES.get(metric, ()):
+        members = [(g[len(prefix):], m) for g, m in _matching(window, rate, attribute) if g.startswith(prefix)]
+        if len(members) < 2:
+            continue
+        low = min(members, key=lambda t: (t[1].value, t[0]))
+        high = max(members, key=lambda t: (t[1].value, t[0]))
+        spread = high[1].value - low[1].value
+        if best is None or spread > best["spread"]:
+            best = {"rate": rate, "spread": spread, "disadvantaged": _group_entry(*low),
+                    "advantaged": _group_entry(*high)}
+    return best
+
+
+def _who(groups: dict[str, Any] | None, metric: str, attribute: str) -> str:
+    """Message subject: ``sex: Female selection rate 0.300 (n=412) vs Male 0.500 (n=588): dp_ratio``."""
+    if groups is None:
+        return _label(metric, attribute)
+
+    def one(g: dict[str, Any]) -> str:
+        n = f" (n={g['n']:,})" if isinstance(g.get("n"), int) else ""
+        return f"{_fmt(g['value'])}{n}"
+
+    lo, hi = groups["disadvantaged"], groups["advantaged"]
+    rate = _RATE_NAMES.get(groups["rate"], groups["rate"])
+    return f"{attribute}: {lo['group']} {rate} {one(lo)} vs {hi['group']} {one(hi)}: {metric}"
+
+
 @dataclass(frozen=True)
 class CIOutsideRange:
     """The interval of ``metric`` lies outside ``[low, high]`` (SageMaker Clarify rule).
@@ -210,12 +293,18 @@ class CIOutsideRange:
                     sev = "critical"
                 side = f"above the allowed maximum {self.high:g}" if lo > self.high else (
                     f"below the allowed minimum {self.low:g}")
-                violation = Violation(
-                    sev,
-                    f"{_label(self.metric, group)} is {_fmt(meas.value)} (95% CI {_fmt(lo)}–{_fmt(hi)}), "
-                    f"the whole interval {side}",
-                    numbers={"allowed_low": self.low, "allowed_high": self.high, "n": meas.n, "gap": gap},
-                )
+                groups = compared_groups(window, self.metric, group)
+                numbers: dict[str, Any] = {"allowed_low": self.low, "allowed_high": self.high, "n": meas.n,
+                                           "gap": gap}
+                if groups is not None:
+                    numbers["groups"] = groups
+                if meas.ci is not None:
+                    interval = f" ({level_text(meas.level)} CI {_fmt(lo)}–{_fmt(hi)}), the whole interval {side}"
+                else:
+                    interval = f", {side}"
+                who = _who(groups, self.metric, group)
+                verb = " is" if groups is None else ""
+                violation = Violation(sev, f"{who}{verb} {_fmt(meas.value)}{interval}", numbers=numbers)
             out.append(Evaluation(self.kind, self.metric, group, meas, violation))
         return out
 
@@ -246,13 +335,24 @@ class SignificantChange:
         out = []
         for group, meas in _matching(window, self.metric, self.attribute):
             key = finding_key(self.kind, self.metric, group)
-            out.append(Evaluation(self.kind, self.metric, group, meas, self._test(meas, key, group, ctx)))
+            violation = self._test(meas, key, group, ctx)
+            groups = compared_groups(window, self.metric, group) if violation is not None else None
+            if violation is not None and groups is not None:
+                violation = Violation(
+                    violation.severity, f"{_who(groups, self.metric, group)} {violation.message}",
+                    violation.baseline, {**violation.numbers, "groups": groups},
+                )
+            elif violation is not None:
+                violation = Violation(violation.severity, f"{_label(self.metric, group)} {violation.message}",
+                                      violation.baseline, violation.numbers)
+            out.append(Evaluation(self.kind, self.metric, group, meas, violation))
         return out
 
     def _test(self, meas: Measurement, key: str, group: str, ctx: CheckContext) -> Violation | None:
+        """The significance test; the violation's message starts after its subject (added by the caller)."""
         from scipy import stats
 
-        se_cur = (meas.ci[1] - meas.ci[0]) / (2 * _Z975) if meas.ci else 0.0
+        se_cur = _se(meas) or 0.0
         ref = None
         if ctx.baseline.mode == "reference":
             if not ctx.has_reference:
@@ -260,7 +360,7 @@ class SignificantChange:
             ref = ctx.reference(self.metric, group)
         if ref is not None and ref.ci is not None and meas.ci is not None:
             base = ref.value
-            se_ref = (ref.ci[1] - ref.ci[0]) / (2 * _Z975)
+            se_ref = _se(ref) or 0.0
             scale = math.hypot(se_cur, se_ref)
             dist = "z"
             k = 1
@@ -294,7 +394,7 @@ class SignificantChange:
         where = "the reference window" if dist == "z" else f"the last {k} windows"
         return Violation(
             sev,
-            f"{_label(self.metric, group)} {word} to {_fmt(meas.value)} from a baseline of {_fmt(base)} "
+            f"{word} to {_fmt(meas.value)} from a baseline of {_fmt(base)} "
             f"({where}; change {diff:+.3f}, p = {p:.2g})",
             baseline=base,
             numbers={"p_value": p, "statistic": stat, "history": k, "scale": scale, "test": dist,
@@ -328,7 +428,7 @@ class DScoreAbove:
             return []
         violation = None
         p = meas.p_value
-        se = (meas.ci[1] - meas.ci[0]) / (2 * _Z975) if meas.ci else None
+        se = _se(meas)
         p_thr = 1.0 - NormalDist().cdf((meas.value - self.threshold) / se) if se else (
             0.0 if meas.value > self.threshold else 1.0)
         if meas.value > self.threshold and p_thr <= self.alpha and p is not None and p <= self.alpha:

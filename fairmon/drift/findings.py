@@ -103,7 +103,10 @@ class Finding:
     value : float or None
         The current window's value; ``ci`` its interval; ``baseline`` the comparison value.
     numbers : dict
-        Everything else a reader needs (p-value, allowed range, history size, Jaccard, ...).
+        Everything else a reader needs (p-value, allowed range, history size, Jaccard, ...);
+        ``ci_level`` is the confidence level of ``ci``; for a disparity, ``groups`` names the compared
+        groups (``rate``, ``disadvantaged`` and ``advantaged`` with ``group``, ``value``, ``n``; see
+        :func:`fairmon.drift.checks.compared_groups`).
     status : {"pending", "open", "ongoing", "resolved", "event"}
     notify : bool
         Whether the policy wants this finding sent (channel routing may still filter by severity).

@@ -223,6 +223,8 @@ class _Replay:
             message = _resolved_message(st.metric, st.group, None if meas is None else meas.value, st.since)
         else:
             message = viol.message if viol is not None else f"{st.metric} still drifting"
+        if meas is not None and meas.ci is not None:
+            numbers = {**numbers, "ci_level": meas.level}  # the interval's level, for whoever renders it
         return Finding(
             kind=st.kind, metric=st.metric, group=st.group, severity=severity,
             value=meas.value if meas is not None else None, monitor=window.monitor,

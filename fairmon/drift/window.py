@@ -9,7 +9,8 @@ Series names
 ------------
 * outcome rows: ``(metric, attribute)`` for disparities (``("dp_difference", "sex")``) and
   ``(metric, "attribute=group")`` for per-group rows (``("selection_rate", "sex=female")``); only rows
-  with status ``ok``.
+  with status ``ok``. Their intervals are at the window's :attr:`WindowSummary.ci_level` (the
+  monitor's ``outcome.confidence``).
 * RUMIE: ``("rumie_honest_dscore", "")`` (value = honest DScore, ``p_value`` from the evidence, a
   95 % Wald interval from :func:`honest_dscore_se`) and
   ``("rumie_dscore", "")`` (the in-sample DScore, for display).
@@ -65,7 +66,7 @@ _Z975 = 1.959963984540054
 
 
 def honest_dscore_se(evidence: Mapping[str, Any] | None, honest: float, p_value: float | None) -> float | None:
-    """Standard error of RUMIE's held-out (honest) DScore.
+    """Standard error of RUMIE's held-out (honest) DScore (its series carries a 95 % Wald interval).
 
     From the held-out half's counts when the evidence has them (``significance.test_group_size``,
     ``n_test``, ``test_p_fav_in/out``: the unpooled two-proportion standard error), else from the
@@ -95,13 +96,18 @@ def honest_dscore_se(evidence: Mapping[str, Any] | None, honest: float, p_value:
 
 @dataclass(frozen=True)
 class Measurement:
-    """One number of one window with its uncertainty (any of the extras may be missing)."""
+    """One number of one window with its uncertainty (any of the extras may be missing).
+
+    ``level`` is the confidence level of ``[ci_low, ci_high]`` (two-sided): checks turn the interval
+    into a standard error with it and messages print it.
+    """
 
     value: float
     ci_low: float | None = None
     ci_high: float | None = None
     n: int | None = None
     p_value: float | None = None
+    level: float = 0.95
 
     @property
     def ci(self) -> tuple[float, float] | None:
@@ -157,6 +163,9 @@ class WindowSummary:
         key-attribute check still runs).
     status
         ``completed`` windows may serve as history; anything else is ignored there.
+    ci_level
+        Confidence level of the outcome rows' intervals (``OutcomeResult.confidence``, the monitor's
+        ``outcome.confidence``); :meth:`build` takes it from the outcome result.
     """
 
     monitor: str
@@ -169,6 +178,7 @@ class WindowSummary:
     model_version: str | None = None
     status: str = COMPLETED
     extra: Mapping[str, Any] = field(default_factory=dict)
+    ci_level: float = 0.95
 
     @classmethod
     def build(
@@ -184,8 +194,13 @@ class WindowSummary:
         model_version: str | None = None,
         status: str = COMPLETED,
     ) -> WindowSummary:
-        """Build from result objects (``OutcomeResult``, ``Evidence``, ``GESDResult``) or their dicts."""
+        """Build from result objects (``OutcomeResult``, ``Evidence``, ``GESDResult``) or their dicts.
+
+        The outcome result's ``confidence`` becomes :attr:`ci_level` (0.95 when it has none).
+        """
         rows: Iterable[Any] = ()
+        level = _f(getattr(outcome, "confidence", None) if not isinstance(outcome, Mapping)
+                   else outcome.get("confidence"))
         if outcome is not None:
             rows = getattr(outcome, "rows", None) or (outcome.get("rows", ()) if isinstance(outcome, Mapping) else outcome)
         metrics = tuple(_row_dict(r) for r in rows)
@@ -194,6 +209,7 @@ class WindowSummary:
         return cls(
             monitor=monitor, window_start=window_start, window_end=window_end, metrics=metrics,
             evidence=ev, gesd=gd, group_overlap=group_overlap, model_version=model_version, status=status,
+            ci_level=level if level is not None else 0.95,
         )
 
     def measurements(self) -> dict[tuple[str, str], Measurement]:
@@ -209,7 +225,7 @@ class WindowSummary:
             group = row.get("group")
             key = attr if group is None or group == "" else f"{attr}={group}"
             out[(str(row["metric"]), key)] = Measurement(
-                value, _f(row.get("ci_low")), _f(row.get("ci_high")), row.get("n"), None
+                value, _f(row.get("ci_low")), _f(row.get("ci_high")), row.get("n"), None, level=self.ci_level
             )
         ev = self.evidence
         honest = _f(evidence_value(ev, "honest_dscore"))

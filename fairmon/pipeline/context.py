@@ -49,6 +49,9 @@ class RunContext:
     source_url : str, optional
         SQLAlchemy URL of a SQL data source (the DAG resolves it from the spec's Airflow connection;
         None → the environment variable named by ``data.sql.url_env``).
+    feu_requested : bool
+        FEU retraining candidates were asked for at this window (``fairmon feu``, the DAG's ``feu``
+        param): the feu step runs without drift and whatever ``retraining.trigger`` says.
     """
 
     spec: MonitorSpec
@@ -58,6 +61,7 @@ class RunContext:
     slack_token: str | None = None
     attempt: int = 1
     source_url: str | None = None
+    feu_requested: bool = False
     _store: Any = field(default=None, repr=False)
     _artifacts: ArtifactStore | None = field(default=None, repr=False)
 

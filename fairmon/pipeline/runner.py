@@ -32,11 +32,17 @@ __all__ = [
     "backfill",
     "window_for",
     "windows_between",
+    "feu_on_demand",
     "WindowOutcome",
     "ERR_UNKNOWN_STEP",
+    "ERR_FEU_DISABLED",
 ]
 
 ERR_UNKNOWN_STEP = "unknown pipeline step {step!r}; steps: {steps}"
+ERR_FEU_DISABLED = (
+    "monitor {monitor!r} ({source}): retraining.enabled is false; FEU candidates need "
+    "retraining.enabled: true and retraining.training_data"
+)
 
 
 def _spec(spec: MonitorSpec | str | os.PathLike[str]) -> MonitorSpec:
@@ -90,6 +96,7 @@ def run_step(
     notify: bool = True,
     attempt: int = 1,
     source_url: str | None = None,
+    feu: bool = False,
     context: RunContext | None = None,
 ) -> dict[str, Any]:
     """Run one pipeline step for one window and return its small JSON result.
@@ -105,6 +112,8 @@ def run_step(
         ``{"logical_date"}`` (CLI). For later steps: the dict ``resolve_window`` returned.
     db_url, slack_token, notify, attempt, source_url
         See :class:`~fairmon.pipeline.context.RunContext`.
+    feu : bool
+        FEU requested at this window (``RunContext.feu_requested``; only the ``feu`` step reads it).
 
     Examples
     --------
@@ -124,7 +133,8 @@ def run_step(
         else:
             w = _window_from_interval(s, window)
         ctx = RunContext(
-            s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt, source_url=source_url
+            s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt, source_url=source_url,
+            feu_requested=feu,
         )
         own = True
     else:
@@ -179,12 +189,14 @@ def run_window(
     slack_token: str | None = None,
     on_step: Callable[[str, dict[str, Any]], None] | None = None,
     raise_errors: bool = False,
+    feu: bool = False,
 ) -> WindowOutcome:
     """Run every step of one window in order (the CLI's ``fairmon run`` and the demo).
 
     Returns a :class:`WindowOutcome` with status ``succeeded`` / ``labels_pending`` (from persist),
     ``data_invalid`` (validation failed: nothing computed, one data alert) or ``failed`` (error text in
-    ``error`` and in the store). With ``raise_errors`` a failure re-raises instead.
+    ``error`` and in the store). With ``raise_errors`` a failure re-raises instead. ``feu`` requests FEU
+    candidates at this window whatever the drift (see :func:`feu_on_demand`).
 
     Examples
     --------
@@ -198,7 +210,7 @@ def run_window(
         if logical_date is None:
             raise ConfigError("run_window needs a logical_date or a window")
         window = window_for(s, logical_date)
-    ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token)
+    ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=feu)
     out = WindowOutcome(s.name, window.to_dict(), status="running")
     t0 = time.perf_counter()
     try:
@@ -309,3 +321,82 @@ def _windows_with_status(
         store.engine.dispose()
     keys = {(r.window_start, r.window_end) for r in runs}
     return [w for w in windows if (w.start, w.end) in keys]
+
+
+#: steps that need only the window's stored run and its ``persist`` / ``drift`` artifacts (the
+#: follow-up re-writes the window's report with the candidates)
+FEU_STEPS: tuple[str, ...] = ("feu", "followup")
+
+
+def _stored_window(ctx: RunContext) -> bool:
+    """Whether this window's completed run and the artifacts FEU reads (``persist``, ``drift``) are there."""
+    a = ctx.artifacts
+    if not (a.exists("persist") and a.exists("drift")):
+        return False
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    from fairmon.store.records import RESULT_STATUSES
+
+    return (run is not None and run.status in RESULT_STATUSES
+            and int(a.get_json("persist")["run_id"]) == int(run.run_id or -1))
+
+
+def feu_on_demand(
+    spec: MonitorSpec | str | os.PathLike[str],
+    logical_date: str | datetime | None = None,
+    *,
+    window: Window | None = None,
+    db_url: str | None = None,
+    notify: bool = True,
+    slack_token: str | None = None,
+    on_step: Callable[[str, dict[str, Any]], None] | None = None,
+) -> WindowOutcome:
+    """FEU retraining candidates for one window on demand (DESIGN §1), with or without drift.
+
+    The candidates are stored under the window's run (``feu_candidates``, the selected one saved in
+    the registry as a ``candidate``, never deployed) and posted once: in the thread of the window's
+    drift alert when it has one, else as a message of their own; the window's report is rewritten with
+    the Pareto front. ``notify=False`` stores them and posts nothing (as ``fairmon run --no-notify``).
+    ``retraining.trigger: manual`` monitors get their candidates only this way (or with the DAG's
+    ``feu`` param).
+
+    When the window's completed run and its ``persist``/``drift`` artifacts are there, only the steps
+    ``feu → followup`` run, and a failure leaves the stored window as it was. Otherwise (an
+    old window whose artifacts are gone, or one never run) the window is recomputed through every step,
+    as ``run_window(..., feu=True)``, with the usual re-run semantics (rows replaced, no alert sent twice).
+
+    Raises :class:`~fairmon.errors.ConfigError` when the monitor has ``retraining.enabled: false``.
+
+    Examples
+    --------
+    >>> feu_on_demand("monitors/demo.yaml", "2026-01-03", db_url="postgresql://...")  # doctest: +SKIP
+    WindowOutcome(monitor='demo', ..., status='succeeded', steps={'feu': {'status': 'done', ...}, ...})
+    """
+    from fairmon.pipeline.steps import STEPS
+
+    s = _spec(spec)
+    if not s.retraining.enabled:
+        raise ConfigError(ERR_FEU_DISABLED.format(monitor=s.name, source=s.source or "spec"))
+    if window is None:
+        if logical_date is None:
+            raise ConfigError("feu_on_demand needs a logical_date or a window")
+        window = window_for(s, logical_date)
+    ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=True)
+    try:
+        if not _stored_window(ctx):
+            log.info("%s %s: no stored run with its artifacts; recomputing the window", s.name, window.key)
+            ctx.close()
+            return run_window(s, window=window, db_url=db_url, notify=notify, slack_token=slack_token,
+                              on_step=on_step, feu=True)
+        out = WindowOutcome(s.name, window.to_dict(), status="running")
+        t0 = time.perf_counter()
+        for step in FEU_STEPS:  # not run_step: a failed request must not mark the stored window failed
+            result = STEPS[step](ctx)
+            out.steps[step] = result
+            if on_step is not None:
+                on_step(step, result)
+        run = ctx.store.get_run(ctx.monitor, window.start, window.end)
+        out.status = str(run.status) if run is not None else "succeeded"
+        out.seconds = time.perf_counter() - t0
+        return out
+    finally:
+        ctx.close()

@@ -13,6 +13,9 @@ The report is written before the alert that links to it (DESIGN §2), so the lin
 the message arrives; the follow-up step re-writes it once the window's Slack messages and FEU
 candidates exist.
 
+``feu`` runs on drift (``retraining.trigger: on_drift``) or on request (:attr:`RunContext.feu_requested`,
+see :func:`fairmon.pipeline.runner.feu_on_demand`).
+
 Contracts every step keeps:
 
 - **Idempotent.** A step reads its inputs from the artifacts of the same window and overwrites its own
@@ -375,29 +378,48 @@ def alert(ctx: RunContext) -> dict[str, Any]:
     return _timed(ctx, "alert", t0, {k: v for k, v in out.items() if k != "messages"})
 
 
-def feu(ctx: RunContext) -> dict[str, Any]:
-    """On drift (and when retraining is enabled): FEU retraining candidates, stored — never deployed."""
-    t0 = time.perf_counter()
+def _feu_skip_reason(ctx: RunContext) -> str | None:
+    """Why the feu step does not run at this window (None: it runs)."""
     rt = ctx.spec.retraining
-    drift_out = ctx.artifacts.get_json(A_DRIFT)
-    if not rt.enabled or rt.trigger != "on_drift" or not drift_out.get("drifted"):
-        reason = "retraining disabled" if not rt.enabled else (
-            "trigger is manual" if rt.trigger != "on_drift" else "no drift in this window"
-        )
+    if not rt.enabled:
+        if ctx.feu_requested:
+            log.warning("FEU was requested for %s %s but retraining.enabled is false", ctx.monitor, ctx.window.key)
+            return "retraining disabled (FEU was requested, but retraining.enabled is false)"
+        return "retraining disabled"
+    if ctx.feu_requested:
+        return None
+    if rt.trigger != "on_drift":
+        return "trigger is manual (request FEU with `fairmon feu` or the DAG param feu)"
+    if not ctx.artifacts.get_json(A_DRIFT).get("drifted"):
+        return "no drift in this window"
+    return None
+
+
+def feu(ctx: RunContext) -> dict[str, Any]:
+    """FEU retraining candidates, stored — never deployed.
+
+    Runs on drift (``retraining.trigger: on_drift``) or when requested for this window
+    (:attr:`RunContext.feu_requested`: ``fairmon feu``, the DAG's ``feu`` param), whatever the drift and
+    the trigger; never with ``retraining.enabled: false``.
+    """
+    t0 = time.perf_counter()
+    reason = _feu_skip_reason(ctx)
+    if reason is not None:
         ctx.artifacts.put_json(A_FEU, {"status": "skipped", "reason": reason})
         return _timed(ctx, "feu", t0, {"status": "skipped", "reason": reason})
     from fairmon.pipeline import compute, storeio
 
     result = compute.run_feu(ctx)
     n = storeio.save_feu(ctx, result)
-    out = {"status": "done", "candidates": n, "selected": result.get("selected")}
+    out = {"status": "done", "candidates": n, "selected": result.get("selected"), "requested": ctx.feu_requested}
     ctx.artifacts.put_json(A_FEU, {**out, "result": result})
     return _timed(ctx, "feu", t0, out)
 
 
 def followup(ctx: RunContext) -> dict[str, Any]:
-    """Post the FEU candidates as a threaded reply under the window's drift alert (once), then bring
-    the report up to date with the window's Slack messages and candidates (it was written before them)."""
+    """Post the FEU candidates once: a threaded reply under the window's drift alert, or (FEU requested
+    at a window without an alerted drift) a message of its own. Then bring the report up to date with
+    the window's Slack messages and candidates (it was written before them)."""
     t0 = time.perf_counter()
     feu_out = ctx.artifacts.get_json(A_FEU)
     if feu_out.get("status") != "done":
@@ -405,10 +427,10 @@ def followup(ctx: RunContext) -> dict[str, Any]:
     else:
         from fairmon.pipeline import storeio
 
-        out = storeio.send_followup(ctx, feu_out["result"])
+        out = storeio.send_followup(ctx, feu_out["result"], requested=bool(feu_out.get("requested")))
     queued = int(ctx.artifacts.get_json(A_ALERT).get("queued", 0)) if ctx.artifacts.exists(A_ALERT) else 0
     if feu_out.get("status") == "done" or queued:
-        out["report"] = _write_report(ctx)["status"]
+        out["report"] = _write_report(ctx)  # {"status", "path"}
     ctx.artifacts.put_json(A_FOLLOWUP, out)
     return _timed(ctx, "followup", t0, {k: v for k, v in out.items() if k != "messages"})
 

@@ -359,6 +359,8 @@ def _summary_from_store(ctx: RunContext, run: Any) -> Any:
         gesd=gesd,
         group_overlap=overlap,
         model_version=run.model_version,
+        # the store keeps the bounds, not their level: earlier windows were computed at the spec's level
+        ci_level=float(ctx.spec.outcome.confidence),
     )
 
 
@@ -507,6 +509,22 @@ def _channel(ctx: RunContext) -> str | None:
     return resolve_runtime(ctx.spec).slack_channel
 
 
+def _route(ctx: RunContext) -> tuple[str | None, str | None]:
+    """``(channel, None)`` where this window's messages go, or ``(None, reason)`` when none is queued.
+
+    The one gate of every message kind (fairness findings, data validation, FEU follow-up):
+    ``alerts.enabled: false`` keeps the Slack messages out of the outbox while runs, findings and
+    candidates are still stored.
+    """
+    if not ctx.spec.alerts.enabled:
+        return None, "alerts disabled"
+    channel = _channel(ctx)
+    if channel is None:
+        log.warning("monitor %s has no Slack channel (alerts.slack_channel / FAIRMON_SLACK_CHANNEL)", ctx.monitor)
+        return None, "no channel"
+    return channel, None
+
+
 def _alert_context(ctx: RunContext) -> Any:
     from fairmon.alerts.render import AlertContext
 
@@ -573,10 +591,9 @@ def rendered_alerts(ctx: RunContext, *, kind: str | None = None) -> list[dict[st
 
 def data_alert(ctx: RunContext, *, failed: list[dict[str, Any]]) -> dict[str, Any]:
     """ONE data-validation alert for the window (outbox-deduplicated; sent when notifying)."""
-    channel = _channel(ctx)
+    channel, reason = _route(ctx)
     if channel is None:
-        log.warning("monitor %s has no Slack channel (alerts.slack_channel / FAIRMON_SLACK_CHANNEL)", ctx.monitor)
-        return {"queued": None, "reason": "no channel"}
+        return {"queued": None, "reason": reason}
     outbox = _outbox(ctx)
     run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     fp = outbox.notify_data_validation(
@@ -592,9 +609,8 @@ def send_alerts(ctx: RunContext) -> dict[str, Any]:
 
     drift_out = ctx.artifacts.get_json("drift")
     findings = [Finding.from_dict(d) for d in drift_out["findings"]]
-    channel = _channel(ctx)
-    if not ctx.spec.alerts.enabled or channel is None:
-        reason = "alerts disabled" if not ctx.spec.alerts.enabled else "no channel"
+    channel, reason = _route(ctx)
+    if channel is None:
         return {"queued": 0, "reason": reason, "rendered": []}
     outbox = _outbox(ctx)
     queued = outbox.notify_findings(
@@ -609,22 +625,27 @@ def send_alerts(ctx: RunContext) -> dict[str, Any]:
     return {"queued": len(queued), **delivery, "rendered": rendered_alerts(ctx, kind="fairness")}
 
 
-def send_followup(ctx: RunContext, feu_result: Mapping[str, Any]) -> dict[str, Any]:
-    """Post the FEU candidates in the thread of the window's drift alert (once per window)."""
+def send_followup(ctx: RunContext, feu_result: Mapping[str, Any], *, requested: bool = False) -> dict[str, Any]:
+    """Post the FEU candidates once per window: in the thread of the window's drift alert, or — FEU
+    requested at a window without an alerted drift (``requested``) — as a message of its own."""
     from fairmon.drift import Finding
 
-    channel = _channel(ctx)
     drift_out = ctx.artifacts.get_json("drift")
     opened = [d for d in drift_out["findings"] if d["status"] == "open" and d["notify"]]
     if not ctx.notify:  # a backfill without --notify stores the candidates but posts nothing
         return {"status": "skipped", "reason": "not notifying (backfill)"}
-    if channel is None or not opened or not ctx.spec.alerts.enabled:
-        return {"status": "skipped", "reason": "no alerted drift finding or no channel"}
-    parent = Finding.from_dict(max(opened, key=lambda d: ("info", "warning", "critical").index(d["severity"])))
+    channel, reason = _route(ctx)
+    if channel is None:
+        return {"status": "skipped", "reason": reason}
+    if not opened and not requested:
+        return {"status": "skipped", "reason": "no alerted drift finding"}
+    parent = (Finding.from_dict(max(opened, key=lambda d: ("info", "warning", "critical").index(d["severity"])))
+              if opened else None)
     outbox = _outbox(ctx)
     fp = outbox.notify_feu(
         feu_result, _alert_context(ctx), parent_finding=parent, channel=channel, run_id=int(drift_out["run_id"])
     )
     delivery = _deliver(outbox)
-    thread = [m for m in rendered_alerts(ctx) if m["thread_of"] is not None and m["text"].startswith("FEU")]
-    return {"status": "queued" if fp else "already_queued", "fingerprint": fp, **delivery, "rendered": thread}
+    posted = [m for m in rendered_alerts(ctx) if m["text"].startswith("FEU")]
+    return {"status": "queued" if fp else "already_queued", "fingerprint": fp, "threaded": parent is not None,
+            **delivery, "rendered": posted}

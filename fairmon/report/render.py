@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from fairmon.drift.checks import level_text
 from fairmon.report import charts
 from fairmon.report._template import CSS
 from fairmon.report.charts import GroupStabilityRow, fmt_num
@@ -126,6 +127,21 @@ def _headline_outcome(metrics: Sequence[MetricRecord]) -> dict[str, Any]:
     return out
 
 
+def _finding_who(f: FindingRecord) -> str:
+    """`` (Female 0.300 vs Male 0.500)``: the compared groups of a disparity finding, if stored."""
+    groups = (f.numbers or {}).get("groups")
+    if not isinstance(groups, dict):
+        return ""
+    lo, hi = groups.get("disadvantaged") or {}, groups.get("advantaged") or {}
+    return f" ({lo.get('group')} {fmt_num(lo.get('value'))} vs {hi.get('group')} {fmt_num(hi.get('value'))})"
+
+
+def _finding_ci(f: FindingRecord) -> str:
+    text = _ci(f.ci_low, f.ci_high)
+    level = (f.numbers or {}).get("ci_level")
+    return f"{text} ({level_text(float(level))})" if text and isinstance(level, int | float) else text
+
+
 def _finding_rows(findings: Sequence[FindingRecord]) -> list[dict[str, Any]]:
     rows = []
     for f in sorted(findings, key=lambda f: (_SEVERITY_ORDER.get(f.severity, 3), f.kind, f.metric, f.group)):
@@ -133,9 +149,10 @@ def _finding_rows(findings: Sequence[FindingRecord]) -> list[dict[str, Any]]:
             {
                 "severity": f.severity,
                 "status": f.status,
-                "what": f"{f.metric}{' · ' + f.group if f.group else ''}: {_FINDING_TITLES.get(f.kind, f.kind)}",
+                "what": f"{f.metric}{' · ' + f.group if f.group else ''}{_finding_who(f)}: "
+                f"{_FINDING_TITLES.get(f.kind, f.kind)}",
                 "value": fmt_num(f.value),
-                "ci": _ci(f.ci_low, f.ci_high),
+                "ci": _finding_ci(f),
                 "baseline": fmt_num(f.baseline) if f.baseline is not None else "",
                 "since": f"{f.since:%Y-%m-%d}" if f.since is not None else "",
                 "message": f.message,

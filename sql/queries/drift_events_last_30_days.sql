@@ -7,6 +7,9 @@ SELECT monitor,
        severity,
        status,
        is_onset,
+       -- for a disparity: the groups with the lowest and highest favorable rate (who is disadvantaged)
+       numbers -> 'groups' -> 'disadvantaged' ->> 'group' AS disadvantaged_group,
+       numbers -> 'groups' -> 'advantaged' ->> 'group' AS advantaged_group,
        value,
        baseline,
        message

@@ -43,6 +43,33 @@ def test_outcome_finding_shows_interval_and_range_and_gesd_on_gesd_findings() ->
     assert "female: stability 0.812 (n=50)" in g.text and "male: stability 0.873" in g.text
 
 
+def test_outcome_alert_says_who_and_prints_the_configured_interval_level() -> None:
+    """End to end from the drift decision: the message names the groups and the spec's CI level."""
+    from datetime import timedelta
+
+    from fairmon.drift import AlertPolicy, CIOutsideRange, WindowSummary, decide
+
+    def rows(attr: str, rates: dict[str, tuple[float, int]]) -> list[dict]:
+        return [{"metric": "selection_rate", "attribute": attr, "group": g, "value": v, "ci_low": v - 0.03,
+                 "ci_high": v + 0.03, "n": n, "status": "ok"} for g, (v, n) in rates.items()]
+
+    metrics = [{"metric": "dp_ratio", "attribute": "sex", "group": None, "value": 0.6, "ci_low": 0.55,
+                "ci_high": 0.66, "n": 1000, "status": "ok"}, *rows("sex", {"Female": (0.3, 412), "Male": (0.5, 588)})]
+    w = WindowSummary("credit", T0, T0 + timedelta(days=1), metrics=metrics, ci_level=0.9)
+    [f] = decide(w, [], checks=[CIOutsideRange(metric="dp_ratio", low=0.8)],
+                 policy=AlertPolicy(persistence_m=1, persistence_n=1))
+    m = render_finding(f, ctx(evidence=None, gesd=None))
+    assert "dp_ratio outside its allowed range — sex: Female vs Male" in m.blocks[0]["text"]["text"]
+    for needle in ("sex: Female selection rate 0.300 (n=412) vs Male 0.500 (n=588): dp_ratio 0.600 (90% CI",
+                   "below the allowed minimum 0.8", "Lowest selection rate: Female 0.300 (n=412)",
+                   "Highest selection rate: Male 0.500 (n=588)", "90% interval: [0.550, 0.660]"):
+        assert needle in m.text, (needle, m.text)
+        assert needle.split(": ", 1)[-1] in _all_text(m)
+    assert "95%" not in _all_text(m)
+    # a finding that does not know its interval's level does not claim one
+    assert "Interval: [0.131, 0.195]" in render_finding(dp_finding(), ctx()).text
+
+
 def test_resolution_replies_in_thread_of_opening() -> None:
     opened = rumie_finding(2)
     resolved = rumie_finding(5, status="resolved", since_day=2)
@@ -68,6 +95,22 @@ def test_feu_and_data_validation_templates() -> None:
     assert "data validation failed" in dv.text and "`age`" in dv.text and "12% null" in dv.text
     assert dv.metadata["event_payload"]["kind"] == "data_validation"
     assert EVIDENCE["rules"][0] not in dv.text
+
+
+def test_feu_requested_without_drift_alert_is_a_message_of_its_own_once_per_channel() -> None:
+    from fairmon.alerts import InMemoryOutboxRepository, Outbox, alert_fingerprint
+
+    feu = {"candidates": [{"auc": 0.81, "dp": 0.04, "gesd": 0.01, "selected": True}]}
+    m = render_feu_followup(feu, ctx(), parent_fingerprint=None)
+    assert m.thread_of is None and "parent" not in m.metadata["event_payload"]
+    assert "requested on demand" in m.text and "window 2026-01-05 00:00 – 2026-01-06 00:00 UTC" in m.text
+    assert m.blocks[0]["type"] == "context" and "v2" in json.dumps(m.blocks[0])
+    repo = InMemoryOutboxRepository()
+    ob = Outbox(repo)
+    fps = [ob.notify_feu(feu, ctx(), parent_finding=None, channel=c) for c in ("#a", "#b", "#a")]
+    assert fps[0] == alert_fingerprint(m.fingerprint, "#a") and fps[1] != fps[0] and fps[2] is None
+    stored = repo.outbox_get(fps[0])
+    assert stored is not None and stored.payload["metadata"]["event_payload"]["fingerprint"] == fps[0]
 
 
 def test_renders_real_rumie_evidence_and_window_summary() -> None:

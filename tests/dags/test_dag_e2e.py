@@ -33,9 +33,10 @@ from airflow.dag_processing.dagbag import DagBag
 bag = DagBag(dag_folder=__import__("os").environ["AIRFLOW__CORE__DAGS_FOLDER"])
 assert not bag.import_errors, bag.import_errors
 dag = bag.dags["fairmon_demo"]
+conf = json.loads(sys.argv[3]) if len(sys.argv) > 3 else None
 states = []
 for _ in range(int(sys.argv[2])):
-    run = dag.test(logical_date=pendulum.parse(sys.argv[1]))
+    run = dag.test(logical_date=pendulum.parse(sys.argv[1]), run_conf=conf)
     states.append(str(run.state))
 print("STATES " + json.dumps(states))
 """
@@ -77,10 +78,9 @@ def _migrate(env: dict[str, str]) -> None:
     )
 
 
-def _dag_test(env: dict[str, str], logical_date: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, logical_date, "1"], env=env, capture_output=True, text=True, timeout=600,
-    )
+def _dag_test(env: dict[str, str], logical_date: str, conf: dict | None = None) -> str:
+    args = [sys.executable, "-c", _PROBE, logical_date, "1", *([json.dumps(conf)] if conf is not None else [])]
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     tail = (proc.stdout + proc.stderr)[-6000:]
     assert proc.returncode == 0, tail
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("STATES "))
@@ -114,3 +114,25 @@ def test_dag_test_demo_monitor_completes_and_is_idempotent(tmp_path: Path, fresh
     for table in SNAPSHOT_SQL:
         diff = [(a, b) for a, b in zip(first[table], second[table]) if a != b]
         assert len(first[table]) == len(second[table]) and not diff, (table, diff[:5])
+
+
+def test_dag_conf_feu_runs_feu_without_drift(tmp_path: Path, fresh_database_url: str) -> None:
+    """Triggered with conf ``{"feu": true}``, the feu task runs at a window without drift although the
+    monitor's trigger is manual; the same window without the flag skips it."""
+    from fairmon.store import open_store
+
+    spec, manifest = prepare_demo(tmp_path / "demo", windows=3, drift_window=2,
+                                  overrides={"retraining.trigger": "manual"})
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    env = airflow_env(tmp_path, spec.parent, fresh_database_url)
+    _migrate(env)
+    w = manifest["windows"][0]  # before the retrained model: no drift
+    assert _dag_test(env, w["end"]) == "success"
+    plain = _snapshot(fresh_database_url)
+    assert [r[1] for r in plain["runs"]] == ["succeeded"] and plain["feu"] == []
+    assert _dag_test(env, w["end"], {"feu": True}) == "success"
+    asked = _snapshot(fresh_database_url)
+    assert not [f for f in asked["findings"] if f[6] == "open"]  # still no drift at this window
+    assert asked["feu"] and sum(1 for r in asked["feu"] if r[2]) == 1
+    feu_alerts = [a for a in asked["alerts"] if a not in plain["alerts"]]
+    assert len(feu_alerts) == 1 and feu_alerts[0][3] == "pending"  # the follow-up, queued (no Slack token)

@@ -44,6 +44,7 @@ for dag_id, d in bag.dags.items():
         "tags": sorted(d.tags),
         "doc_md": bool(d.doc_md),
         "catchup": d.catchup,
+        "params": {k: d.params[k] for k in d.params},
         "dagrun_timeout": d.dagrun_timeout.total_seconds() if d.dagrun_timeout else None,
         "tasks": {t.task_id: {"queue": t.queue, "retries": t.retries,
                               "timeout": t.execution_timeout.total_seconds() if t.execution_timeout else None,
@@ -90,6 +91,8 @@ def test_dags_have_the_policies(bag: dict) -> None:
             assert t["on_failure"], task_id
             want_queue = spec.execution.queue if task_id in HEAVY_TASKS else "default"
             assert t["queue"] == want_queue, (dag_id, task_id)
+        # FEU on demand: trigger with conf {"feu": true}; off by default
+        assert d["params"]["feu"] is False and d["params"]["notify"] is True
         # persist waits for all three computations; the report exists before the alert linking to it;
         # feu only after the alert
         assert set(d["tasks"]["persist"]["upstream"]) >= {"outcome", "rumie", "explain"}

@@ -264,3 +264,77 @@ def test_settings_from_spec_reference_baseline_and_suppress() -> None:
     out = replay([_w(i, 0.5) for i in range(6)], checks=[CIOutsideRange(metric="dp_difference", high=0.1)],
                  policy=s.policy)
     assert [(f.status, f.notify) for f in out[0]] == [("open", False)]
+
+
+def _group_rows(attr: str, metric: str, rates: dict[str, tuple[float, int]]) -> list[dict]:
+    return [{"metric": metric, "attribute": attr, "group": g, "value": v, "ci_low": v - 0.02, "ci_high": v + 0.02,
+             "n": n, "status": "ok"} for g, (v, n) in rates.items()]
+
+
+def test_disparity_findings_name_the_disadvantaged_and_advantaged_groups() -> None:
+    rows = [{"metric": "dp_ratio", "attribute": "sex", "group": None, "value": 0.6, "ci_low": 0.55, "ci_high": 0.65,
+             "n": 1000, "status": "ok"},
+            *_group_rows("sex", "selection_rate", {"Male": (0.5, 588), "Female": (0.3, 412)}),
+            # another grouping's rates must not leak into the sex finding
+            *_group_rows("race", "selection_rate", {"A": (0.1, 300), "B": (0.9, 700)})]
+    cur = WindowSummary("mon", T0 + timedelta(days=1), metrics=rows)
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    [f] = decide(cur, [], checks=[CIOutsideRange(metric="dp_ratio", low=0.8)], policy=pol)
+    assert f.message.startswith("sex: Female selection rate 0.300 (n=412) vs Male 0.500 (n=588): dp_ratio 0.600")
+    assert "(95% CI 0.550–0.650), the whole interval below the allowed minimum 0.8" in f.message
+    g = f.numbers["groups"]
+    assert g["rate"] == "selection_rate"
+    assert (g["disadvantaged"]["group"], g["disadvantaged"]["n"]) == ("Female", 412)
+    assert (g["advantaged"]["group"], g["advantaged"]["value"]) == ("Male", 0.5)
+    # without per-group rows the message still names the grouping (and says nothing invented)
+    bare = WindowSummary("mon", T0 + timedelta(days=1), metrics=rows[:1])
+    [b] = decide(bare, [], checks=[CIOutsideRange(metric="dp_ratio", low=0.8)], policy=pol)
+    assert b.message.startswith("dp_ratio for sex is 0.600") and "groups" not in b.numbers
+
+
+def test_equalized_odds_names_the_rate_with_the_larger_spread_and_significant_change_names_groups() -> None:
+    def window(i: int, eodds: float) -> WindowSummary:
+        rows = [{"metric": "eodds_difference", "attribute": "race", "group": None, "value": eodds,
+                 "ci_low": eodds - 0.01, "ci_high": eodds + 0.01, "n": 900, "status": "ok"},
+                *_group_rows("race", "tpr", {"A": (0.70, 300), "B": (0.75, 600)}),
+                *_group_rows("race", "fpr", {"A": (0.40, 300), "B": (0.40 - eodds, 600)})]
+        return WindowSummary("mon", T0 + timedelta(days=i), metrics=rows)
+
+    hist = [window(i, 0.05 + 0.002 * (i % 3)) for i in range(6)]
+    check = SignificantChange(metric="eodds_difference", min_effect=0.02)
+    [f] = decide(window(6, 0.20), hist, checks=[check], policy=AlertPolicy(persistence_m=1, persistence_n=1))
+    assert f.message.startswith("race: B false-positive rate 0.200 (n=600) vs A 0.400 (n=300): "
+                                "eodds_difference rose to 0.200 from a baseline of"), f.message
+    assert f.numbers["groups"]["rate"] == "fpr" and f.numbers["p_value"] < 0.01
+
+
+def test_interval_level_follows_the_outcome_confidence() -> None:
+    """The outcome's confidence level reaches the message, the finding and the standard error."""
+    import pandas as pd
+
+    from fairmon.fairness.outcome import outcome_metrics
+
+    rng = np.random.default_rng(0)
+    sex = pd.Series(rng.choice(["Female", "Male"], 4000), name="sex")
+    pred = (rng.random(4000) < np.where(sex == "Female", 0.3, 0.5)).astype(float)
+    res = outcome_metrics(pred, sensitive_features=sex, n_bootstrap=200, confidence=0.9, intersections=False)
+    cur = WindowSummary.build("mon", T0, outcome=res)
+    assert cur.ci_level == 0.9
+    [f] = decide(cur, [], checks=[CIOutsideRange(metric="dp_ratio", low=0.8)],
+                 policy=AlertPolicy(persistence_m=1, persistence_n=1))
+    assert "(90% CI " in f.message and "95%" not in f.message
+    assert f.numbers["ci_level"] == 0.9
+    n_female = int((sex == "Female").sum())
+    assert f.message.startswith("sex: Female selection rate ") and f"(n={n_female:,})" in f.message
+
+    # reference z test: the standard error is the interval width over 2 z at the interval's level
+    def ref_window(i: int, dp: float, level: float) -> WindowSummary:
+        return WindowSummary("mon", T0 + timedelta(days=i), metrics=_rows(dp, 0.02), ci_level=level)
+
+    base = Baseline(mode="reference", reference_start=T0, min_history=2, trailing_n=5)
+    checks = [SignificantChange(metric="dp_difference", min_effect=0.0, alpha=0.05)]
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    for level, z in ((0.95, 1.959964), (0.90, 1.644854)):
+        [g] = decide(ref_window(1, 0.08, level), [ref_window(0, 0.03, level)], checks=checks, baseline=base,
+                     policy=pol)
+        assert g.numbers["scale"] == pytest.approx(np.hypot(0.04 / (2 * z), 0.04 / (2 * z)), rel=1e-5)

@@ -136,6 +136,6 @@ def test_every_window_wrote_its_report_with_images(demo: dict) -> None:
     feu_windows = [w for w in demo["summary"]["windows"] if w["steps"]["feu"].get("status") == "done"]
     for w in feu_windows:  # written before the alert, brought up to date by the follow-up:
         html = Path(w["steps"]["report"]["path"]).read_text()
-        assert w["steps"]["followup"]["report"] == "written"
+        assert w["steps"]["followup"]["report"] == {"status": "written", "path": w["steps"]["report"]["path"]}
         assert 'alt="FEU Pareto front"' in html  # the Pareto front is drawn where FEU ran
         assert "Slack messages of this window" in html  # and the alert that links here is listed

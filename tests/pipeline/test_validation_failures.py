@@ -120,3 +120,35 @@ def test_bad_batch_is_data_invalid_with_one_alert(
     assert (check, column) in {(f["check"], f["column"]) for f in failed}, failed
     assert n_metrics == 0 and n_evidence == 0  # nothing computed
     assert [tuple(a) for a in alerts] == [("data", "sent", CHANNEL)]
+
+
+def test_alerts_disabled_records_data_invalid_but_queues_no_message(
+    demo_template: tuple[Path, dict], tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``alerts.enabled: false`` suppresses the data-validation alert too; the run is still data_invalid."""
+    from fairmon.cli.demo import write_demo_spec
+    from fairmon.datasets.stream import read_partition
+    from fairmon.pipeline import run_window
+    from fairmon.store import open_store
+
+    template, manifest = demo_template
+    out = tmp_path / "demo"
+    shutil.copytree(template, out)
+    spec = write_demo_spec(out, {**SMALL, "alerts.enabled": False})
+    w = manifest["windows"][0]
+    part = out / "stream" / f"{w['start'][:10]}.csv"
+    _missing_column(read_partition(part)).to_csv(part, index=False, date_format="%Y-%m-%dT%H:%M:%S")
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+
+    with SlackTestServer(channels=(CHANNEL,)) as slack:
+        monkeypatch.setenv("FAIRMON_SLACK_BASE_URL", slack.base_url)
+        o = run_window(spec, w["start"], db_url=fresh_database_url, slack_token=slack.token)
+        posts = [r for r in slack.requests if r.method == "chat.postMessage"]
+    assert o.status == "data_invalid", o.error
+    assert posts == []
+    eng = sa.create_engine(fresh_database_url)
+    with eng.connect() as c:
+        status = c.execute(sa.text("SELECT status FROM runs")).scalar_one()
+        n_alerts = c.execute(sa.text("SELECT count(*) FROM alerts")).scalar_one()
+    eng.dispose()
+    assert status == "data_invalid" and n_alerts == 0

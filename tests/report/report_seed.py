@@ -122,7 +122,10 @@ def window(i: int) -> Any:
         ))
         findings.append(FindingRecord(
             "ci_outside_range", "dp_ratio", "warning", status="pending", group="sex", value=0.7,
-            ci_low=0.65, ci_high=0.75, numbers={"allowed": [0.8, 1.0]}, message="dp_ratio CI below 0.8",
+            ci_low=0.65, ci_high=0.75, message="dp_ratio CI below 0.8",
+            numbers={"allowed": [0.8, 1.0], "ci_level": 0.9,
+                     "groups": {"rate": "selection_rate", "disadvantaged": {"group": "Female", "value": 0.35, "n": 412},
+                                "advantaged": {"group": "Male", "value": 0.5, "n": 588}}},
         ))
     return WindowRecords(run, metrics=metrics, evidence=evidence, explanation_metrics=expl, findings=findings)
 

@@ -78,6 +78,8 @@ def test_drift_window_has_every_section_and_images_decode(reports: tuple[Path, l
         "RUMIE: discriminated group above threshold",  # the window's alert
         "Distribution of per-instance stabilities",
         "lr 0.001",  # FEU hyperparameters of candidate #2
+        "dp_ratio · sex (Female 0.35 vs Male 0.5)",  # who a disparity finding compares
+        "[0.65, 0.75] (90%)",  # the finding's interval at its stored level
         "fairmon report --monitor credit --window 2026-01-04",
     ):
         assert text in html, text

@@ -57,6 +57,9 @@ def seed(store: Store) -> dict[str, Any]:
                     group="sex",  # type: ignore[arg-type]
                     value=dp_of(k),
                     baseline=0.05,
+                    numbers={"groups": {"rate": "selection_rate",
+                                        "disadvantaged": {"group": "Female", "value": 0.3, "n": 412},
+                                        "advantaged": {"group": "Male", "value": 0.3 + dp_of(k), "n": 588}}},
                     message=f"DP {dp_of(k)}",
                 )
             )
@@ -258,8 +261,10 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
         == [("demo", 1, 1, 2), ("other", 1, 0, 3)]
     ),
     "drift_events_last_30_days.sql": lambda rows: (
-        [(r["monitor"], r["window_start"], r["status"]) for r in rows]
-        == [("other", ago(2), "event"), ("demo", ago(4), "ongoing"), ("demo", ago(5), "open")]
+        [(r["monitor"], r["window_start"], r["status"], r["disadvantaged_group"], r["advantaged_group"])
+         for r in rows]
+        == [("other", ago(2), "event", None, None), ("demo", ago(4), "ongoing", "Female", "Male"),
+            ("demo", ago(5), "open", "Female", "Male")]
     ),
     "latest_dp_difference_all_monitors.sql": lambda rows: (
         [(r["monitor"], r["attribute"], float(r["dp_difference"])) for r in rows]
