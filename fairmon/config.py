@@ -69,6 +69,7 @@ from pydantic import (
 )
 
 from fairmon.errors import ConfigError
+from fairmon.feu.settings import EPOCH_BOUNDS, LR_BOUNDS, THRESHOLD_BOUNDS
 
 __all__ = [
     "SPEC_VERSION",
@@ -952,11 +953,15 @@ def _bounds(v: tuple[float, float]) -> tuple[float, float]:
 
 
 class SearchBounds(_Spec):
-    """FEU decision-variable bounds: learning rate (sampled log-uniformly), epochs, decision threshold."""
+    """FEU decision-variable bounds: learning rate (sampled log-uniformly), epochs, decision threshold.
 
-    lr: tuple[float, float] = (1e-4, 1e-1)
-    epochs: tuple[int, int] = (5, 100)
-    threshold: tuple[float, float] = (0.3, 0.7)
+    The defaults are :mod:`fairmon.feu.settings`' (``LR_BOUNDS``, ``EPOCH_BOUNDS``,
+    ``THRESHOLD_BOUNDS``), so a spec without ``bounds`` searches what ``FEUSettings()`` searches.
+    """
+
+    lr: tuple[float, float] = LR_BOUNDS
+    epochs: tuple[int, int] = EPOCH_BOUNDS
+    threshold: tuple[float, float] = THRESHOLD_BOUNDS
 
     @field_validator("lr", "epochs")
     @classmethod
