@@ -78,6 +78,7 @@ __all__ = [
     "LABEL_METRICS",
     "DRIFT_METRICS",
     "OPENXAI_METRICS",
+    "OPENXAI_GROUND_TRUTH_METRICS",
     "EXPLAINERS",
     "GESD_EXPLAINER_COMPONENTS",
     "MonitorSpec",
@@ -172,6 +173,10 @@ ERR_BOUNDS = "bounds must be [low, high] with 0 < low < high, got {value}"
 ERR_SPLIT_SUM = "train + validation + test must equal 1, got {total}"
 ERR_VALIDATION_REFERENCE = "validation is enabled but neither reference_data nor reference_window is set"
 ERR_TRAINING_DATA = "retraining is enabled but training_data is not set"
+ERR_NEEDS_GROUND_TRUTH = (
+    "{metrics} need ground-truth feature importances, which a monitored production model does not have "
+    "(the pipeline passes none, so every window would fail); use some of {allowed}"
+)
 ERR_NAME = "must be a safe identifier (lowercase letters, digits, '_' or '-', starting with a letter, at most 64 characters), got {value!r}"
 ERR_FAVORABLE = "set either 'class' or 'score_threshold', not both"
 ERR_SCALAR = "must be a string, number or boolean, got {kind}"
@@ -754,8 +759,11 @@ Explainer = Literal[
     "random",
 ]
 EXPLAINERS: tuple[str, ...] = get_args(Explainer)
-OpenXAIMetric = Literal["PRA", "RC", "FA", "RA", "SA", "SRA", "PGI", "PGU", "RIS", "RRS", "ROS"]
+#: OpenXAI metrics a monitoring window can compute (no ground truth needed)
+OpenXAIMetric = Literal["PGI", "PGU", "RIS", "RRS", "ROS"]
 OPENXAI_METRICS: tuple[str, ...] = get_args(OpenXAIMetric)
+#: OpenXAI metrics that need ground-truth importances (benchmarks only; refused in a spec)
+OPENXAI_GROUND_TRUTH_METRICS: tuple[str, ...] = ("PRA", "RC", "FA", "RA", "SA", "SRA")
 
 
 #: components of a GESD ``explainer`` ("shap+lime" = the mean of KernelSHAP and LIME attributions)
@@ -796,13 +804,27 @@ class GesdSpec(_Spec):
 
 
 class OpenXAISpec(_Spec):
-    """OpenXAI metrics computed per window for each explainer (defaults need no ground truth)."""
+    """OpenXAI metrics computed per window for each explainer.
+
+    Only the metrics without ground truth (PGI, PGU, RIS, RRS, ROS) are allowed: the ground-truth
+    metrics (PRA, RC, FA, RA, SA, SRA) need true feature importances, which a production model does
+    not come with, so a spec naming one is refused instead of failing every window.
+    """
 
     enabled: bool = True
-    metrics: tuple[OpenXAIMetric, ...] = ("PGI", "PGU", "RIS", "RRS", "ROS")
+    metrics: tuple[OpenXAIMetric, ...] = OPENXAI_METRICS  # type: ignore[assignment]
     k_fraction: Annotated[float, Field(gt=0.0, le=1.0)] = 0.25
     n_perturbations: PositiveInt = 100
     sample_size: PositiveInt = 200
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _no_ground_truth(cls, v: Any) -> Any:
+        if isinstance(v, list | tuple):
+            gt = [m for m in v if isinstance(m, str) and m.upper() in OPENXAI_GROUND_TRUTH_METRICS]
+            if gt:
+                raise ValueError(ERR_NEEDS_GROUND_TRUTH.format(metrics=gt, allowed=list(OPENXAI_METRICS)))
+        return v
 
     @field_validator("metrics")
     @classmethod

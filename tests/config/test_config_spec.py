@@ -214,6 +214,12 @@ MALFORMED = [
         ["retraining.training_data", "training_data is not set"],
     ),
     (
+        "openxai-ground-truth-metric",
+        MINIMAL + "explanations: {openxai: {metrics: [PGI, FA, SRA]}}\n",
+        ["bad.yaml:11", "explanations.openxai.metrics", "['FA', 'SRA'] need ground-truth feature importances",
+         "every window would fail"],
+    ),
+    (
         "bad-channel",
         MINIMAL + "alerts: {slack_channel: 'Fair Ness'}\n",
         ["alerts.slack_channel", "Slack channel"],
