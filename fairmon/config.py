@@ -173,6 +173,11 @@ ERR_BOUNDS = "bounds must be [low, high] with 0 < low < high, got {value}"
 ERR_SPLIT_SUM = "train + validation + test must equal 1, got {total}"
 ERR_VALIDATION_REFERENCE = "validation is enabled but neither reference_data nor reference_window is set"
 ERR_TRAINING_DATA = "retraining is enabled but training_data is not set"
+ERR_TRAINING_WINDOW = (
+    "training data by window is not supported (FEU reads one file); export the window's labelled rows "
+    "and set training_data.path"
+)
+ERR_RETRAINING_LABEL = "retraining is enabled but columns.label is not set: FEU trains on labelled rows"
 ERR_NEEDS_GROUND_TRUTH = (
     "{metrics} need ground-truth feature importances, which a monitored production model does not have "
     "(the pipeline passes none, so every window would fail); use some of {allowed}"
@@ -933,17 +938,22 @@ class DriftSpec(_Spec):
 
 
 class TrainingData(_Spec):
-    """Labelled training data for retraining: a file (``path``) or the data source over ``window``."""
+    """Labelled training data for retraining: a CSV or Parquet file (``path``, spec-relative).
 
-    path: str | None = None
-    window: DateRange | None = None
+    It needs the features, the sensitive attribute FEU optimises for and ``columns.label``. Training
+    data by ``window`` (the data source over a date range) is not supported: FEU reads one file, and
+    a spec asking for a window is refused rather than failing at the first drift.
+    """
+
+    path: str
     format: Literal["csv", "parquet"] | None = None
 
-    @model_validator(mode="after")
-    def _one(self) -> TrainingData:
-        if (self.path is None) == (self.window is None):
-            raise ValueError("path: set exactly one of 'path' or 'window'")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _no_window(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "window" in data:
+            raise ValueError("window: " + ERR_TRAINING_WINDOW)
+        return data
 
 
 class Split(_Spec):
@@ -1140,6 +1150,8 @@ class MonitorSpec(_Spec):
                 "explanations.gesd.attribute: "
                 + f"{attr!r} is not a sensitive attribute (columns.sensitive: {list(cols.sensitive)})"
             )
+        if self.retraining.enabled and cols.label is None:
+            raise ValueError("retraining.enabled: " + ERR_RETRAINING_LABEL)
         if self.favorable.score_threshold is not None and cols.decision is not None and cols.score is None:
             raise ValueError(
                 "favorable.score_threshold: a score threshold needs columns.score (or no logged decision)"

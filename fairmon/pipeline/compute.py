@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon.errors import ConfigError
 from fairmon.pipeline.context import RunContext
 from fairmon.schema import category_strings
 
@@ -320,11 +321,11 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
 
     rt = ctx.spec.retraining
     td = rt.training_data
-    if td is None or td.path is None:
-        raise ValueError("retraining.training_data.path is required for FEU in the pipeline")
+    label = ctx.spec.columns.label
+    if td is None or label is None:  # a validated spec with retraining enabled has both; guards direct calls
+        raise ConfigError(f"{ctx.spec.name}: FEU needs retraining.training_data and columns.label")
     p = ctx.spec.resolve_path(td.path)
     data = load_file(p, td.format or ("parquet" if p.endswith((".parquet", ".pq")) else "csv"))
-    label = ctx.spec.columns.label
     attr = ctx.spec.explanations.gesd.attribute or ctx.spec.columns.sensitive[0]
     cols = [*ctx.spec.columns.features, attr, label]
     # The selected candidate is saved in the monitored model's registry (status ``candidate``: never

@@ -220,6 +220,18 @@ MALFORMED = [
          "every window would fail"],
     ),
     (
+        "training-data-by-window",
+        MINIMAL.replace("sensitive: [sex]", "sensitive: [sex]\n  label: repaid")
+        + "retraining:\n  enabled: true\n  training_data: {window: {start: 2025-01-01, end: 2025-07-01}}\n",
+        ["bad.yaml:14", "retraining.training_data.window", "training data by window is not supported",
+         "set training_data.path"],
+    ),
+    (
+        "retraining-without-label",
+        MINIMAL + "retraining: {enabled: true, training_data: {path: train.csv}}\n",
+        ["retraining.enabled", "columns.label is not set: FEU trains on labelled rows"],
+    ),
+    (
         "bad-channel",
         MINIMAL + "alerts: {slack_channel: 'Fair Ness'}\n",
         ["alerts.slack_channel", "Slack channel"],
