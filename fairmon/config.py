@@ -173,6 +173,11 @@ ERR_BOUNDS = "bounds must be [low, high] with 0 < low < high, got {value}"
 ERR_SPLIT_SUM = "train + validation + test must equal 1, got {total}"
 ERR_VALIDATION_REFERENCE = "validation is enabled but neither reference_data nor reference_window is set"
 ERR_TRAINING_DATA = "retraining is enabled but training_data is not set"
+ERR_MOVED = "'{key}' is no longer a setting here (it was never used); {where}"
+_RUMIE_SIGNIFICANCE_MOVED = {
+    "alpha": "RUMIE's held-out p-value is judged at drift.significance_level",
+    "random_state": "the held-out split is seeded by rumie.random_state",
+}
 ERR_TRAINING_WINDOW = (
     "training data by window is not supported (FEU reads one file); export the window's labelled rows "
     "and set training_data.path"
@@ -717,12 +722,21 @@ class RumieSignificance(_Spec):
 
     The group is mined on ``1 - honest_fraction`` of the window and its DScore evaluated on the held-out
     ``honest_fraction``; the held-out two-proportion test gives the p-value (calibrated: see
-    ``benchmarks/rumie_calibration``), judged at level ``alpha``.
+    ``benchmarks/rumie_calibration``). One source of truth per setting: the p-value is judged by the
+    drift checks at ``drift.significance_level`` and the split is seeded by ``rumie.random_state``, so
+    the former ``alpha`` and ``random_state`` keys here (never read) are refused with that pointer.
     """
 
     honest_fraction: Fraction = 0.5
-    alpha: Fraction = 0.05
-    random_state: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for key, where in _RUMIE_SIGNIFICANCE_MOVED.items():
+                if key in data:
+                    raise ValueError(f"{key}: " + ERR_MOVED.format(key=key, where=where))
+        return data
 
 
 class RumieSpec(_Spec):

@@ -232,6 +232,17 @@ MALFORMED = [
         ["retraining.enabled", "columns.label is not set: FEU trains on labelled rows"],
     ),
     (
+        "rumie-significance-alpha-removed",
+        MINIMAL + "rumie:\n  significance: {honest_fraction: 0.5, alpha: 0.01}\n",
+        ["bad.yaml:12", "rumie.significance.alpha", "'alpha' is no longer a setting here",
+         "judged at drift.significance_level"],
+    ),
+    (
+        "rumie-significance-random-state-removed",
+        MINIMAL + "rumie:\n  significance:\n    random_state: 3\n",
+        ["rumie.significance.random_state", "seeded by rumie.random_state"],
+    ),
+    (
         "bad-channel",
         MINIMAL + "alerts: {slack_channel: 'Fair Ness'}\n",
         ["alerts.slack_channel", "Slack channel"],
