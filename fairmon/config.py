@@ -743,7 +743,8 @@ class RumieSpec(_Spec):
     """RUMIE settings (paper defaults: k=5, alpha=0.45, beta=0.55, lam=1, 2500 SGD steps at lr 0.1).
 
     ``alpha``/``beta`` bound the group's share of the window; ``attributes`` restricts the searched
-    columns (default: features + extra); ``max_rows`` subsamples large windows for speed (None = all).
+    columns (default: features + extra, see :attr:`MonitorSpec.rumie_attributes`); ``max_rows``
+    subsamples large windows for speed (None = all).
     """
 
     enabled: bool = True
@@ -1177,6 +1178,18 @@ class MonitorSpec(_Spec):
     def name(self) -> str:
         """The monitor's name (``identity.name``)."""
         return self.identity.name
+
+    @property
+    def rumie_attributes(self) -> tuple[str, ...]:
+        """Columns RUMIE searches: ``rumie.attributes``, else features + extra.
+
+        Why extra: RUMIE looks for the most discriminated group nobody declared (DESIGN §4.1), and
+        such a group may be described by a protected attribute withheld from the model (a column of
+        ``columns.extra``), which a search over the model's features alone could never name.
+        """
+        if self.rumie.attributes is not None:
+            return self.rumie.attributes
+        return self.columns.features + self.columns.extra
 
     @property
     def source(self) -> Path | None:
