@@ -155,7 +155,12 @@ def reference_frame(ctx: RunContext, fallback: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_explanations(ctx: RunContext) -> dict[str, Any]:
-    """GESD across the spec's protected attribute and the OpenXAI metrics; tidy rows for the store."""
+    """GESD across the spec's protected attribute and the OpenXAI metrics; tidy rows for the store.
+
+    An explanation disparity that is undefined for this window (the sampled rows hold fewer than two
+    groups of the attribute) is stored as NULL with ``status`` saying why; the window still succeeds
+    with its other results.
+    """
     from fairmon.registry import Registry
 
     e = ctx.spec.explanations
@@ -165,73 +170,87 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
         snap["name"], snap["version"], device=ctx.device
     )
     features = list(ctx.spec.columns.features)
-    X = frame[features]
     ref = reference_frame(ctx, frame)
     rows: list[dict[str, Any]] = []
     out: dict[str, Any] = {"rows": rows, "gesd": None}
-    g = e.gesd
-    if g.enabled:
-        from fairmon.explain.gesd import gesd
+    if e.gesd.enabled:
+        attr = e.gesd.attribute or ctx.spec.columns.sensitive[0]
+        gd, gesd_rows = _gesd_rows(ctx, model, frame[features], ref[features], frame[attr], attr)
+        out["gesd"] = gd
+        rows.extend(gesd_rows)
+    if e.openxai.enabled:
+        rows.extend(_openxai_rows(ctx, model, frame, ref))
+    return out
 
-        attr = g.attribute or ctx.spec.columns.sensitive[0]
-        groups = frame[attr].astype(str).to_numpy()
-        explainer_params = {
-            "lime": {"n_samples": e.lime_samples},
-            "kernelshap": {"n_samples": e.kernelshap_samples},
-        }
+
+def _gesd_rows(
+    ctx: RunContext, model: Any, X: pd.DataFrame, X_train: pd.DataFrame, groups: pd.Series, attr: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """GESD of one sensitive attribute: its result dict and its store rows (the disparity, then one
+    stability row per group). Undefined (fewer than two groups sampled): value NULL, ``status`` says why."""
+    from fairmon.errors import InsufficientDataError
+    from fairmon.explain.gesd import gesd
+
+    e, g = ctx.spec.explanations, ctx.spec.explanations.gesd
+    try:
         res = gesd(
             model,
             X,
-            groups,
-            X_train=ref[features],
+            groups.astype(str).to_numpy(),
+            X_train=X_train,
             explainer=g.explainer,
             n_perturbations=g.n_perturbations,
             sigma=g.sigma,
             mask_prob=g.mask_prob,
             baseline=g.baseline,
             sample_size=g.sample_size,
+            stratify=g.stratify,
             min_group_size=g.min_group_size,
             background_size=e.background_size,
-            explainer_params=explainer_params,
+            explainer_params={"lime": {"n_samples": e.lime_samples}, "kernelshap": {"n_samples": e.kernelshap_samples}},
             random_state=e.random_state,
             device=ctx.device,
         )
-        gd = res.to_dict(instances=False)
-        out["gesd"] = gd
-        stab = {str(grp["group"]): grp["stability"] for grp in gd["groups"]}
+    except InsufficientDataError as exc:
+        log.warning("GESD across %s undefined in this window: %s", attr, exc)
+        gd: dict[str, Any] = {"metric": "gesd", "value": None, "p_value": None, "status": f"insufficient: {exc}",
+                              "groups": [], "pairwise": [], "components": {}}
+        return {**gd, "attribute": attr}, [_gesd_value_row(g.explainer, attr, gd)]
+    gd = {**res.to_dict(instances=False), "attribute": attr}
+    rows = [_gesd_value_row(g.explainer, attr, gd)]
+    for grp in gd["groups"]:
         rows.append(
             {
                 "family": "gesd",
-                "metric": "gesd",
+                "metric": "stability",
                 "explainer": g.explainer,
-                "group": "",
-                "value": gd["value"],
-                "p_value": gd["p_value"],
-                "n": int(sum(grp["size"] for grp in gd["groups"])),
-                "group_stability": stab,
-                "details": {"attribute": attr, "status": gd["status"], "pairwise": gd["pairwise"],
-                            "components": gd.get("components")},
+                "group": f"{attr}={grp['group']}",
+                "value": grp["stability"],
+                "n": grp["size"],
+                "details": {"std": grp["std"], "population": grp["population"], "sufficient": grp["sufficient"],
+                            # per-instance S(x) of the group: the report draws their distribution
+                            "instances": [round(float(v), 6) for gi, v in
+                                          zip(res.instance_group, res.instance_stability, strict=True)
+                                          if str(gi) == str(grp["group"]) and np.isfinite(v)]},
             }
         )
-        for grp in gd["groups"]:
-            rows.append(
-                {
-                    "family": "gesd",
-                    "metric": "stability",
-                    "explainer": g.explainer,
-                    "group": f"{attr}={grp['group']}",
-                    "value": grp["stability"],
-                    "n": grp["size"],
-                    "details": {"std": grp["std"], "population": grp["population"], "sufficient": grp["sufficient"],
-                                # per-instance S(x) of the group: the report draws their distribution
-                                "instances": [round(float(v), 6) for gi, v in
-                                              zip(res.instance_group, res.instance_stability, strict=True)
-                                              if str(gi) == str(grp["group"]) and np.isfinite(v)]},
-                }
-            )
-    if e.openxai.enabled:
-        rows.extend(_openxai_rows(ctx, model, frame, ref))
-    return out
+    return gd, rows
+
+
+def _gesd_value_row(explainer: str, attr: str, gd: Mapping[str, Any]) -> dict[str, Any]:
+    """The store row of one GESD value (NULL when undefined; ``details.status`` says why)."""
+    return {
+        "family": "gesd",
+        "metric": "gesd",
+        "explainer": explainer,
+        "group": "",
+        "value": gd["value"],
+        "p_value": gd["p_value"],
+        "n": int(sum(grp["size"] for grp in gd["groups"])),
+        "group_stability": {str(grp["group"]): grp["stability"] for grp in gd["groups"]},
+        "details": {"attribute": attr, "status": gd["status"], "pairwise": gd["pairwise"],
+                    "components": gd.get("components")},
+    }
 
 
 def _explainer_params(ctx: RunContext, method: str) -> dict[str, Any]:
@@ -251,7 +270,9 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
     :func:`fairmon.explain.evaluate` computes the metrics, per-group means over every declared
     protected attribute and the ``<METRIC>_fairness`` disparities. ``openxai.n_perturbations`` is
     PGI/PGU's perturbation count and the number of perturbations the stability metrics (RIS/RRS/ROS)
-    keep, drawn from ten times as many (OpenXAI's reference keeps 100 of 1000).
+    keep, drawn from ten times as many (OpenXAI's reference keeps 100 of 1000). A protected attribute
+    with a single group among the sampled rows gets its ``<METRIC>_fairness`` rows with value NULL and
+    the reason in ``details.status`` (the disparity is undefined, not zero).
     """
     from fairmon.explain import evaluate, explain
 
@@ -266,6 +287,9 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
     bg_rows = ref[feats].sample(n=min(e.background_size, len(ref)), random_state=e.random_state)
     background = model.schema.transform(bg_rows)
     groups = {a: sample[a].astype(str).to_numpy() for a in ctx.spec.columns.sensitive}
+    # a disparity needs two groups in the sample: an attribute with one gets NULL rows with the reason
+    one_group = {a: sorted(set(v.tolist())) for a, v in groups.items() if len(set(v.tolist())) < 2}
+    groups = {a: v for a, v in groups.items() if a not in one_group}
     rows: list[dict[str, Any]] = []
     for method in e.explainers:
         params = _explainer_params(ctx, method)
@@ -291,6 +315,13 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
                     "details": {"note": rec.get("note") or ""},
                 }
             )
+        for attr, labels in one_group.items():
+            reason = f"insufficient: the {n} sampled rows hold {len(labels)} group(s) of {attr} {labels}; a disparity needs two"
+            rows.extend(
+                {"family": "openxai", "metric": f"{m}_fairness", "explainer": method, "group": attr, "value": None,
+                 "n": n, "details": {"note": "", "status": reason}}
+                for m in ox.metrics
+            )
     return rows
 
 
@@ -304,6 +335,7 @@ def _feu_gesd(ctx: RunContext) -> dict[str, Any]:
     return {
         "explainer": g.explainer,
         "sample_size": g.sample_size,
+        "stratify": g.stratify,
         "n_perturbations": g.n_perturbations,
         "sigma": g.sigma,
         "mask_prob": g.mask_prob,

@@ -54,3 +54,63 @@ def test_rumie_attributes_in_the_spec_win(tmp_path: Path) -> None:
 
     spec = _spec(tmp_path, rumie={"attributes": ["b"]})
     assert list(_rumie_frame(_ctx(spec, _frame()))) == ["b"]
+
+
+# ------------------------------------------------------------------------------------------ explanations
+FAST_EXPLANATIONS: dict[str, Any] = {
+    "explainers": ["random"],
+    "background_size": 20,
+    "gesd": {"explainer": "random", "sample_size": 100, "n_perturbations": 2, "min_group_size": 10},
+    "openxai": {"metrics": ["PGI"], "sample_size": 60, "n_perturbations": 5},
+}
+
+
+def _registered(tmp_path: Path, spec: MonitorSpec, frame: pd.DataFrame) -> RunContext:
+    """A sklearn model of the spec's features in the spec's registry; the window's data and snapshot."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fairmon.registry import Model, Registry
+    from fairmon.schema import FeatureSchema
+
+    feats = list(spec.columns.features)
+    schema = FeatureSchema.fit(frame[feats])
+    model = Model(LogisticRegression().fit(schema.transform(frame[feats]), frame["a"] > 0), schema,
+                  framework="sklearn")
+    info = Registry(str(tmp_path / "registry")).register(model, name=spec.name)
+    ctx = _ctx(spec, frame)
+    ctx.artifacts.put_json("snapshot", {"name": info.name, "version": info.version})
+    return ctx
+
+
+def _minority_frame(n: int, minority: int, seed: int = 0) -> pd.DataFrame:
+    f = _frame(n, seed)
+    f["sex"] = np.where(np.arange(n) < minority, "F", "M")
+    return f
+
+
+def test_one_group_window_stores_null_disparities_with_a_reason(tmp_path: Path) -> None:
+    from fairmon.pipeline.compute import run_explanations
+    from fairmon.pipeline.storeio import explanation_records
+
+    spec = _spec(tmp_path, explanations=FAST_EXPLANATIONS)
+    ctx = _registered(tmp_path, spec, _minority_frame(300, 0))  # every row is 'M': no disparity exists
+    out = run_explanations(ctx)  # does not raise: the window keeps its other results
+    assert out["gesd"]["value"] is None and out["gesd"]["status"].startswith("insufficient")
+    recs = {(r.family, r.metric, r.group): r for r in explanation_records(out)}
+    gesd_rec = recs[("gesd", "gesd", "")]
+    assert gesd_rec.value is None and "only 1 group" in gesd_rec.details["status"]
+    fair = recs[("openxai", "PGI_fairness", "sex")]
+    assert fair.value is None and fair.details["status"].startswith("insufficient")
+    assert recs[("openxai", "PGI", "")].value is not None  # the window-level metric is still computed
+
+
+def test_one_percent_group_gets_a_gesd_by_default(tmp_path: Path) -> None:
+    """The audit's case: a 1 % group. The spec's default stratified sample always holds it."""
+    from fairmon.pipeline.compute import run_explanations
+
+    frame = _minority_frame(2000, 20)
+    for seed in range(3):
+        spec = _spec(tmp_path / str(seed), explanations={**FAST_EXPLANATIONS, "random_state": seed})
+        out = run_explanations(_registered(tmp_path / str(seed), spec, frame))
+        assert out["gesd"]["status"] == "ok" and out["gesd"]["value"] is not None
+        assert {g["group"]: g["size"] for g in out["gesd"]["groups"]} == {"F": 20, "M": 80}
