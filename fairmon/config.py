@@ -798,7 +798,9 @@ class GesdSpec(_Spec):
     any :func:`fairmon.explain.explain` method.
 
     ``attribute`` is the sensitive attribute whose groups are compared (default: each sensitive
-    attribute); groups with fewer than ``min_group_size`` sampled members are skipped.
+    attribute, one GESD each, stored under the attribute's name; the cost grows with their number);
+    groups with fewer than ``min_group_size`` sampled members are skipped. FEU's GESD objective uses
+    ``attribute`` or, without one, the first sensitive attribute (its DP objective is for one attribute).
 
     ``stratify`` (default true) shares the ``sample_size`` rows equally among the attribute's groups
     (a smaller group gives all its rows), so a minority group present in the window is always
@@ -1199,6 +1201,13 @@ class MonitorSpec(_Spec):
         if self.rumie.attributes is not None:
             return self.rumie.attributes
         return self.columns.features + self.columns.extra
+
+    @property
+    def gesd_attributes(self) -> tuple[str, ...]:
+        """Sensitive attributes whose groups GESD compares, one GESD each: ``explanations.gesd.attribute``,
+        else every ``columns.sensitive`` attribute."""
+        g = self.explanations.gesd
+        return (g.attribute,) if g.attribute is not None else self.columns.sensitive
 
     @property
     def source(self) -> Path | None:

@@ -155,11 +155,12 @@ def reference_frame(ctx: RunContext, fallback: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_explanations(ctx: RunContext) -> dict[str, Any]:
-    """GESD across the spec's protected attribute and the OpenXAI metrics; tidy rows for the store.
+    """GESD per sensitive attribute (:attr:`~fairmon.config.MonitorSpec.gesd_attributes`) and the
+    OpenXAI metrics; tidy rows for the store.
 
-    An explanation disparity that is undefined for this window (the sampled rows hold fewer than two
-    groups of the attribute) is stored as NULL with ``status`` saying why; the window still succeeds
-    with its other results.
+    Returns ``{"rows": [...], "gesd": {attribute: GESDResult dict} | None}``. An explanation disparity
+    that is undefined for this window (the sampled rows hold fewer than two groups of the attribute)
+    is stored as NULL with ``status`` saying why; the window still succeeds with its other results.
     """
     from fairmon.registry import Registry
 
@@ -174,10 +175,11 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     out: dict[str, Any] = {"rows": rows, "gesd": None}
     if e.gesd.enabled:
-        attr = e.gesd.attribute or ctx.spec.columns.sensitive[0]
-        gd, gesd_rows = _gesd_rows(ctx, model, frame[features], ref[features], frame[attr], attr)
-        out["gesd"] = gd
-        rows.extend(gesd_rows)
+        out["gesd"] = {}
+        for attr in ctx.spec.gesd_attributes:
+            gd, gesd_rows = _gesd_rows(ctx, model, frame[features], ref[features], frame[attr], attr)
+            out["gesd"][attr] = gd
+            rows.extend(gesd_rows)
     if e.openxai.enabled:
         rows.extend(_openxai_rows(ctx, model, frame, ref))
     return out
@@ -238,12 +240,13 @@ def _gesd_rows(
 
 
 def _gesd_value_row(explainer: str, attr: str, gd: Mapping[str, Any]) -> dict[str, Any]:
-    """The store row of one GESD value (NULL when undefined; ``details.status`` says why)."""
+    """The store row of one attribute's GESD, keyed by the attribute (NULL when undefined;
+    ``details.status`` says why)."""
     return {
         "family": "gesd",
         "metric": "gesd",
         "explainer": explainer,
-        "group": "",
+        "group": attr,
         "value": gd["value"],
         "p_value": gd["p_value"],
         "n": int(sum(grp["size"] for grp in gd["groups"])),

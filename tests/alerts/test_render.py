@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from alert_helpers import EVIDENCE, RULE, T0, ctx, dp_finding, rumie_finding
+from alert_helpers import EVIDENCE, GESD, RULE, T0, ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import (
     EVENT_TYPE,
@@ -41,6 +41,17 @@ def test_outcome_finding_shows_interval_and_range_and_gesd_on_gesd_findings() ->
     g = render_finding(
         dp_finding().__class__(**{**dp_finding().__dict__, "kind": "gesd_rise", "metric": "gesd", "group": ""}), ctx())
     assert "female: stability 0.812 (n=50)" in g.text and "male: stability 0.873" in g.text
+
+
+def test_gesd_finding_shows_its_own_attributes_gesd() -> None:
+    """The pipeline hands one GESD per sensitive attribute; a finding on race shows race's groups."""
+    race = {"metric": "gesd", "attribute": "race", "value": 0.094, "p_value": 0.001, "status": "ok",
+            "groups": [{"group": "A", "size": 50, "stability": 0.78}, {"group": "B", "size": 50, "stability": 0.874}]}
+    per_attr = ctx(gesd={"sex": {**GESD, "attribute": "sex"}, "race": race})
+    f = dp_finding().__class__(**{**dp_finding().__dict__, "kind": "gesd_rise", "metric": "gesd", "group": "race"})
+    m = render_finding(f, per_attr)
+    assert "GESD across race 0.094" in m.text and "A: stability 0.780 (n=50)" in m.text
+    assert "female" not in m.text
 
 
 def test_resolution_replies_in_thread_of_opening() -> None:

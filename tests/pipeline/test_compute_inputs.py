@@ -95,9 +95,9 @@ def test_one_group_window_stores_null_disparities_with_a_reason(tmp_path: Path) 
     spec = _spec(tmp_path, explanations=FAST_EXPLANATIONS)
     ctx = _registered(tmp_path, spec, _minority_frame(300, 0))  # every row is 'M': no disparity exists
     out = run_explanations(ctx)  # does not raise: the window keeps its other results
-    assert out["gesd"]["value"] is None and out["gesd"]["status"].startswith("insufficient")
+    assert out["gesd"]["sex"]["value"] is None and out["gesd"]["sex"]["status"].startswith("insufficient")
     recs = {(r.family, r.metric, r.group): r for r in explanation_records(out)}
-    gesd_rec = recs[("gesd", "gesd", "")]
+    gesd_rec = recs[("gesd", "gesd", "sex")]
     assert gesd_rec.value is None and "only 1 group" in gesd_rec.details["status"]
     fair = recs[("openxai", "PGI_fairness", "sex")]
     assert fair.value is None and fair.details["status"].startswith("insufficient")
@@ -111,6 +111,28 @@ def test_one_percent_group_gets_a_gesd_by_default(tmp_path: Path) -> None:
     frame = _minority_frame(2000, 20)
     for seed in range(3):
         spec = _spec(tmp_path / str(seed), explanations={**FAST_EXPLANATIONS, "random_state": seed})
-        out = run_explanations(_registered(tmp_path / str(seed), spec, frame))
-        assert out["gesd"]["status"] == "ok" and out["gesd"]["value"] is not None
-        assert {g["group"]: g["size"] for g in out["gesd"]["groups"]} == {"F": 20, "M": 80}
+        gd = run_explanations(_registered(tmp_path / str(seed), spec, frame))["gesd"]["sex"]
+        assert gd["status"] == "ok" and gd["value"] is not None
+        assert {g["group"]: g["size"] for g in gd["groups"]} == {"F": 20, "M": 80}
+
+
+def test_gesd_for_each_sensitive_attribute_keyed_by_it(tmp_path: Path) -> None:
+    from fairmon.pipeline.compute import run_explanations
+    from fairmon.pipeline.storeio import explanation_records
+
+    frame = _frame(400)
+    frame["race"] = np.random.default_rng(1).choice(["A", "B", "C"], len(frame))
+    columns = {"features": ["a", "b"], "extra": ["sex", "race"], "sensitive": ["sex", "race"]}
+    spec = _spec(tmp_path, columns=columns, explanations={**FAST_EXPLANATIONS, "openxai": {"enabled": False}})
+    assert spec.gesd_attributes == ("sex", "race")
+    out = run_explanations(_registered(tmp_path, spec, frame))
+    assert sorted(out["gesd"]) == ["race", "sex"]
+    assert {g["group"] for g in out["gesd"]["race"]["groups"]} == {"A", "B", "C"}
+    recs = explanation_records(out)
+    assert sorted(r.group for r in recs if r.metric == "gesd") == ["race", "sex"]
+    assert {r.gesd_attribute for r in recs if r.metric == "gesd"} == {"race", "sex"}
+    assert {r.group.split("=")[0] for r in recs if r.metric == "stability"} == {"race", "sex"}
+
+    one = _spec(tmp_path / "one", columns=columns,
+                explanations={**FAST_EXPLANATIONS, "gesd": {**FAST_EXPLANATIONS["gesd"], "attribute": "race"}})
+    assert one.gesd_attributes == ("race",)
