@@ -193,31 +193,15 @@ def _gesd_rows(
     from fairmon.errors import InsufficientDataError
     from fairmon.explain.gesd import gesd
 
-    e, g = ctx.spec.explanations, ctx.spec.explanations.gesd
+    g = ctx.spec.explanations.gesd
     try:
-        res = gesd(
-            model,
-            X,
-            groups.astype(str).to_numpy(),
-            X_train=X_train,
-            explainer=g.explainer,
-            n_perturbations=g.n_perturbations,
-            sigma=g.sigma,
-            mask_prob=g.mask_prob,
-            baseline=g.baseline,
-            sample_size=g.sample_size,
-            stratify=g.stratify,
-            min_group_size=g.min_group_size,
-            background_size=e.background_size,
-            explainer_params={"lime": {"n_samples": e.lime_samples}, "kernelshap": {"n_samples": e.kernelshap_samples}},
-            random_state=e.random_state,
-            device=ctx.device,
-        )
+        res = gesd(model, X, groups.astype(str).to_numpy(), X_train=X_train,
+                   random_state=ctx.spec.explanations.random_state, device=ctx.device, **_gesd_settings(ctx))
     except InsufficientDataError as exc:
         log.warning("GESD across %s undefined in this window: %s", attr, exc)
-        gd: dict[str, Any] = {"metric": "gesd", "value": None, "p_value": None, "status": f"insufficient: {exc}",
-                              "groups": [], "pairwise": [], "components": {}}
-        return {**gd, "attribute": attr}, [_gesd_value_row(g.explainer, attr, gd)]
+        gd: dict[str, Any] = {"metric": "gesd", "attribute": attr, "value": None, "p_value": None,
+                              "status": f"insufficient: {exc}", "groups": [], "pairwise": [], "components": {}}
+        return gd, [_gesd_value_row(g.explainer, attr, gd)]
     gd = {**res.to_dict(instances=False), "attribute": attr}
     rows = [_gesd_value_row(g.explainer, attr, gd)]
     for grp in gd["groups"]:
@@ -237,6 +221,25 @@ def _gesd_rows(
             }
         )
     return gd, rows
+
+
+def _gesd_settings(ctx: RunContext) -> dict[str, Any]:
+    """Keyword arguments of :func:`fairmon.explain.gesd.gesd` from the spec (``explanations.gesd`` and
+    the explainer sizes). The window's GESD and FEU's GESD objective both use them, so the candidates'
+    explanation fairness is measured exactly as the monitor measures it."""
+    e, g = ctx.spec.explanations, ctx.spec.explanations.gesd
+    return {
+        "explainer": g.explainer,
+        "sample_size": g.sample_size,
+        "stratify": g.stratify,
+        "n_perturbations": g.n_perturbations,
+        "sigma": g.sigma,
+        "mask_prob": g.mask_prob,
+        "baseline": g.baseline,
+        "min_group_size": g.min_group_size,
+        "background_size": e.background_size,
+        "explainer_params": {"lime": {"n_samples": e.lime_samples}, "kernelshap": {"n_samples": e.kernelshap_samples}},
+    }
 
 
 def _gesd_value_row(explainer: str, attr: str, gd: Mapping[str, Any]) -> dict[str, Any]:
@@ -331,23 +334,6 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
 # ------------------------------------------------------------------------------------------ FEU
 
 
-def _feu_gesd(ctx: RunContext) -> dict[str, Any]:
-    """FEU's GESD objective uses the monitor's own GESD settings (``explanations.gesd``), so the
-    candidates' explanation fairness is measured exactly as the monitor measures it."""
-    e, g = ctx.spec.explanations, ctx.spec.explanations.gesd
-    return {
-        "explainer": g.explainer,
-        "sample_size": g.sample_size,
-        "stratify": g.stratify,
-        "n_perturbations": g.n_perturbations,
-        "sigma": g.sigma,
-        "mask_prob": g.mask_prob,
-        "min_group_size": g.min_group_size,
-        "background_size": e.background_size,
-        "explainer_params": {"lime": {"n_samples": e.lime_samples}, "kernelshap": {"n_samples": e.kernelshap_samples}},
-    }
-
-
 def run_feu(ctx: RunContext) -> dict[str, Any]:
     """FEU retraining candidates on the spec's training data (NSGA-II; proposed, never deployed)."""
     from fairmon.feu.nsga import search
@@ -379,7 +365,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         sensitive=attr,
         label=label,
         favorable=ctx.spec.favorable.label_value,
-        settings=FEUSettings.from_spec(rt, gesd=_feu_gesd(ctx)),
+        settings=FEUSettings.from_spec(rt, gesd=_gesd_settings(ctx)),
         registry=registry if saved is None else None,
         name=name,
         registry_metadata={"feu_window": window_key, "proposed_by": "fairmon feu"},

@@ -136,3 +136,19 @@ def test_gesd_for_each_sensitive_attribute_keyed_by_it(tmp_path: Path) -> None:
     one = _spec(tmp_path / "one", columns=columns,
                 explanations={**FAST_EXPLANATIONS, "gesd": {**FAST_EXPLANATIONS["gesd"], "attribute": "race"}})
     assert one.gesd_attributes == ("race",)
+
+
+def test_window_and_feu_gesd_share_the_spec_settings(tmp_path: Path) -> None:
+    """One mapping from the spec to gesd(): FEU's objective gets the window's settings, baseline and
+    stratification included."""
+    import inspect
+
+    from fairmon.explain.gesd import gesd
+    from fairmon.feu.settings import FEUSettings
+    from fairmon.pipeline.compute import _gesd_settings
+
+    spec = _spec(tmp_path, explanations={"gesd": {"baseline": 0.5, "stratify": False}})
+    kw = _gesd_settings(_ctx(spec, _frame()))
+    assert set(kw) <= set(inspect.signature(gesd).parameters)
+    feu = FEUSettings.from_spec(spec.retraining, gesd=kw).gesd
+    assert (feu["baseline"], feu["stratify"], feu["sample_size"]) == (0.5, False, 100)
