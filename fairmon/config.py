@@ -69,6 +69,7 @@ from pydantic import (
 )
 
 from fairmon.errors import ConfigError
+from fairmon.feu.settings import EPOCH_BOUNDS, LR_BOUNDS, THRESHOLD_BOUNDS
 
 __all__ = [
     "SPEC_VERSION",
@@ -77,6 +78,7 @@ __all__ = [
     "LABEL_METRICS",
     "DRIFT_METRICS",
     "OPENXAI_METRICS",
+    "OPENXAI_GROUND_TRUTH_METRICS",
     "EXPLAINERS",
     "GESD_EXPLAINER_COMPONENTS",
     "MonitorSpec",
@@ -171,6 +173,20 @@ ERR_BOUNDS = "bounds must be [low, high] with 0 < low < high, got {value}"
 ERR_SPLIT_SUM = "train + validation + test must equal 1, got {total}"
 ERR_VALIDATION_REFERENCE = "validation is enabled but neither reference_data nor reference_window is set"
 ERR_TRAINING_DATA = "retraining is enabled but training_data is not set"
+ERR_MOVED = "'{key}' is no longer a setting here (it was never used); {where}"
+_RUMIE_SIGNIFICANCE_MOVED = {
+    "alpha": "RUMIE's held-out p-value is judged at drift.significance_level",
+    "random_state": "the held-out split is seeded by rumie.random_state",
+}
+ERR_TRAINING_WINDOW = (
+    "training data by window is not supported (FEU reads one file); export the window's labelled rows "
+    "and set training_data.path"
+)
+ERR_RETRAINING_LABEL = "retraining is enabled but columns.label is not set: FEU trains on labelled rows"
+ERR_NEEDS_GROUND_TRUTH = (
+    "{metrics} need ground-truth feature importances, which a monitored production model does not have "
+    "(the pipeline passes none, so every window would fail); use some of {allowed}"
+)
 ERR_NAME = "must be a safe identifier (lowercase letters, digits, '_' or '-', starting with a letter, at most 64 characters), got {value!r}"
 ERR_FAVORABLE = "set either 'class' or 'score_threshold', not both"
 ERR_SCALAR = "must be a string, number or boolean, got {kind}"
@@ -706,19 +722,29 @@ class RumieSignificance(_Spec):
 
     The group is mined on ``1 - honest_fraction`` of the window and its DScore evaluated on the held-out
     ``honest_fraction``; the held-out two-proportion test gives the p-value (calibrated: see
-    ``benchmarks/rumie_calibration``), judged at level ``alpha``.
+    ``benchmarks/rumie_calibration``). One source of truth per setting: the p-value is judged by the
+    drift checks at ``drift.significance_level`` and the split is seeded by ``rumie.random_state``, so
+    the former ``alpha`` and ``random_state`` keys here (never read) are refused with that pointer.
     """
 
     honest_fraction: Fraction = 0.5
-    alpha: Fraction = 0.05
-    random_state: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for key, where in _RUMIE_SIGNIFICANCE_MOVED.items():
+                if key in data:
+                    raise ValueError(f"{key}: " + ERR_MOVED.format(key=key, where=where))
+        return data
 
 
 class RumieSpec(_Spec):
     """RUMIE settings (paper defaults: k=5, alpha=0.45, beta=0.55, lam=1, 2500 SGD steps at lr 0.1).
 
     ``alpha``/``beta`` bound the group's share of the window; ``attributes`` restricts the searched
-    columns (default: features + extra); ``max_rows`` subsamples large windows for speed (None = all).
+    columns (default: features + extra, see :attr:`MonitorSpec.rumie_attributes`); ``max_rows``
+    subsamples large windows for speed (None = all).
     """
 
     enabled: bool = True
@@ -753,8 +779,11 @@ Explainer = Literal[
     "random",
 ]
 EXPLAINERS: tuple[str, ...] = get_args(Explainer)
-OpenXAIMetric = Literal["PRA", "RC", "FA", "RA", "SA", "SRA", "PGI", "PGU", "RIS", "RRS", "ROS"]
+#: OpenXAI metrics a monitoring window can compute (no ground truth needed)
+OpenXAIMetric = Literal["PGI", "PGU", "RIS", "RRS", "ROS"]
 OPENXAI_METRICS: tuple[str, ...] = get_args(OpenXAIMetric)
+#: OpenXAI metrics that need ground-truth importances (benchmarks only; refused in a spec)
+OPENXAI_GROUND_TRUTH_METRICS: tuple[str, ...] = ("PRA", "RC", "FA", "RA", "SA", "SRA")
 
 
 #: components of a GESD ``explainer`` ("shap+lime" = the mean of KernelSHAP and LIME attributions)
@@ -769,13 +798,24 @@ class GesdSpec(_Spec):
     any :func:`fairmon.explain.explain` method.
 
     ``attribute`` is the sensitive attribute whose groups are compared (default: each sensitive
-    attribute); groups with fewer than ``min_group_size`` sampled members are skipped.
+    attribute, one GESD each, stored under the attribute's name; the cost grows with their number);
+    groups with fewer than ``min_group_size`` sampled members are skipped. FEU's GESD objective uses
+    ``attribute`` or, without one, the first sensitive attribute (its DP objective is for one attribute).
+
+    ``stratify`` (default true) shares the ``sample_size`` rows equally among the attribute's groups
+    (a smaller group gives all its rows), so a minority group present in the window is always
+    sampled; ``false`` draws the paper's plain random sample, which misses a 1 % group about a third
+    of the time. A group's mean stability is a mean over a random sample within the group either way,
+    so stratifying changes the precision of GESD, not what it estimates. A window whose GESD is still
+    undefined (the attribute has one group, or too few sampled members) stores it as NULL with the
+    reason in ``status``; its other results are kept.
     """
 
     enabled: bool = True
     explainer: str = "shap+lime"
     attribute: str | None = None
     sample_size: PositiveInt = 100
+    stratify: bool = True
     n_perturbations: PositiveInt = 10
     sigma: Annotated[float, Field(gt=0.0)] = 0.1
     mask_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2
@@ -795,13 +835,27 @@ class GesdSpec(_Spec):
 
 
 class OpenXAISpec(_Spec):
-    """OpenXAI metrics computed per window for each explainer (defaults need no ground truth)."""
+    """OpenXAI metrics computed per window for each explainer.
+
+    Only the metrics without ground truth (PGI, PGU, RIS, RRS, ROS) are allowed: the ground-truth
+    metrics (PRA, RC, FA, RA, SA, SRA) need true feature importances, which a production model does
+    not come with, so a spec naming one is refused instead of failing every window.
+    """
 
     enabled: bool = True
-    metrics: tuple[OpenXAIMetric, ...] = ("PGI", "PGU", "RIS", "RRS", "ROS")
+    metrics: tuple[OpenXAIMetric, ...] = OPENXAI_METRICS  # type: ignore[assignment]
     k_fraction: Annotated[float, Field(gt=0.0, le=1.0)] = 0.25
     n_perturbations: PositiveInt = 100
     sample_size: PositiveInt = 200
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _no_ground_truth(cls, v: Any) -> Any:
+        if isinstance(v, list | tuple):
+            gt = [m for m in v if isinstance(m, str) and m.upper() in OPENXAI_GROUND_TRUTH_METRICS]
+            if gt:
+                raise ValueError(ERR_NEEDS_GROUND_TRUTH.format(metrics=gt, allowed=list(OPENXAI_METRICS)))
+        return v
 
     @field_validator("metrics")
     @classmethod
@@ -915,17 +969,22 @@ class DriftSpec(_Spec):
 
 
 class TrainingData(_Spec):
-    """Labelled training data for retraining: a file (``path``) or the data source over ``window``."""
+    """Labelled training data for retraining: a CSV or Parquet file (``path``, spec-relative).
 
-    path: str | None = None
-    window: DateRange | None = None
+    It needs the features, the sensitive attribute FEU optimises for and ``columns.label``. Training
+    data by ``window`` (the data source over a date range) is not supported: FEU reads one file, and
+    a spec asking for a window is refused rather than failing at the first drift.
+    """
+
+    path: str
     format: Literal["csv", "parquet"] | None = None
 
-    @model_validator(mode="after")
-    def _one(self) -> TrainingData:
-        if (self.path is None) == (self.window is None):
-            raise ValueError("path: set exactly one of 'path' or 'window'")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _no_window(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "window" in data:
+            raise ValueError("window: " + ERR_TRAINING_WINDOW)
+        return data
 
 
 class Split(_Spec):
@@ -957,11 +1016,15 @@ def _bounds(v: tuple[float, float]) -> tuple[float, float]:
 
 
 class SearchBounds(_Spec):
-    """FEU decision-variable bounds: learning rate (sampled log-uniformly), epochs, decision threshold."""
+    """FEU decision-variable bounds: learning rate (sampled log-uniformly), epochs, decision threshold.
 
-    lr: tuple[float, float] = (1e-4, 1e-1)
-    epochs: tuple[int, int] = (5, 100)
-    threshold: tuple[float, float] = (0.3, 0.7)
+    The defaults are :mod:`fairmon.feu.settings`' (``LR_BOUNDS``, ``EPOCH_BOUNDS``,
+    ``THRESHOLD_BOUNDS``), so a spec without ``bounds`` searches what ``FEUSettings()`` searches.
+    """
+
+    lr: tuple[float, float] = LR_BOUNDS
+    epochs: tuple[int, int] = EPOCH_BOUNDS
+    threshold: tuple[float, float] = THRESHOLD_BOUNDS
 
     @field_validator("lr", "epochs")
     @classmethod
@@ -1123,6 +1186,8 @@ class MonitorSpec(_Spec):
                 "explanations.gesd.attribute: "
                 + f"{attr!r} is not a sensitive attribute (columns.sensitive: {list(cols.sensitive)})"
             )
+        if self.retraining.enabled and cols.label is None:
+            raise ValueError("retraining.enabled: " + ERR_RETRAINING_LABEL)
         if self.favorable.score_threshold is not None and cols.decision is not None and cols.score is None:
             raise ValueError(
                 "favorable.score_threshold: a score threshold needs columns.score (or no logged decision)"
@@ -1134,6 +1199,25 @@ class MonitorSpec(_Spec):
     def name(self) -> str:
         """The monitor's name (``identity.name``)."""
         return self.identity.name
+
+    @property
+    def rumie_attributes(self) -> tuple[str, ...]:
+        """Columns RUMIE searches: ``rumie.attributes``, else features + extra.
+
+        Why extra: RUMIE looks for the most discriminated group nobody declared (DESIGN §4.1), and
+        such a group may be described by a protected attribute withheld from the model (a column of
+        ``columns.extra``), which a search over the model's features alone could never name.
+        """
+        if self.rumie.attributes is not None:
+            return self.rumie.attributes
+        return self.columns.features + self.columns.extra
+
+    @property
+    def gesd_attributes(self) -> tuple[str, ...]:
+        """Sensitive attributes whose groups GESD compares, one GESD each: ``explanations.gesd.attribute``,
+        else every ``columns.sensitive`` attribute."""
+        g = self.explanations.gesd
+        return (g.attribute,) if g.attribute is not None else self.columns.sensitive
 
     @property
     def source(self) -> Path | None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from fairmon.drift.checks import level_text
 from fairmon.drift.findings import Finding, finding_fingerprint
-from fairmon.drift.window import evidence_value
+from fairmon.drift.window import evidence_value, gesd_by_attribute
 
 __all__ = [
     "EVENT_TYPE",
@@ -87,7 +87,9 @@ def report_url(base_url: str | None, monitor: str, window_start: datetime) -> st
 class AlertContext:
     """What every message of one window shows besides the finding itself.
 
-    ``evidence`` is RUMIE ``Evidence.to_dict()``, ``gesd`` is ``GESDResult.to_dict()``; both optional.
+    ``evidence`` is RUMIE ``Evidence.to_dict()``; ``gesd`` is ``{attribute: GESDResult.to_dict()}``
+    (or one result, see :func:`fairmon.drift.window.gesd_by_attribute`); both optional. A GESD finding
+    shows the result of its own attribute (the finding's ``group``).
     """
 
     monitor: str
@@ -216,7 +218,8 @@ def _gesd_block(gesd: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     for g in groups:
         stab = g.get("stability")
         parts.append(f"{g.get('group')}: stability {_num(stab)} (n={g.get('size', 'n/a')})")
-    head = f"GESD {_num(gesd.get('value'))} (Mann–Whitney p = {_p(gesd.get('p_value'))})"
+    across = f" across {gesd['attribute']}" if gesd.get("attribute") else ""
+    head = f"GESD{across} {_num(gesd.get('value'))} (Mann–Whitney p = {_p(gesd.get('p_value'))})"
     text = head + ("; " + "; ".join(parts) if parts else "")
     md = f"*Explanation fairness (GESD)*\n{head}\n" + "\n".join(f"• {p}" for p in parts)
     return _section(md), text
@@ -231,6 +234,14 @@ def _group_facts(groups: Mapping[str, Any]) -> list[tuple[str, str]]:
         n = f" (n={g['n']:,})" if isinstance(g.get("n"), int) else ""
         out.append((f"{label} {rate}", f"{g.get('group', 'n/a')} {_num(g.get('value'))}{n}"))
     return out
+
+
+def _finding_gesd(ctx: AlertContext, finding: Finding) -> Mapping[str, Any] | None:
+    """The GESD result a GESD finding is about: its attribute's (the only one when there is one)."""
+    by_attr = gesd_by_attribute(ctx.gesd)
+    if finding.group in by_attr:
+        return by_attr[finding.group]
+    return next(iter(by_attr.values())) if len(by_attr) == 1 else None
 
 
 def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | None = None) -> SlackMessage:
@@ -290,8 +301,9 @@ def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | No
         block, txt = _rumie_block(ctx.evidence)
         blocks.append(block)
         text_lines.append(txt)
-    if ctx.gesd and finding.kind.startswith("gesd") and not resolved:
-        block, txt = _gesd_block(ctx.gesd)
+    gesd = _finding_gesd(ctx, finding) if finding.kind.startswith("gesd") and not resolved else None
+    if gesd:
+        block, txt = _gesd_block(gesd)
         blocks.append(block)
         text_lines.append(txt)
     link, link_txt = _link_block(ctx)

@@ -14,7 +14,8 @@ Series names
 * RUMIE: ``("rumie_honest_dscore", "")`` (value = honest DScore, ``p_value`` from the evidence, a
   95 % Wald interval from :func:`honest_dscore_se`) and
   ``("rumie_dscore", "")`` (the in-sample DScore, for display).
-* GESD: ``("gesd", "")`` (value, Mann–Whitney ``p_value``).
+* GESD: ``("gesd", attribute)`` per sensitive attribute (value, Mann–Whitney ``p_value``); a single
+  result without an ``attribute`` entry is ``("gesd", "")``.
 
 Example
 -------
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Measurement", "WindowSummary", "evidence_value", "honest_dscore_se", "COMPLETED"]
+__all__ = ["Measurement", "WindowSummary", "evidence_value", "gesd_by_attribute", "honest_dscore_se", "COMPLETED"]
 
 #: run status of a window that may serve as history
 COMPLETED = "completed"
@@ -60,6 +61,27 @@ def evidence_value(evidence: Mapping[str, Any] | None, name: str, default: Any =
         if key in evidence and evidence[key] is not None:
             return evidence[key]
     return default
+
+
+def gesd_by_attribute(gesd: Any) -> dict[str, Mapping[str, Any]]:
+    """GESD results keyed by sensitive attribute.
+
+    Takes what a window carries: the pipeline's ``{attribute: GESDResult.to_dict()}``, or one result
+    (a :class:`~fairmon.explain.gesd.GESDResult` or its dict), keyed by its ``attribute`` entry
+    (``""`` without one). None or empty gives ``{}``.
+
+    >>> sorted(gesd_by_attribute({"sex": {"value": 0.1}, "race": {"value": 0.2}}))
+    ['race', 'sex']
+    >>> gesd_by_attribute({"value": 0.1, "p_value": 0.5})
+    {'': {'value': 0.1, 'p_value': 0.5}}
+    """
+    if not gesd:
+        return {}
+    if hasattr(gesd, "to_dict"):
+        gesd = gesd.to_dict(instances=False)
+    if "value" in gesd and not isinstance(gesd["value"], Mapping):  # one result, not a mapping of them
+        return {str(gesd.get("attribute") or ""): gesd}
+    return {str(attr): res for attr, res in gesd.items() if isinstance(res, Mapping)}
 
 
 _Z975 = 1.959963984540054
@@ -154,7 +176,8 @@ class WindowSummary:
     evidence
         RUMIE ``Evidence.to_dict()`` (or None when RUMIE did not run).
     gesd
-        ``GESDResult.to_dict()`` (or None).
+        GESD per sensitive attribute, ``{attribute: GESDResult.to_dict()}``, or one result (see
+        :func:`gesd_by_attribute`); None when GESD did not run.
     group_overlap
         Jaccard overlap of this window's RUMIE group with the previous window's group, measured on
         this window's rows: ``|S_now ∩ S_prev| / |S_now ∪ S_prev|`` where ``S_prev`` is the previous
@@ -205,7 +228,7 @@ class WindowSummary:
             rows = getattr(outcome, "rows", None) or (outcome.get("rows", ()) if isinstance(outcome, Mapping) else outcome)
         metrics = tuple(_row_dict(r) for r in rows)
         ev = evidence.to_dict() if evidence is not None and hasattr(evidence, "to_dict") else evidence
-        gd = gesd.to_dict(instances=False) if gesd is not None and hasattr(gesd, "to_dict") else gesd
+        gd = gesd_by_attribute(gesd) or None
         return cls(
             monitor=monitor, window_start=window_start, window_end=window_end, metrics=metrics,
             evidence=ev, gesd=gd, group_overlap=group_overlap, model_version=model_version, status=status,
@@ -239,10 +262,10 @@ class WindowSummary:
         insample = _f(evidence_value(ev, "dscore"))
         if insample is not None:
             out[("rumie_dscore", "")] = Measurement(insample, n=evidence_value(ev, "group_size"))
-        if self.gesd:
-            g = _f(self.gesd.get("value"))
+        for attr, gd in gesd_by_attribute(self.gesd).items():
+            g = _f(gd.get("value"))
             if g is not None:
-                out[("gesd", "")] = Measurement(g, p_value=_f(self.gesd.get("p_value")))
+                out[("gesd", attr)] = Measurement(g, p_value=_f(gd.get("p_value")))
         return out
 
     @property

@@ -30,9 +30,14 @@ Documented choices of fairmon (beyond the paper):
   :func:`fairmon.explain.explain` (e.g. ``"kernelshap-lib"``, ``"lime-lib"``, ``"gradient"``), or a
   callable ``(Z) -> attributions``. Per-component stabilities are reported too (the paper's Table II
   compares SHAP, LIME and combined).
-* **Sampling.** ``sample_size`` rows are drawn without replacement (all rows when fewer);
-  ``stratify=True`` draws an equal share ``ceil(m / K)`` from every group (all of a smaller group) so a
-  minority group is not left with too few rows for a comparison.
+* **Sampling.** ``sample_size`` rows are drawn without replacement (all rows when fewer). The paper
+  draws a plain random sample (Algorithm 1, line 3; ``stratify=False``), which leaves a small group
+  with few or no rows: with a 1 % group, 100 random rows hold none of it about a third of the time.
+  ``stratify=True`` allocates the ``m`` rows equally to the groups, a group smaller than its share
+  giving all its rows and the rest going to the other groups, so every group present in ``X`` is
+  sampled. ``S_g`` is a mean over a random sample *within* group ``g`` either way, so stratifying does
+  not change what GESD estimates, only how precisely (equal allocation minimises the variance of
+  ``S_0 - S_1``).
 * **Insufficient groups.** A group with fewer than ``min_group_size`` sampled rows is reported (its
   stability, size and ``sufficient=False``) but left out of the GESD value and of the tests; with
   fewer than two sufficient groups the value and p-value are ``nan`` and ``status`` says why.
@@ -471,7 +476,8 @@ def gesd(
     sample_size
         ``m`` rows explained (reference 100).
     stratify
-        Draw ``ceil(m / K)`` rows from each group instead of a plain random sample.
+        Allocate the ``m`` rows equally to the groups (a smaller group gives all its rows, the others
+        share the rest) instead of a plain random sample (the paper's).
     min_group_size
         Fewest sampled rows a group needs to enter the GESD value and the tests.
     background_size
@@ -648,13 +654,26 @@ def _sample(g: np.ndarray, m: int, stratify: bool, rng: np.random.Generator) -> 
             return np.arange(n)
         return np.sort(rng.choice(n, size=m, replace=False))
     labels = _unique_in_order(g)
-    share = math.ceil(m / max(len(labels), 1))
-    picks = []
-    for lab in labels:
-        members = np.flatnonzero(g == lab)
-        k = min(share, len(members))
-        picks.append(rng.choice(members, size=k, replace=False))
+    members = [np.flatnonzero(g == lab) for lab in labels]
+    shares = _equal_allocation([len(mem) for mem in members], min(m, n))
+    picks = [rng.choice(mem, size=k, replace=False) for mem, k in zip(members, shares, strict=True)]
     return np.sort(np.concatenate(picks))
+
+
+def _equal_allocation(sizes: list[int], m: int) -> list[int]:
+    """``m`` rows shared equally over groups of ``sizes``; a group smaller than its share gives all its
+    rows and the remainder is shared by the larger groups (smallest groups served first).
+
+    >>> _equal_allocation([20, 1980], 100), _equal_allocation([50, 450], 60), _equal_allocation([9, 9, 9], 10)
+    ([20, 80], [30, 30], [4, 3, 3])
+    """
+    shares = [0] * len(sizes)
+    left = m
+    order = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))
+    for pos, i in enumerate(order):
+        shares[i] = min(sizes[i], math.ceil(left / (len(order) - pos)))
+        left -= shares[i]
+    return shares
 
 
 def _jsonable(v: Any) -> Any:

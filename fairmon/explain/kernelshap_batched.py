@@ -369,7 +369,12 @@ def _solve_chunk(
     bad = info != 0
     if bool(bad.any()):  # shap falls back to least squares on a singular system
         sq = torch.sqrt(wt[bad]).unsqueeze(2)
-        sol[bad] = torch.linalg.lstsq(sq * etmp[bad], (sq.squeeze(2) * y2[bad]).unsqueeze(2)).solution.squeeze(2)
+        # on CPU the SVD driver, as shap's np.linalg.lstsq: torch's default (gelsy) misjudges the rank
+        # of a rank-deficient system at random, so the same row got different attributions per call
+        driver = "gelsd" if dev.type == "cpu" else None
+        sol[bad] = torch.linalg.lstsq(
+            sq * etmp[bad], (sq.squeeze(2) * y2[bad]).unsqueeze(2), driver=driver
+        ).solution.squeeze(2)
     sol = sol * keep.to(torch.float64)
     res = sol.clone()
     res[torch.arange(R, device=dev), last] = delta - sol.sum(dim=1)

@@ -18,9 +18,19 @@ from typing import Any, Literal
 
 from fairmon.errors import ConfigError
 
-__all__ = ["FEUSettings", "ERR_SETTING"]
+__all__ = ["FEUSettings", "ERR_SETTING", "LR_BOUNDS", "EPOCH_BOUNDS", "THRESHOLD_BOUNDS"]
 
 ERR_SETTING = "FEU setting {name}={value!r} is invalid: {why}"
+
+# Default decision-variable bounds: the one source of truth for FEUSettings and the monitor spec's
+# ``retraining.bounds`` (fairmon.config.SearchBounds). The paper gives no ranges; these are the
+# settings benchmarks/feu_paper ran with (its recorded ``settings`` show them).
+#: learning rate, searched log-uniformly
+LR_BOUNDS: tuple[float, float] = (1e-4, 1e-1)
+#: training epochs (integers, inclusive)
+EPOCH_BOUNDS: tuple[int, int] = (5, 50)
+#: decision threshold
+THRESHOLD_BOUNDS: tuple[float, float] = (0.2, 0.8)
 
 
 def _default_gesd() -> dict[str, Any]:
@@ -61,9 +71,9 @@ class FEUSettings:
         SBX(prob 0.9, eta 15) and PM(eta 20), as in the paper.
     """
 
-    lr_bounds: tuple[float, float] = (1e-4, 1e-1)
-    epoch_bounds: tuple[int, int] = (5, 50)
-    threshold_bounds: tuple[float, float] = (0.2, 0.8)
+    lr_bounds: tuple[float, float] = LR_BOUNDS
+    epoch_bounds: tuple[int, int] = EPOCH_BOUNDS
+    threshold_bounds: tuple[float, float] = THRESHOLD_BOUNDS
     population: int = 30
     generations: int = 15
     max_evaluations: int | None = None

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon.errors import ConfigError
 from fairmon.pipeline.context import RunContext
 from fairmon.schema import category_strings
 
@@ -154,7 +155,13 @@ def reference_frame(ctx: RunContext, fallback: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_explanations(ctx: RunContext) -> dict[str, Any]:
-    """GESD across the spec's protected attribute and the OpenXAI metrics; tidy rows for the store."""
+    """GESD per sensitive attribute (:attr:`~fairmon.config.MonitorSpec.gesd_attributes`) and the
+    OpenXAI metrics; tidy rows for the store.
+
+    Returns ``{"rows": [...], "gesd": {attribute: GESDResult dict} | None}``. An explanation disparity
+    that is undefined for this window (the sampled rows hold fewer than two groups of the attribute)
+    is stored as NULL with ``status`` saying why; the window still succeeds with its other results.
+    """
     from fairmon.registry import Registry
 
     e = ctx.spec.explanations
@@ -164,73 +171,92 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
         snap["name"], snap["version"], device=ctx.device
     )
     features = list(ctx.spec.columns.features)
-    X = frame[features]
     ref = reference_frame(ctx, frame)
     rows: list[dict[str, Any]] = []
     out: dict[str, Any] = {"rows": rows, "gesd": None}
-    g = e.gesd
-    if g.enabled:
-        from fairmon.explain.gesd import gesd
-
-        attr = g.attribute or ctx.spec.columns.sensitive[0]
-        groups = frame[attr].astype(str).to_numpy()
-        explainer_params = {
-            "lime": {"n_samples": e.lime_samples},
-            "kernelshap": {"n_samples": e.kernelshap_samples},
-        }
-        res = gesd(
-            model,
-            X,
-            groups,
-            X_train=ref[features],
-            explainer=g.explainer,
-            n_perturbations=g.n_perturbations,
-            sigma=g.sigma,
-            mask_prob=g.mask_prob,
-            baseline=g.baseline,
-            sample_size=g.sample_size,
-            min_group_size=g.min_group_size,
-            background_size=e.background_size,
-            explainer_params=explainer_params,
-            random_state=e.random_state,
-            device=ctx.device,
-        )
-        gd = res.to_dict(instances=False)
-        out["gesd"] = gd
-        stab = {str(grp["group"]): grp["stability"] for grp in gd["groups"]}
-        rows.append(
-            {
-                "family": "gesd",
-                "metric": "gesd",
-                "explainer": g.explainer,
-                "group": "",
-                "value": gd["value"],
-                "p_value": gd["p_value"],
-                "n": int(sum(grp["size"] for grp in gd["groups"])),
-                "group_stability": stab,
-                "details": {"attribute": attr, "status": gd["status"], "pairwise": gd["pairwise"],
-                            "components": gd.get("components")},
-            }
-        )
-        for grp in gd["groups"]:
-            rows.append(
-                {
-                    "family": "gesd",
-                    "metric": "stability",
-                    "explainer": g.explainer,
-                    "group": f"{attr}={grp['group']}",
-                    "value": grp["stability"],
-                    "n": grp["size"],
-                    "details": {"std": grp["std"], "population": grp["population"], "sufficient": grp["sufficient"],
-                                # per-instance S(x) of the group: the report draws their distribution
-                                "instances": [round(float(v), 6) for gi, v in
-                                              zip(res.instance_group, res.instance_stability, strict=True)
-                                              if str(gi) == str(grp["group"]) and np.isfinite(v)]},
-                }
-            )
+    if e.gesd.enabled:
+        out["gesd"] = {}
+        for attr in ctx.spec.gesd_attributes:
+            gd, gesd_rows = _gesd_rows(ctx, model, frame[features], ref[features], frame[attr], attr)
+            out["gesd"][attr] = gd
+            rows.extend(gesd_rows)
     if e.openxai.enabled:
         rows.extend(_openxai_rows(ctx, model, frame, ref))
     return out
+
+
+def _gesd_rows(
+    ctx: RunContext, model: Any, X: pd.DataFrame, X_train: pd.DataFrame, groups: pd.Series, attr: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """GESD of one sensitive attribute: its result dict and its store rows (the disparity, then one
+    stability row per group). Undefined (fewer than two groups sampled): value NULL, ``status`` says why."""
+    from fairmon.errors import InsufficientDataError
+    from fairmon.explain.gesd import gesd
+
+    g = ctx.spec.explanations.gesd
+    try:
+        res = gesd(model, X, groups.astype(str).to_numpy(), X_train=X_train,
+                   random_state=ctx.spec.explanations.random_state, device=ctx.device, **_gesd_settings(ctx))
+    except InsufficientDataError as exc:
+        log.warning("GESD across %s undefined in this window: %s", attr, exc)
+        gd: dict[str, Any] = {"metric": "gesd", "attribute": attr, "value": None, "p_value": None,
+                              "status": f"insufficient: {exc}", "groups": [], "pairwise": [], "components": {}}
+        return gd, [_gesd_value_row(g.explainer, attr, gd)]
+    gd = {**res.to_dict(instances=False), "attribute": attr}
+    rows = [_gesd_value_row(g.explainer, attr, gd)]
+    for grp in gd["groups"]:
+        rows.append(
+            {
+                "family": "gesd",
+                "metric": "stability",
+                "explainer": g.explainer,
+                "group": f"{attr}={grp['group']}",
+                "value": grp["stability"],
+                "n": grp["size"],
+                "details": {"std": grp["std"], "population": grp["population"], "sufficient": grp["sufficient"],
+                            # per-instance S(x) of the group: the report draws their distribution
+                            "instances": [round(float(v), 6) for gi, v in
+                                          zip(res.instance_group, res.instance_stability, strict=True)
+                                          if str(gi) == str(grp["group"]) and np.isfinite(v)]},
+            }
+        )
+    return gd, rows
+
+
+def _gesd_settings(ctx: RunContext) -> dict[str, Any]:
+    """Keyword arguments of :func:`fairmon.explain.gesd.gesd` from the spec (``explanations.gesd`` and
+    the explainer sizes). The window's GESD and FEU's GESD objective both use them, so the candidates'
+    explanation fairness is measured exactly as the monitor measures it."""
+    e, g = ctx.spec.explanations, ctx.spec.explanations.gesd
+    return {
+        "explainer": g.explainer,
+        "sample_size": g.sample_size,
+        "stratify": g.stratify,
+        "n_perturbations": g.n_perturbations,
+        "sigma": g.sigma,
+        "mask_prob": g.mask_prob,
+        "baseline": g.baseline,
+        "min_group_size": g.min_group_size,
+        "background_size": e.background_size,
+        "explainer_params": {"lime": {"n_samples": e.lime_samples}, "kernelshap": {"n_samples": e.kernelshap_samples}},
+    }
+
+
+def _gesd_value_row(explainer: str, attr: str, gd: Mapping[str, Any]) -> dict[str, Any]:
+    """The store row of one attribute's GESD, keyed by the attribute (NULL when undefined;
+    ``details.status`` says why)."""
+    return {
+        "family": "gesd",
+        "metric": "gesd",
+        "explainer": explainer,
+        "group": attr,
+        "value": gd["value"],
+        "p_value": gd["p_value"],
+        "n": int(sum(grp["size"] for grp in gd["groups"])),
+        "group_stability": {str(grp["group"]): grp["stability"] for grp in gd["groups"]},
+        "details": {"attribute": attr, "status": gd["status"], "pairwise": gd["pairwise"],
+                    "components": gd.get("components")},
+    }
 
 
 def _explainer_params(ctx: RunContext, method: str) -> dict[str, Any]:
@@ -250,7 +276,9 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
     :func:`fairmon.explain.evaluate` computes the metrics, per-group means over every declared
     protected attribute and the ``<METRIC>_fairness`` disparities. ``openxai.n_perturbations`` is
     PGI/PGU's perturbation count and the number of perturbations the stability metrics (RIS/RRS/ROS)
-    keep, drawn from ten times as many (OpenXAI's reference keeps 100 of 1000).
+    keep, drawn from ten times as many (OpenXAI's reference keeps 100 of 1000). A protected attribute
+    with a single group among the sampled rows gets its ``<METRIC>_fairness`` rows with value NULL and
+    the reason in ``details.status`` (the disparity is undefined, not zero).
     """
     from fairmon.explain import evaluate, explain
 
@@ -265,6 +293,9 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
     bg_rows = ref[feats].sample(n=min(e.background_size, len(ref)), random_state=e.random_state)
     background = model.schema.transform(bg_rows)
     groups = {a: sample[a].astype(str).to_numpy() for a in ctx.spec.columns.sensitive}
+    # a disparity needs two groups in the sample: an attribute with one gets NULL rows with the reason
+    one_group = {a: sorted(set(v.tolist())) for a, v in groups.items() if len(set(v.tolist())) < 2}
+    groups = {a: v for a, v in groups.items() if a not in one_group}
     rows: list[dict[str, Any]] = []
     for method in e.explainers:
         params = _explainer_params(ctx, method)
@@ -290,26 +321,17 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
                     "details": {"note": rec.get("note") or ""},
                 }
             )
+        for attr, labels in one_group.items():
+            reason = f"insufficient: the {n} sampled rows hold {len(labels)} group(s) of {attr} {labels}; a disparity needs two"
+            rows.extend(
+                {"family": "openxai", "metric": f"{m}_fairness", "explainer": method, "group": attr, "value": None,
+                 "n": n, "details": {"note": "", "status": reason}}
+                for m in ox.metrics
+            )
     return rows
 
 
 # ------------------------------------------------------------------------------------------ FEU
-
-
-def _feu_gesd(ctx: RunContext) -> dict[str, Any]:
-    """FEU's GESD objective uses the monitor's own GESD settings (``explanations.gesd``), so the
-    candidates' explanation fairness is measured exactly as the monitor measures it."""
-    e, g = ctx.spec.explanations, ctx.spec.explanations.gesd
-    return {
-        "explainer": g.explainer,
-        "sample_size": g.sample_size,
-        "n_perturbations": g.n_perturbations,
-        "sigma": g.sigma,
-        "mask_prob": g.mask_prob,
-        "min_group_size": g.min_group_size,
-        "background_size": e.background_size,
-        "explainer_params": {"lime": {"n_samples": e.lime_samples}, "kernelshap": {"n_samples": e.kernelshap_samples}},
-    }
 
 
 def run_feu(ctx: RunContext) -> dict[str, Any]:
@@ -320,11 +342,11 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
 
     rt = ctx.spec.retraining
     td = rt.training_data
-    if td is None or td.path is None:
-        raise ValueError("retraining.training_data.path is required for FEU in the pipeline")
+    label = ctx.spec.columns.label
+    if td is None or label is None:  # a validated spec with retraining enabled has both; guards direct calls
+        raise ConfigError(f"{ctx.spec.name}: FEU needs retraining.training_data and columns.label")
     p = ctx.spec.resolve_path(td.path)
     data = load_file(p, td.format or ("parquet" if p.endswith((".parquet", ".pq")) else "csv"))
-    label = ctx.spec.columns.label
     attr = ctx.spec.explanations.gesd.attribute or ctx.spec.columns.sensitive[0]
     cols = [*ctx.spec.columns.features, attr, label]
     # The selected candidate is saved in the monitored model's registry (status ``candidate``: never
@@ -343,7 +365,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         sensitive=attr,
         label=label,
         favorable=ctx.spec.favorable.label_value,
-        settings=FEUSettings.from_spec(rt, gesd=_feu_gesd(ctx)),
+        settings=FEUSettings.from_spec(rt, gesd=_gesd_settings(ctx)),
         registry=registry if saved is None else None,
         name=name,
         registry_metadata={"feu_window": window_key, "proposed_by": "fairmon feu"},

@@ -303,10 +303,8 @@ def outcome(ctx: RunContext) -> dict[str, Any]:
 
 
 def _rumie_frame(ctx: RunContext) -> Any:
-    frame = ctx.artifacts.get_frame(A_DATA)
-    r = ctx.spec.rumie
-    attrs = list(r.attributes) if r.attributes is not None else list(ctx.spec.columns.features)
-    return frame[attrs]
+    """The window's columns RUMIE searches (:attr:`~fairmon.config.MonitorSpec.rumie_attributes`)."""
+    return ctx.artifacts.get_frame(A_DATA)[list(ctx.spec.rumie_attributes)]
 
 
 def rumie(ctx: RunContext) -> dict[str, Any]:

@@ -344,11 +344,11 @@ def _summary_from_store(ctx: RunContext, run: Any) -> Any:
             "p_fav_in": ev.p_fav_in,
             "p_fav_out": ev.p_fav_out,
         }
-    gesd = None
-    for x in store.explanation_metrics_of_run(run.run_id):
-        if x.family == "gesd" and x.metric == "gesd" and x.group == "":
-            gesd = {"value": x.value, "p_value": x.p_value, "groups": x.group_stability}
-            break
+    gesd = {  # per sensitive attribute, as the window computed it
+        x.gesd_attribute: {"value": x.value, "p_value": x.p_value, "groups": x.group_stability}
+        for x in store.explanation_metrics_of_run(run.run_id)
+        if x.gesd_attribute is not None
+    }
     overlap = ev.group_overlap if ev is not None else None
     return WindowSummary(
         monitor=ctx.monitor,
@@ -356,7 +356,7 @@ def _summary_from_store(ctx: RunContext, run: Any) -> Any:
         window_end=run.window_end,
         metrics=metrics,
         evidence=evidence,
-        gesd=gesd,
+        gesd=gesd or None,
         group_overlap=overlap,
         model_version=run.model_version,
         # the store keeps the bounds, not their level: earlier windows were computed at the spec's level

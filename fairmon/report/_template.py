@@ -101,10 +101,10 @@ TEMPLATE = (
     <div class="card"><div class="k">RUMIE DScore (held-out)</div><div class="v">{{ evidence.honest }}</div>
       <div class="d">p {{ evidence.p_value }} · group {{ evidence.fraction }} of rows</div></div>
     {% endif %}
-    {% if gesd %}
+    {% for gesd in gesd_list %}
     <div class="card"><div class="k">GESD{% if gesd.attribute %} ({{ gesd.attribute }}){% endif %}</div>
       <div class="v">{{ gesd.value }}</div><div class="d">Mann–Whitney p {{ gesd.p_value }}</div></div>
-    {% endif %}
+    {% endfor %}
   </div>
   {% if evidence and evidence.rules %}
   <h3>Most discriminated group</h3>
@@ -199,7 +199,7 @@ TEMPLATE = (
 
 <section id="gesd">
   <h2>Explanation fairness (GESD)</h2>
-  {% if gesd %}
+  {% for gesd in gesd_list %}
   <p>GESD <b>{{ gesd.value }}</b> across <b>{{ gesd.attribute or "the protected groups" }}</b>
      (explainer {{ gesd.explainer }}; Mann–Whitney p {{ gesd.p_value }}{% if gesd.status and gesd.status != "ok" %}; {{ gesd.status }}{% endif %}).
      Higher stability means explanations change less under small perturbations; GESD is the gap between groups.</p>
@@ -224,7 +224,7 @@ TEMPLATE = (
   </div>
   {% else %}
   <p class="muted">Not available for this window (GESD disabled or the run has no results).</p>
-  {% endif %}
+  {% endfor %}
 </section>
 
 <section id="openxai">
@@ -255,7 +255,7 @@ TEMPLATE = (
   <p class="muted">{{ n_trend }} window(s) from the store up to this one. Shaded column: this window; red lines:
      windows with an active drift finding; dashed lines: model version changes.</p>
   <table><tr><th>window</th><th>status</th><th>model</th><th class="num">max DP difference</th>
-    <th class="num">DScore held-out</th><th class="num">GESD</th><th>drift</th></tr>
+    <th class="num">DScore held-out</th><th class="num">max GESD</th><th>drift</th></tr>
   {% for r in trend_rows %}
   <tr{% if r.current %} class="current"{% endif %}><td>{{ r.window }}</td><td>{{ r.status }}</td><td>{{ r.model }}</td>
     <td class="num">{{ r.dp }}</td><td class="num">{{ r.honest }}</td><td class="num">{{ r.gesd }}</td>

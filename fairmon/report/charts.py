@@ -374,7 +374,7 @@ def gesd_chart(rows: Sequence[GroupStabilityRow]) -> bytes | None:
 
 def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None) -> bytes | None:
     """The key metrics across windows (from the store): DP difference and ratio per attribute (CI
-    bands), RUMIE DScore (held-out and in-sample) and GESD; the current window, model-version changes
+    bands), RUMIE DScore (held-out and in-sample) and GESD per attribute; the current window, model-version changes
     and windows with an active drift finding are marked.
 
     >>> from datetime import datetime, UTC
@@ -425,9 +425,10 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
     t, v, _, _ = series(lambda p: (p.dscore, None, None))
     if t:
         axes[2].plot(t, v, "s--", color=REST_COLOR, label="in-sample", markersize=3)
-    t, v, _, _ = series(lambda p: (p.gesd, None, None))
-    if t:
-        axes[3].plot(t, v, "o-", color=_PALETTE[3], label="GESD", markersize=4)
+    for i, attr in enumerate(sorted({a for p in trend for a in p.gesd})[:4]):
+        t, v, _, _ = series(lambda p, a=attr: (p.gesd.get(a), None, None))
+        if t:
+            axes[3].plot(t, v, "o-", color=_PALETTE[(i + 3) % len(_PALETTE)], label=attr or "GESD", markersize=4)
     drift_x = [p.window_start for p in trend if p.drift]
     prev_version = trend[0].model_version
     changes = []

@@ -52,8 +52,9 @@ _ACTIVE = ("open", "ongoing")
 class TrendPoint:
     """The key numbers of one window for the trend charts (None = not computed / undefined).
 
-    ``dp_difference``/``dp_ratio`` map attribute → (value, ci_low, ci_high); ``drift`` says whether a
-    warning or critical finding was open or ongoing at that window (:func:`report_status` ``drift``).
+    ``dp_difference``/``dp_ratio`` map attribute → (value, ci_low, ci_high), ``gesd`` attribute → GESD
+    (None when undefined); ``drift`` says whether a warning or critical finding was open or ongoing at
+    that window (:func:`report_status` ``drift``).
     """
 
     window_start: datetime
@@ -63,7 +64,7 @@ class TrendPoint:
     dp_ratio: dict[str, tuple[float | None, float | None, float | None]] = field(default_factory=dict)
     dscore: float | None = None
     honest_dscore: float | None = None
-    gesd: float | None = None
+    gesd: dict[str, float | None] = field(default_factory=dict)
     drift: bool = False
 
 
@@ -102,11 +103,10 @@ class ReportData:
         return self.evidence[0] if self.evidence else None
 
     @property
-    def gesd(self) -> ExplanationMetricRecord | None:
-        for x in self.explanations:
-            if x.family == "gesd" and x.metric == "gesd" and x.group == "":
-                return x
-        return None
+    def gesd(self) -> dict[str, ExplanationMetricRecord]:
+        """The window's GESD value rows keyed by sensitive attribute (sorted)."""
+        found = {x.gesd_attribute: x for x in self.explanations if x.gesd_attribute is not None}
+        return {a: found[a] for a in sorted(found)}
 
     @property
     def status(self) -> str:
@@ -147,7 +147,8 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
     rid = int(run.run_id or 0)
     dpd: dict[str, tuple[float | None, float | None, float | None]] = {}
     dpr: dict[str, tuple[float | None, float | None, float | None]] = {}
-    dscore = honest = gesd = None
+    dscore = honest = None
+    gesd: dict[str, float | None] = {}
     drift = False
     if run.status in _RESULT:
         for m in store.metrics_of_run(rid):
@@ -158,8 +159,8 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
         if ev is not None:
             dscore, honest = ev.dscore, ev.honest_dscore
         for x in store.explanation_metrics_of_run(rid):
-            if x.family == "gesd" and x.metric == "gesd" and x.group == "":
-                gesd = x.value
+            if x.gesd_attribute is not None:
+                gesd[x.gesd_attribute] = _num(x.value)
         drift = report_status(run.status, store.findings_of_run(rid)) == "drift"
     return TrendPoint(
         window_start=run.window_start,
@@ -169,7 +170,7 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
         dp_ratio=dpr,
         dscore=_num(dscore),
         honest_dscore=_num(honest),
-        gesd=_num(gesd),
+        gesd=gesd,
         drift=drift,
     )
 

@@ -161,10 +161,11 @@ def _finding_rows(findings: Sequence[FindingRecord]) -> list[dict[str, Any]]:
     return rows
 
 
-def _gesd_rows(expl: Sequence[ExplanationMetricRecord]) -> list[GroupStabilityRow]:
+def _gesd_rows(expl: Sequence[ExplanationMetricRecord], attr: str) -> list[GroupStabilityRow]:
+    """Per-group stability rows of one attribute's GESD (every group's when the attribute is unknown)."""
     rows = []
     for x in expl:
-        if x.family == "gesd" and x.metric == "stability" and x.group:
+        if x.family == "gesd" and x.metric == "stability" and x.group.startswith(f"{attr}=" if attr else ""):
             d = dict(x.details or {})
             inst = d.get("instances") or ()
             rows.append(
@@ -178,10 +179,41 @@ def _gesd_rows(expl: Sequence[ExplanationMetricRecord]) -> list[GroupStabilityRo
             )
     if rows:
         return rows
-    gesd = next((x for x in expl if x.family == "gesd" and x.metric == "gesd" and x.group == ""), None)
+    gesd = next((x for x in expl if x.gesd_attribute == attr), None)
     if gesd is not None and gesd.group_stability:
         return [GroupStabilityRow(label=str(g), stability=v) for g, v in gesd.group_stability.items()]
     return []
+
+
+def _gesd_context(data: ReportData, attr: str, gesd: ExplanationMetricRecord, draw: Any) -> dict[str, Any]:
+    """The report section of one attribute's GESD (``draw`` turns a chart function into an image)."""
+    rows = _gesd_rows(data.explanations, attr)
+    gd = dict(gesd.details or {})
+    comps = gd.get("components") or {}
+    return {
+        "value": fmt_num(gesd.value),
+        "p_value": _p(gesd.p_value),
+        "explainer": gesd.explainer,
+        "attribute": attr,
+        "status": gd.get("status", ""),
+        "groups": [
+            {"label": r.label, "stability": fmt_num(r.stability), "std": fmt_num(r.std),
+             "n": "" if r.size is None else r.size, "instances": len(r.instances)}
+            for r in rows
+        ],
+        "components": [
+            {"name": k, "value": fmt_num((v or {}).get("value")), "p_value": _p((v or {}).get("p_value"))}
+            for k, v in sorted(comps.items())
+            if isinstance(v, Mapping)
+        ],
+        "pairwise": [
+            {"a": t.get("group_a"), "b": t.get("group_b"), "p": _p(t.get("p_adjusted", t.get("p_value")))}
+            for t in (gd.get("pairwise") or [])
+            if isinstance(t, Mapping)
+        ],
+        "img": draw(charts.gesd_chart, rows),
+        "distribution": bool(rows) and all(len(r.instances) >= 2 for r in rows),
+    }
 
 
 def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | None:
@@ -242,7 +274,7 @@ def _trend_rows(data: ReportData) -> list[dict[str, Any]]:
                 "model": p.model_version or "",
                 "dp": fmt_num(worst),
                 "honest": fmt_num(p.honest_dscore),
-                "gesd": fmt_num(p.gesd),
+                "gesd": fmt_num(max((v for v in p.gesd.values() if v is not None), default=None)),
                 "drift": p.drift,
                 "current": p.window_start == data.run.window_start,
             }
@@ -265,7 +297,6 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
             return None
 
     ev = data.main_evidence
-    gesd = data.gesd
     details = dict(run.details or {})
     disparities, group_rows = _metric_rows(data.metrics)
     ev_ctx: dict[str, Any] | None = None
@@ -297,35 +328,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
             "tree_img": draw(charts.tree_chart, ev.tree if isinstance(ev.tree, Mapping) else None),
             "tree_leaves": (ev.tree or {}).get("n_leaves") if isinstance(ev.tree, Mapping) else None,
         }
-    gesd_rows = _gesd_rows(data.explanations)
-    gesd_ctx: dict[str, Any] | None = None
-    if gesd is not None or gesd_rows:
-        gd = dict(gesd.details or {}) if gesd is not None else {}
-        comps = gd.get("components") or {}
-        gesd_ctx = {
-            "value": fmt_num(gesd.value) if gesd is not None else "n/a",
-            "p_value": _p(gesd.p_value) if gesd is not None else "n/a",
-            "explainer": gesd.explainer if gesd is not None else "",
-            "attribute": gd.get("attribute", ""),
-            "status": gd.get("status", ""),
-            "groups": [
-                {"label": r.label, "stability": fmt_num(r.stability), "std": fmt_num(r.std),
-                 "n": "" if r.size is None else r.size, "instances": len(r.instances)}
-                for r in gesd_rows
-            ],
-            "components": [
-                {"name": k, "value": fmt_num((v or {}).get("value")), "p_value": _p((v or {}).get("p_value"))}
-                for k, v in sorted(comps.items())
-                if isinstance(v, Mapping)
-            ],
-            "pairwise": [
-                {"a": t.get("group_a"), "b": t.get("group_b"), "p": _p(t.get("p_adjusted", t.get("p_value")))}
-                for t in (gd.get("pairwise") or [])
-                if isinstance(t, Mapping)
-            ],
-            "img": draw(charts.gesd_chart, gesd_rows),
-            "distribution": bool(gesd_rows) and all(len(r.instances) >= 2 for r in gesd_rows),
-        }
+    gesd_ctx = [_gesd_context(data, attr, rec, draw) for attr, rec in data.gesd.items()]
     findings = _finding_rows(data.findings)
     return {
         "monitor": data.monitor,
@@ -340,7 +343,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "favorable_rate": fmt_num(details.get("favorable_rate")),
         "headline": _headline_outcome(data.metrics),
         "evidence": ev_ctx,
-        "gesd": gesd_ctx,
+        "gesd_list": gesd_ctx,
         "n_findings": len(findings),
         "n_active": sum(1 for f in data.findings if f.status in ("open", "ongoing")),
         "findings": findings,

@@ -282,9 +282,13 @@ class EvidenceRecord:
 class ExplanationMetricRecord:
     """A GESD or OpenXAI number.
 
-    GESD: ``family="gesd", metric="gesd"``, ``group_stability={"Female": 0.81, "Male": 0.86}``,
-    ``p_value`` from Mann–Whitney U. OpenXAI: one row per ``(metric, explainer, group)``, e.g.
-    ``("openxai", "PGI", "kernelshap", "Female")``; the disparity row has ``group=""``.
+    GESD: one ``family="gesd", metric="gesd"`` row per sensitive attribute with ``group=<attribute>``
+    (windows stored before GESD covered every attribute have ``group=""`` and the attribute in
+    ``details["attribute"]``; :attr:`gesd_attribute` reads both), ``group_stability={"Female": 0.81,
+    "Male": 0.86}``, ``p_value`` from Mann–Whitney U; ``metric="stability"`` rows per group
+    (``group="sex=Female"``). OpenXAI: one row per ``(metric, explainer, group)``: ``group=""`` over
+    all sampled rows, ``"sex=Female"`` per group, and the disparity ``<METRIC>_fairness`` with
+    ``group="sex"``. An undefined value is None with the reason in ``details["status"]``.
     """
 
     family: ExplanationFamily
@@ -303,6 +307,13 @@ class ExplanationMetricRecord:
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.family, self.metric, self.explainer, self.group)
+
+    @property
+    def gesd_attribute(self) -> str | None:
+        """The sensitive attribute of a GESD value row (``""`` when unknown); None for any other row."""
+        if self.family != "gesd" or self.metric != "gesd":
+            return None
+        return self.group or str(self.details.get("attribute") or "")
 
     def __post_init__(self) -> None:
         _check_literal(self.family, ExplanationFamily, "ExplanationMetricRecord", "family")

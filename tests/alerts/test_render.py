@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from alert_helpers import EVIDENCE, RULE, T0, ctx, dp_finding, rumie_finding
+from alert_helpers import EVIDENCE, GESD, RULE, T0, ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import (
     EVENT_TYPE,
@@ -68,6 +68,17 @@ def test_outcome_alert_says_who_and_prints_the_configured_interval_level() -> No
     assert "95%" not in _all_text(m)
     # a finding that does not know its interval's level does not claim one
     assert "Interval: [0.131, 0.195]" in render_finding(dp_finding(), ctx()).text
+
+
+def test_gesd_finding_shows_its_own_attributes_gesd() -> None:
+    """The pipeline hands one GESD per sensitive attribute; a finding on race shows race's groups."""
+    race = {"metric": "gesd", "attribute": "race", "value": 0.094, "p_value": 0.001, "status": "ok",
+            "groups": [{"group": "A", "size": 50, "stability": 0.78}, {"group": "B", "size": 50, "stability": 0.874}]}
+    per_attr = ctx(gesd={"sex": {**GESD, "attribute": "sex"}, "race": race})
+    f = dp_finding().__class__(**{**dp_finding().__dict__, "kind": "gesd_rise", "metric": "gesd", "group": "race"})
+    m = render_finding(f, per_attr)
+    assert "GESD across race 0.094" in m.text and "A: stability 0.780 (n=50)" in m.text
+    assert "female" not in m.text
 
 
 def test_resolution_replies_in_thread_of_opening() -> None:

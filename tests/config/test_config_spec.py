@@ -214,6 +214,35 @@ MALFORMED = [
         ["retraining.training_data", "training_data is not set"],
     ),
     (
+        "openxai-ground-truth-metric",
+        MINIMAL + "explanations: {openxai: {metrics: [PGI, FA, SRA]}}\n",
+        ["bad.yaml:11", "explanations.openxai.metrics", "['FA', 'SRA'] need ground-truth feature importances",
+         "every window would fail"],
+    ),
+    (
+        "training-data-by-window",
+        MINIMAL.replace("sensitive: [sex]", "sensitive: [sex]\n  label: repaid")
+        + "retraining:\n  enabled: true\n  training_data: {window: {start: 2025-01-01, end: 2025-07-01}}\n",
+        ["bad.yaml:14", "retraining.training_data.window", "training data by window is not supported",
+         "set training_data.path"],
+    ),
+    (
+        "retraining-without-label",
+        MINIMAL + "retraining: {enabled: true, training_data: {path: train.csv}}\n",
+        ["retraining.enabled", "columns.label is not set: FEU trains on labelled rows"],
+    ),
+    (
+        "rumie-significance-alpha-removed",
+        MINIMAL + "rumie:\n  significance: {honest_fraction: 0.5, alpha: 0.01}\n",
+        ["bad.yaml:12", "rumie.significance.alpha", "'alpha' is no longer a setting here",
+         "judged at drift.significance_level"],
+    ),
+    (
+        "rumie-significance-random-state-removed",
+        MINIMAL + "rumie:\n  significance:\n    random_state: 3\n",
+        ["rumie.significance.random_state", "seeded by rumie.random_state"],
+    ),
+    (
         "bad-channel",
         MINIMAL + "alerts: {slack_channel: 'Fair Ness'}\n",
         ["alerts.slack_channel", "Slack channel"],

@@ -166,6 +166,25 @@ def test_gesd_rise_against_trailing_baseline() -> None:
     assert _kinds(f, "gesd_rise") == ["open"] and f[0].severity == "critical"
 
 
+def test_gesd_series_per_sensitive_attribute() -> None:
+    """The pipeline's GESD is ``{attribute: result}``: each attribute is its own series, so a rise on
+    race is found (and named) while sex stays flat."""
+    rng = np.random.default_rng(4)
+
+    def gesd(race: float) -> dict:
+        return {"sex": {"value": float(0.02 + rng.normal(0, 0.003)), "p_value": 0.5, "attribute": "sex"},
+                "race": {"value": race, "p_value": 0.5, "attribute": "race"}}
+
+    ws = [_w(i, gesd=gesd(float(0.02 + rng.normal(0, 0.003)))) for i in range(10)]
+    ws.append(_w(10, gesd=gesd(0.09)))
+    assert {k for k in ws[-1].measurements() if k[0] == "gesd"} == {("gesd", "sex"), ("gesd", "race")}
+    checks = [SignificantChange(metric="gesd", min_effect=0.03, kind="gesd_rise")]
+    f = decide(ws[-1], ws[:-1], checks=checks, policy=AlertPolicy(persistence_m=1, persistence_n=1))
+    assert [(x.kind, x.group, x.status) for x in f if x.status != "pending"] == [("gesd_rise", "race", "open")]
+    # an undefined GESD (None) is no measurement at all, not a zero
+    assert ("gesd", "race") not in _w(11, gesd={"race": {"value": None, "status": "insufficient: ..."}}).measurements()
+
+
 def test_reference_baseline_uses_interval_z_test() -> None:
     base = Baseline(mode="reference", reference_start=T0, min_history=2, trailing_n=5)
     checks = [SignificantChange(metric="dp_difference", min_effect=0.02)]

@@ -226,3 +226,31 @@ def test_kernelshap_results_do_not_depend_on_chunking(mixed_model):  # type: ign
     a = kernelshap_batched(model, Z[:12], **kw)
     b = kernelshap_batched(model, Z[:12], max_elements=1, **kw)  # one row per chunk
     np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_kernelshap_singular_designs_are_deterministic_and_match_numpy_lstsq():
+    """Fewer coalitions than players: every row's system is singular and takes shap's least-squares
+    fallback. torch's default CPU driver misjudged the rank at random (different attributions per
+    call); the SVD driver is deterministic and gives numpy's (shap's) minimum-norm solution."""
+    rng = np.random.default_rng(0)
+    d = 12
+    w = rng.normal(size=d)
+
+    def f(Z: np.ndarray) -> np.ndarray:
+        return 1 / (1 + np.exp(-(Z @ w)))
+
+    bg, Z = rng.normal(size=(10, d)), rng.normal(size=(300, d))
+    kw = {"background": bg, "target": "positive", "n_samples": 6, "random_state": 1, "device": "cpu"}
+    first = kernelshap_batched(f, Z, **kw)
+    for _ in range(5):
+        np.testing.assert_array_equal(kernelshap_batched(f, Z, **kw), first)
+    # one row by hand: shap's constrained WLS (last column eliminated) solved with np.linalg.lstsq
+    x = Z[:1]
+    masks, weights = coalition_design(d, 6, np.random.default_rng(int(np.random.default_rng(1).integers(0, 2**63 - 1))))
+    ey = np.array([f(np.where(m, x, bg)).mean() for m in masks]) - f(bg).mean()
+    delta = f(x)[0] - f(bg).mean()
+    etmp = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
+    y2 = ey - masks[:, -1] * delta
+    sq = np.sqrt(weights)[:, None]
+    sol = np.linalg.lstsq(sq * etmp, sq[:, 0] * y2, rcond=None)[0]
+    np.testing.assert_allclose(first[0], np.r_[sol, delta - sol.sum()], atol=1e-9)

@@ -161,6 +161,18 @@ def test_settings_validation_and_spec_mapping() -> None:
     assert FEUSettings.from_spec({"selection_scale": "range"}).selection_scale == "range"
 
 
+def test_spec_and_settings_search_the_same_default_bounds() -> None:
+    """One source of truth: a spec without ``retraining.bounds`` searches FEUSettings' bounds (the ones
+    benchmarks/feu_paper ran with)."""
+    from fairmon.config import RetrainingSpec
+
+    default = FEUSettings()
+    from_spec = FEUSettings.from_spec(RetrainingSpec())
+    assert (from_spec.lr_bounds, from_spec.epoch_bounds, from_spec.threshold_bounds) == (
+        default.lr_bounds, default.epoch_bounds, default.threshold_bounds)
+    assert (default.epoch_bounds, default.threshold_bounds) == ((5, 50), (0.2, 0.8))
+
+
 def test_bad_columns_are_named() -> None:
     with pytest.raises(DatasetError, match=r"missing columns \['nope'\]"):
         search(_data(), features=["x1", "nope"], sensitive="sex", label="y", settings=SETTINGS)
