@@ -333,9 +333,9 @@ def _stored_window(ctx: RunContext) -> bool:
     a = ctx.artifacts
     if not (a.exists("persist") and a.exists("drift")):
         return False
-    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     from fairmon.store.records import RESULT_STATUSES
 
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     return (run is not None and run.status in RESULT_STATUSES
             and int(a.get_json("persist")["run_id"]) == int(run.run_id or -1))
 
