@@ -569,11 +569,20 @@ def _deliver(outbox: Any) -> dict[str, Any]:
     }
 
 
-def rendered_alerts(ctx: RunContext, *, kind: str | None = None) -> list[dict[str, Any]]:
-    """The window's alerts in the outbox (what was or would be posted), oldest first."""
+def rendered_alerts(
+    ctx: RunContext, *, kind: str | None = None, feu: bool | None = None
+) -> list[dict[str, Any]]:
+    """The window's alerts in the outbox (what was or would be posted), oldest first.
+
+    ``feu`` keeps only (True) or leaves out (False) the FEU follow-ups, which share the ``fairness``
+    kind with the findings' alerts: a re-run window's alert step must not list the follow-up an
+    earlier run posted as if it were one of its alerts."""
     out = []
     for rec in ctx.store.alerts(ctx.monitor, since=ctx.window.start):
         if rec.window_start != ctx.window.start or (kind is not None and rec.kind != kind):
+            continue
+        meta = ((rec.payload or {}).get("metadata") or {}).get("event_payload") or {}
+        if feu is not None and (meta.get("kind") == "feu") != feu:
             continue
         out.append(
             {
@@ -622,7 +631,7 @@ def send_alerts(ctx: RunContext) -> dict[str, Any]:
         run_id=int(drift_out["run_id"]),
     )
     delivery = _deliver(outbox)
-    return {"queued": len(queued), **delivery, "rendered": rendered_alerts(ctx, kind="fairness")}
+    return {"queued": len(queued), **delivery, "rendered": rendered_alerts(ctx, kind="fairness", feu=False)}
 
 
 def send_followup(ctx: RunContext, feu_result: Mapping[str, Any], *, requested: bool = False) -> dict[str, Any]:
@@ -646,6 +655,6 @@ def send_followup(ctx: RunContext, feu_result: Mapping[str, Any], *, requested: 
         feu_result, _alert_context(ctx), parent_finding=parent, channel=channel, run_id=int(drift_out["run_id"])
     )
     delivery = _deliver(outbox)
-    posted = [m for m in rendered_alerts(ctx) if m["text"].startswith("FEU")]
+    posted = rendered_alerts(ctx, feu=True)
     return {"status": "queued" if fp else "already_queued", "fingerprint": fp, "threaded": parent is not None,
             **delivery, "rendered": posted}

@@ -96,6 +96,11 @@ def test_feu_on_demand_stores_and_posts_candidates_once(tmp_path: Path, fresh_da
         assert list(o.steps) == list(STEP_ORDER) and o.status == "succeeded", o.error
         assert o.steps["feu"]["status"] == "done" and o.steps["followup"]["status"] == "already_queued"
         assert len(slack.posted(CHANNEL)) == n_posts
+        # re-running the drift window: its alert step lists its findings' alerts, not the earlier follow-up
+        again = run_window(spec, drifting, **kw)
+        assert again.steps["alert"]["rendered"]
+        assert not any(m["text"].startswith("FEU") for m in again.steps["alert"]["rendered"])
+        assert len(slack.posted(CHANNEL)) == n_posts
     assert [r[1] for r in _candidates(fresh_database_url)[day]].count(True) == 1
 
 
