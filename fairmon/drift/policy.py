@@ -187,8 +187,8 @@ class _Replay:
             f = self._transition(index, window, st, ev, violated, firing)
             if f is not None:
                 findings.append(f)
-            if _joins_baseline(ev, f):
-                st.clean.append(ev.measurement)  # type: ignore[union-attr]
+            if ev is not None and ev.measurement is not None and _joins_baseline(ev, f):
+                st.clean.append(ev.measurement)
         return findings
 
     def _transition(
