@@ -894,7 +894,8 @@ class ReferenceBaseline(_Spec):
 
 
 class TrailingBaseline(_Spec):
-    """Compare every window with the last ``n_windows`` (at least 2) earlier completed windows."""
+    """Compare every window with the last ``n_windows`` (at least 2) earlier completed windows in which
+    the series was not drifting (a drift's own windows never become its baseline)."""
 
     kind: Literal["trailing"] = "trailing"
     n_windows: Annotated[int, Field(ge=2)] = 7

@@ -11,7 +11,8 @@ Statistics
   entirely outside the allowed range ``[low, high]`` (without an interval, the point value).
 * :class:`SignificantChange` — one-sided (or two-sided) test of the current value against the
   baseline. *Trailing* baseline: the last ``trailing_n`` earlier completed windows in which this
-  check did not fire (so a drift does not become its own baseline); the statistic is the
+  series was not drifting — no ``pending``, ``open`` or ``ongoing`` finding of the same key (see
+  :mod:`fairmon.drift.policy`), so a drift, however long, does not become its own baseline; the statistic is the
   prediction-interval t statistic ``(x − mean) / (sd · sqrt(1 + 1/k))`` with ``k − 1`` degrees of
   freedom, which accounts for both sampling noise and genuine window-to-window variation. The
   scale is at least the current window's bootstrap standard error (CI width / 2z at the interval's
@@ -108,7 +109,8 @@ def level_text(level: float) -> str:
 class Baseline:
     """How the comparison baseline is formed.
 
-    ``mode="trailing"`` uses the last ``trailing_n`` clean earlier windows; ``"reference"`` one fixed
+    ``mode="trailing"`` uses the last ``trailing_n`` earlier windows in which the series was not
+    drifting; ``"reference"`` one fixed
     completed window: the one containing the reference date that starts at ``reference_start``
     (midnight in the monitor's timezone) — see :func:`fairmon.drift.policy.reference_window`.
     ``min_history`` is the cold-start rule: fewer baseline windows → no significance decision.

@@ -9,7 +9,8 @@ windows' *data*, never read from earlier decisions — the one exception being t
 older than the history (``open_since``, below), taken from the latest decision *before* the window.
 So re-running an old window with the history that preceded it gives the same findings as the first
 time, and a re-run never rewrites a later window's stored decision. Pass at least ``baseline.trailing_n + persistence_n + cooldown_windows``
-earlier windows so the replay reaches a steady state (the pipeline's store query does).
+earlier windows so the replay reaches a steady state, and, while a drift is open, those windows
+before its start too (the pipeline's store query does; see *Trailing baseline* below).
 
 Two things are older than any bounded history, so the pipeline reads them from the store instead:
 
@@ -31,6 +32,15 @@ Policy (per finding key ``kind:metric:group``)
   severity, which is notified).
 * **Resolution**: an open drift resolves when fewer than ``persistence_m`` of the last
   ``persistence_n`` windows violated; the ``resolved`` finding is notified when the opening was.
+* **Trailing baseline**: a series' baseline is its last ``trailing_n`` earlier completed windows in
+  which it was *not drifting* — windows whose finding for the same key was ``pending``, ``open`` or
+  ``ongoing`` stay out (the window that resolved a drift is back in). A sustained shift therefore
+  never becomes its own baseline: the drift stays ``ongoing`` until the metric returns to the
+  pre-drift level, and then resolves with a message threaded under the opening alert. The replay
+  can only tell which windows drifted from the windows it is given, so the history must reach back
+  before the start of the oldest open drift (the pipeline's store query loads from ``trailing_n +
+  persistence_n + cooldown_windows + 2`` windows before it, up to a cap, and says when the cap cut
+  the history short).
 
 Example
 -------
@@ -173,12 +183,12 @@ class _Replay:
             ev = evaluations.get(key)
             violated = ev is not None and ev.violation is not None
             st.flags.append(violated)
-            if ev is not None and not violated and ev.measurement is not None:
-                st.clean.append(ev.measurement)
             firing = sum(st.flags) >= self.policy.persistence_m
             f = self._transition(index, window, st, ev, violated, firing)
             if f is not None:
                 findings.append(f)
+            if ev is not None and ev.measurement is not None and _joins_baseline(ev, f):
+                st.clean.append(ev.measurement)
         return findings
 
     def _transition(
@@ -233,6 +243,20 @@ class _Replay:
             numbers=numbers, status=status,  # type: ignore[arg-type]
             notify=notify, since=st.since,
         )
+
+
+def _joins_baseline(ev: Evaluation | None, finding: Finding | None) -> bool:
+    """Whether this window's measurement of a series joins the series' trailing baseline.
+
+    Only a window in which the series is not drifting does: no finding, or the window that resolved
+    the drift. A pending, open or ongoing window stays out even when it did not violate itself (the
+    quiet window inside a 2-of-3 persistence), so a drift never becomes its own baseline: the
+    baseline stays the pre-drift level however long the drift lasts, and the drift stays ongoing
+    until the metric comes back.
+    """
+    if ev is None or ev.measurement is None or ev.violation is not None:
+        return False
+    return finding is None or finding.status == "resolved"
 
 
 def _resolved_message(metric: str, group: str, value: float | None, since: datetime | None) -> str:
@@ -332,7 +356,8 @@ def baseline_note(
                               f"{baseline.min_history}; only rules without a baseline (allowed ranges, RUMIE "
                               f"threshold and new group) apply"}
         return {"mode": "trailing", "status": "compared",
-                "reason": f"compared with the last {baseline.trailing_n} clean earlier completed windows"}
+                "reason": f"compared with the last {baseline.trailing_n} earlier completed windows in which "
+                          f"the series was not drifting"}
     if reference is None:
         reference = _find_reference(current, history, baseline)
     day_start, _ = reference_day(baseline)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from fairmon.pipeline.context import RunContext
@@ -364,13 +365,42 @@ def _summary_from_store(ctx: RunContext, run: Any) -> Any:
     )
 
 
-def history_summaries(ctx: RunContext) -> list[Any]:
-    """Completed windows that start before this one (the drift history), oldest first."""
+#: most earlier windows one drift decision loads (a drift open longer than this loses its baseline)
+MAX_HISTORY_WINDOWS = 400
+
+
+def history_summaries(
+    ctx: RunContext, open_since: Mapping[str, datetime] | None = None
+) -> tuple[list[Any], str | None]:
+    """Completed windows that start before this one (the drift history), oldest first, and why the
+    history is short (None when it is not).
+
+    Enough windows for the baseline and for replaying persistence/cooldown up to this window —
+    ``trailing_n + persistence_n + cooldown_windows + 2`` — counted back from the start of the oldest
+    drift still open (``open_since``, :func:`open_drift_since`), not from this window: the trailing
+    baseline of a drifting series is its windows before the drift (:mod:`fairmon.drift.policy`), and
+    the replay can only tell them apart when it sees the drift begin. At most
+    :data:`MAX_HISTORY_WINDOWS`; when that cap cuts the history after the drift began, the drifted
+    windows end up as the baseline and the reason says so.
+    """
+    from fairmon.store.records import RESULT_STATUSES
+
     _, baseline, policy = drift_settings(ctx.spec)
-    # enough windows for the baseline and for replaying persistence/cooldown up to this window
-    n = int(baseline.trailing_n + policy.persistence_n + policy.cooldown_windows + 2)
+    lead = int(baseline.trailing_n + policy.persistence_n + policy.cooldown_windows + 2)
+    n, short = lead, None
+    if open_since:
+        oldest = min(open_since.values())
+        drifted = ctx.store.runs(ctx.monitor, since=oldest, until=ctx.window.start, statuses=RESULT_STATUSES)
+        n = lead + len(drifted)
+        if n > MAX_HISTORY_WINDOWS:
+            short = (f"drift history capped at {MAX_HISTORY_WINDOWS} windows: the oldest open drift of "
+                     f"{ctx.monitor} began {oldest.isoformat()}, {len(drifted)} completed windows ago, and "
+                     f"{lead} more before it are needed for its trailing baseline; the baseline of the "
+                     f"drifting series now holds drifted windows, so the significance test may stop "
+                     f"firing although the drift goes on (the allowed-range rules are unaffected)")
+            n = MAX_HISTORY_WINDOWS
     runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, n)
-    return [_summary_from_store(ctx, r) for r in runs if r.window_end <= ctx.window.start]
+    return [_summary_from_store(ctx, r) for r in runs if r.window_end <= ctx.window.start], short
 
 
 def reference_summary(ctx: RunContext, baseline: Any) -> Any:
@@ -446,21 +476,26 @@ def decide_and_store_findings(ctx: RunContext) -> dict[str, Any]:
     """Judge this window against earlier completed windows; store its findings (replacing).
 
     The result's ``baseline`` says what the window was compared with
-    (:func:`fairmon.drift.baseline_note`). A reference baseline without a completed reference window
+    (:func:`fairmon.drift.baseline_note`), with ``history_capped`` (a reason) when a drift has been
+    open so long that :data:`MAX_HISTORY_WINDOWS` cut its pre-drift baseline out of the history. A reference baseline without a completed reference window
     (not run yet, failed, ...) does not fail the window: its results stay stored, rules that need no
     baseline still alert, the significance tests are silent, and the result and the log say so.
     """
     from fairmon.drift import baseline_note, decide
 
     checks, baseline, policy = drift_settings(ctx.spec)
-    history = history_summaries(ctx)
+    open_since = open_drift_since(ctx)
+    history, short = history_summaries(ctx, open_since if baseline.mode == "trailing" else None)
     current = current_summary(ctx)
     reference = reference_summary(ctx, baseline) if baseline.mode == "reference" else None
     findings = decide(current, history, checks=checks, baseline=baseline, policy=policy, reference=reference,
-                      open_since=open_drift_since(ctx))
+                      open_since=open_since)
     note = baseline_note(current, baseline, reference=reference, history=history)
     if note["status"] == "missing":
         log.warning("%s %s: %s", ctx.monitor, ctx.window.key, note["reason"])
+    if short is not None:
+        note = {**note, "history_capped": short}
+        log.warning("%s %s: %s", ctx.monitor, ctx.window.key, short)
     run_id = int(ctx.artifacts.get_json("persist")["run_id"])
     ctx.store.write_findings(run_id, [finding_record(f) for f in findings])
     dicts = [f.to_dict() for f in findings]

@@ -147,3 +147,40 @@ def test_a_stored_start_never_moves_a_drift_later() -> None:
     f = _range(decide(ws[5], ws[:5], open_since={"ci_outside_range:dp_ratio:sex": ws[4].window_start},
                       **s.kwargs()))
     assert (f.status, f.since) == ("ongoing", ws[2].window_start)
+
+
+def test_a_long_noisy_shift_stays_ongoing_under_a_trailing_baseline_until_the_metric_returns() -> None:
+    """30 windows shifted by +0.05 (noisy: some do not violate on their own) under the default trailing
+    baseline (7 windows, persistence 2 of 3): the quiet windows inside the drift stay out of the
+    baseline, so the drift is ongoing throughout and resolves only when the metric comes back.
+    (Before, those windows joined the baseline and the drift ended at window 37 with the shift in place.)
+    """
+    import numpy as np
+
+    from fairmon.drift import replay
+
+    rng = np.random.default_rng(5)
+    values = ([0.05 + 0.005 * rng.standard_normal() for _ in range(10)]
+              + [0.10 + 0.02 * rng.standard_normal() for _ in range(30)]
+              + [0.05 + 0.005 * rng.standard_normal() for _ in range(5)])
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    ws = [WindowSummary("m", t0 + timedelta(days=i), t0 + timedelta(days=i + 1), metrics=_rows(v))
+          for i, v in enumerate(values)]
+    settings = settings_from_spec()
+    assert settings.baseline.mode == "trailing" and settings.baseline.trailing_n == 7
+    out = replay(ws, **settings.kwargs())
+
+    def status(i: int) -> str | None:
+        return next((f.status for f in out[i] if f.kind == "significant_change"), None)
+
+    assert [status(i) for i in range(10)] == [None] * 10
+    assert (status(10), status(11)) == ("pending", "open")
+    assert {status(i) for i in range(12, 41)} == {"ongoing"}  # the last shifted window is 39; 2 of 3 at 40
+    # the shift has quiet windows that the old baseline rule let in
+    assert any(f.numbers.get("p_value") is None for i in range(12, 40) for f in out[i]
+               if f.kind == "significant_change")
+    (resolved,) = [f for f in out[41] if f.kind == "significant_change"]
+    assert resolved.status == "resolved" and resolved.notify
+    assert resolved.since == ws[11].window_start
+    assert [status(i) for i in range(42, 45)] == [None] * 3
+    assert decide(ws[41], ws[:41], **settings.kwargs()) == out[41]

@@ -127,6 +127,10 @@ def test_a_reference_window_not_run_or_failed_is_reported_not_fatal(
 def test_a_drift_longer_than_the_history_keeps_its_start_and_thread(
     tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With the history capped below the drift's length, the start and the thread come from the store."""
+    import fairmon.pipeline.storeio as storeio
+
+    monkeypatch.setattr(storeio, "MAX_HISTORY_WINDOWS", 20)
     monkeypatch.delenv("FAIRMON_SLACK_TOKEN", raising=False)
     open_store(fresh_database_url, upgrade=True).engine.dispose()
     spec = _spec(tmp_path, cron="0 0 * * *", timezone="UTC", drift={})  # defaults: dp_ratio in [0.8, 1]
@@ -141,7 +145,10 @@ def test_a_drift_longer_than_the_history_keeps_its_start_and_thread(
 
     opened = finding(3)  # persistence 2 of 3: opens on day 3
     assert (opened["status"], opened["since"]) == ("open", (t0 + timedelta(days=3)).isoformat())
-    assert out[31]["drift"]["history"] < 29  # the opening window is long out of the loaded history
+    assert out[31]["drift"]["history"] == 20  # the opening window is long out of the loaded history
+    capped = out[31]["drift"]["baseline"]["history_capped"]
+    assert "capped at 20 windows" in capped and (t0 + timedelta(days=3)).isoformat() in capped
+    assert "history_capped" not in out[3]["drift"]["baseline"]
     assert {finding(i)["since"] for i in range(4, 32)} == {opened["since"]}
     resolved = finding(33)
     assert (resolved["status"], resolved["since"]) == ("resolved", opened["since"])
@@ -149,4 +156,37 @@ def test_a_drift_longer_than_the_history_keeps_its_start_and_thread(
     (open_alert,) = out[3]["alert"]["rendered"]
     (resolved_alert,) = out[33]["alert"]["rendered"]
     assert resolved_alert["text"].startswith("[warning] fairmon hist: Resolved")
+    assert resolved_alert["thread_of"] == open_alert["fingerprint"]  # threaded under the opening alert
+
+
+def test_a_30_window_shift_stays_ongoing_under_a_trailing_baseline_and_resolves_in_its_thread(
+    tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A significant-change drift longer than the default history (7 + 3 + 3 + 2 windows): the store
+    query reaches back before the drift's start, so the baseline stays the pre-drift level — before,
+    the drifted windows became the baseline and the finding stopped, unresolved, 13 windows in."""
+    monkeypatch.delenv("FAIRMON_SLACK_TOKEN", raising=False)
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    spec = _spec(tmp_path, cron="0 0 * * *", timezone="UTC", drift={})  # trailing 7, persistence 2 of 3
+    wiggle = [0.004, -0.003, 0.0, 0.002, -0.004, 0.003, -0.001]
+    dp = [0.05 + wiggle[i % 7] for i in range(10)] + [0.15 + wiggle[i % 7] for i in range(30)] + [0.05] * 3
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    out = [_run(spec, f"{t0 + timedelta(days=i):%Y-%m-%d}", [_row("dp_difference", v)], fresh_database_url)
+           for i, v in enumerate(dp)]
+
+    def status(i: int) -> str | None:
+        fs = [f for f in out[i]["drift"]["findings"] if f["kind"] == "significant_change"]
+        return fs[0]["status"] if fs else None
+
+    assert [status(i) for i in range(10)] == [None] * 10
+    assert (status(10), status(11)) == ("pending", "open")
+    assert [status(i) for i in range(12, 41)] == ["ongoing"] * 29  # 2 of the last 3 still shifted at 40
+    assert out[39]["drift"]["history"] == 39  # back to 15 windows before the drift's start
+    assert "history_capped" not in out[39]["drift"]["baseline"]
+    (last,) = [f for f in out[39]["drift"]["findings"] if f["kind"] == "significant_change"]
+    assert last["baseline"] == pytest.approx(0.05, abs=0.005)  # still the pre-drift level
+    assert status(41) == "resolved" and status(42) is None
+    (open_alert,) = out[11]["alert"]["rendered"]
+    (resolved_alert,) = out[41]["alert"]["rendered"]
+    assert "Resolved" in resolved_alert["text"]
     assert resolved_alert["thread_of"] == open_alert["fingerprint"]  # threaded under the opening alert
