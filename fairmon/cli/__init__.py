@@ -46,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: libraries whose INFO logs are progress chatter; shown again with ``--debug``
+NOISY_LOGGERS: tuple[str, ...] = ("great_expectations", "alembic", "matplotlib", "urllib3", "httpx")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -53,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.debug else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if not args.debug:  # third-party INFO chatter (~180 GX lines per window) buries fairmon's own lines
+        for noisy in NOISY_LOGGERS:
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -12,6 +12,12 @@ __all__ = ["register", "run", "parse_model_ref", "ERR_MODEL_REF", "ERR_FAVORABLE
 
 ERR_MODEL_REF = "--model {ref!r}: expected REGISTRY_URI[:NAME[:VERSION]]"
 ERR_FAVORABLE_VALUE = "--favorable-value {value!r} does not occur in column {column!r}; values are {values}"
+ERR_NO_COLUMN = "--favorable-col {column!r} is not a column of {file}; columns are {columns}"
+ERR_COLUMN_NAN = "--favorable-col {column!r} of {file} has {count} missing values; every row needs a decision"
+ERR_NOT_BINARY = (
+    "--favorable-col {column!r} of {file} holds {values}, not 0/1 or bool: name the favorable value, "
+    "e.g. --favorable-value {example}"
+)
 ERR_READ = "cannot read data file {path!r}: {error}"
 ERR_ONE_MODEL = "registry {uri!r} holds {names}; name the model: --model {uri}:NAME"
 
@@ -120,10 +126,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         col = args.favorable_col
         if col not in df.columns:
-            from fairmon.errors import MethodError
-            from fairmon.fairness.rumie import ERR_FAVORABLE_COLUMN
-
-            raise MethodError(ERR_FAVORABLE_COLUMN.format(column=col, columns=list(df.columns)))
+            raise ConfigError(ERR_NO_COLUMN.format(column=col, file=args.data, columns=list(df.columns)))
+        missing = int(df[col].isna().sum())
+        if missing:
+            raise ConfigError(ERR_COLUMN_NAN.format(column=col, file=args.data, count=missing))
+        if args.favorable_value is None and not _is_binary(df[col]):
+            shown = sorted(df[col].astype(str).unique().tolist())[:10]
+            raise ConfigError(ERR_NOT_BINARY.format(column=col, file=args.data, values=shown, example=shown[-1]))
         if args.favorable_value is not None:
             as_text = df[col].astype(str)
             if not (as_text == args.favorable_value).any():
@@ -147,3 +156,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(ev.summary())
     return 0
+
+
+def _is_binary(col: Any) -> bool:
+    """0/1 or bool values only (what ``mine`` accepts as decisions without --favorable-value)."""
+    try:
+        return all(v in (0, 1) or v is True or v is False for v in col.unique().tolist())
+    except TypeError:
+        return False

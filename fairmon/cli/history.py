@@ -21,6 +21,8 @@ the last 7 windows of the series). Same data as the metric_series view (see sql/
 
 ERR_SINCE = "--since {value!r}: use a date (2026-01-31), a timestamp, or a relative span like 90d / 12w"
 ERR_NO_ROWS = "no {metric!r} values for monitor {monitor!r}{filters}; series there: {series}"
+ERR_NO_MONITOR = "no monitor {monitor!r} in the store; monitors: {known}"
+ERR_NO_METRIC = "monitor {monitor!r} has no metric {metric!r}; its metrics: {known}"
 COLUMNS = (
     "window_start",
     "status",
@@ -81,6 +83,22 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _explain_empty(store: Any, monitor: str, metric: str) -> None:
+    """An empty answer because the monitor or the metric does not exist says so (and lists what does)."""
+    from fairmon.errors import StoreError
+
+    err = None
+    if monitor not in store.monitors():
+        err = StoreError(ERR_NO_MONITOR.format(monitor=monitor, known=", ".join(store.monitors()) or "none"))
+    else:
+        metrics = sorted({m for m, _, _ in store.series(monitor)})
+        if metric not in metrics:
+            err = StoreError(ERR_NO_METRIC.format(monitor=monitor, metric=metric, known=", ".join(metrics) or "none"))
+    if err is not None:
+        err.retryable = False
+        raise err
+
+
 def run(args: argparse.Namespace) -> int:
     from fairmon.errors import StoreError
     from fairmon.store import Store, get_engine
@@ -90,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     store = Store(get_engine(args.db))
     rows = store.history(args.monitor, args.metric, attribute=args.attribute, group=args.group, since=since)
     if not rows:
+        _explain_empty(store, args.monitor, args.metric)
         series = store.series(args.monitor, args.metric)
         filters = "".join(
             f", {k}={v!r}"

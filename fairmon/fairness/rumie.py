@@ -119,13 +119,14 @@ ERR_EMPTY = "RUMIE needs data: the frame has no rows"
 ERR_TOO_FEW_ROWS = "RUMIE needs at least {min_rows} rows to form a group and its complement; got {n}"
 ERR_NOT_FRAME = "X must be a pandas DataFrame of raw attribute columns, got {type}"
 ERR_FAVORABLE_LENGTH = "favorable has {got} values but X has {n} rows"
-ERR_FAVORABLE_NOT_BINARY = "favorable must be binary (bool or 0/1); found values {values}"
-ERR_FAVORABLE_NAN = "favorable has {count} missing values; every row needs a decision"
-ERR_FAVORABLE_COLUMN = "favorable column {column!r} is not in X; columns are {columns}"
+ERR_FAVORABLE_NOT_BINARY = "{what} must be binary (bool or 0/1); found values {values}"
+ERR_FAVORABLE_NAN = "{what} has {count} missing values; every row needs a decision"
+ERR_FAVORABLE_COLUMN = "favorable column {column!r} is not in the data; columns are {columns}"
 ERR_NAN = "attribute column {column!r} has {count} missing (NaN) numeric values; drop or impute them first"
 ERR_BOUNDS_ORDER = "alpha ({alpha}) must not exceed beta ({beta})"
 ERR_BOUNDS_RANGE = "alpha and beta must lie in [0, 1]; got alpha={alpha}, beta={beta}"
 ERR_K_RANGE = "k must be between 1 and the number of encoded attributes ({d}); got {k}"
+ERR_K_TYPE = "k must be a positive integer (the number of key encoded attributes); got {k!r}"
 ERR_UNKNOWN_ATTRIBUTES = "unknown attributes {names}; available columns are {available}"
 ERR_NO_ATTRIBUTES = "no attributes to mine: pass attribute columns in X"
 ERR_METHOD = "method must be one of {allowed}; got {method!r}"
@@ -274,7 +275,7 @@ def _check_params(
     if alpha > beta:
         raise MethodError(ERR_BOUNDS_ORDER.format(alpha=alpha, beta=beta))
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise MethodError(ERR_K_RANGE.format(d="?", k=k))
+        raise MethodError(ERR_K_TYPE.format(k=k))
     if lam < 0 or not math.isfinite(lam):
         raise MethodError(ERR_PARAM.format(name="lam", rule="a finite number >= 0", value=lam))
     if iterations < 1:
@@ -295,9 +296,10 @@ def _favorable_array(X: pd.DataFrame, favorable: Any) -> tuple[np.ndarray, str |
     s = pd.Series(np.asarray(favorable).ravel() if not isinstance(favorable, pd.Series) else favorable.to_numpy())
     if len(s) != len(X):
         raise MethodError(ERR_FAVORABLE_LENGTH.format(got=len(s), n=len(X)))
+    what = "favorable" if col is None else f"favorable column {col!r}"
     nan = int(s.isna().sum())
     if nan:
-        raise MethodError(ERR_FAVORABLE_NAN.format(count=nan))
+        raise MethodError(ERR_FAVORABLE_NAN.format(what=what, count=nan))
     vals = pd.unique(s)
     try:
         ok = all(v in (0, 1) or v is True or v is False for v in vals.tolist())
@@ -305,7 +307,7 @@ def _favorable_array(X: pd.DataFrame, favorable: Any) -> tuple[np.ndarray, str |
         ok = False
     if not ok:
         shown = sorted(map(str, vals.tolist()))[:10]
-        raise MethodError(ERR_FAVORABLE_NOT_BINARY.format(values=shown))
+        raise MethodError(ERR_FAVORABLE_NOT_BINARY.format(what=what, values=shown))
     return s.astype(bool).to_numpy(), col
 
 

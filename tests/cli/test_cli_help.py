@@ -74,3 +74,19 @@ def test_commands_that_print_results_offer_json() -> None:
         if name in ("spec schema",):  # prints a JSON Schema: JSON already
             continue
         assert "--json" in opts, f"fairmon {name} has no --json"
+
+
+def test_third_party_info_logs_are_quiet_unless_debug() -> None:
+    """~180 great_expectations INFO lines per window buried fairmon's own output."""
+    import logging
+
+    from fairmon.cli import NOISY_LOGGERS, main
+
+    gx = logging.getLogger("great_expectations")
+    gx.setLevel(logging.NOTSET)
+    assert "great_expectations" in NOISY_LOGGERS
+    assert main(["version"]) == 0
+    assert gx.level == logging.WARNING
+    gx.setLevel(logging.NOTSET)
+    assert main(["--debug", "version"]) == 0
+    assert gx.level == logging.NOTSET

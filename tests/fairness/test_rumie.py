@@ -164,12 +164,15 @@ def test_bad_inputs_have_clear_errors() -> None:
     assert _err(MethodError, mine, X.to_numpy(), fav) == rumie.ERR_NOT_FRAME.format(type="ndarray")
     assert _err(MethodError, mine, X, fav[:10]) == rumie.ERR_FAVORABLE_LENGTH.format(got=10, n=40)
     bad = np.arange(40) % 3
-    assert _err(MethodError, mine, X, bad) == rumie.ERR_FAVORABLE_NOT_BINARY.format(values=["0", "1", "2"])
+    assert _err(MethodError, mine, X, bad) == rumie.ERR_FAVORABLE_NOT_BINARY.format(
+        what="favorable", values=["0", "1", "2"])
     assert _err(MethodError, mine, X, np.where(fav, "yes", "no")) == rumie.ERR_FAVORABLE_NOT_BINARY.format(
-        values=["no", "yes"])
+        what="favorable", values=["no", "yes"])
     with_nan = fav.astype(float)
     with_nan[3] = np.nan
-    assert _err(MethodError, mine, X, with_nan) == rumie.ERR_FAVORABLE_NAN.format(count=1)
+    assert _err(MethodError, mine, X, with_nan) == rumie.ERR_FAVORABLE_NAN.format(what="favorable", count=1)
+    assert _err(MethodError, mine, X.assign(dec=with_nan), "dec") == rumie.ERR_FAVORABLE_NAN.format(
+        what="favorable column 'dec'", count=1)
     assert _err(MethodError, mine, X, "nope") == rumie.ERR_FAVORABLE_COLUMN.format(
         column="nope", columns=list(X.columns))
     Xn = X.assign(age=X["age"].astype(float))
@@ -178,7 +181,7 @@ def test_bad_inputs_have_clear_errors() -> None:
     assert _err(MethodError, mine, X, fav, alpha=0.6, beta=0.5) == rumie.ERR_BOUNDS_ORDER.format(
         alpha=0.6, beta=0.5)
     assert _err(MethodError, mine, X, fav, alpha=-0.1) == rumie.ERR_BOUNDS_RANGE.format(alpha=-0.1, beta=0.55)
-    assert _err(MethodError, mine, X, fav, k=0) == rumie.ERR_K_RANGE.format(d="?", k=0)
+    assert _err(MethodError, mine, X, fav, k=0) == rumie.ERR_K_TYPE.format(k=0)
     # d = age, priors_count, colour x3, noise = 6 encoded attributes
     assert _err(MethodError, mine, X, fav, k=7) == rumie.ERR_K_RANGE.format(d=6, k=7)
     assert _err(MethodError, mine, X, fav, attributes=["age", "zip"]) == rumie.ERR_UNKNOWN_ATTRIBUTES.format(

@@ -10,7 +10,7 @@ import pytest
 from _rumie_data import planted_frame
 
 from fairmon.cli import main
-from fairmon.cli.audit import ERR_FAVORABLE_VALUE, ERR_MODEL_REF, parse_model_ref
+from fairmon.cli.audit import ERR_FAVORABLE_VALUE, ERR_MODEL_REF, ERR_NOT_BINARY, parse_model_ref
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,11 @@ def test_audit_errors(data_file: Path, capsys: pytest.CaptureFixture[str]) -> No
     err = capsys.readouterr().err
     assert ERR_FAVORABLE_VALUE.format(value="yes", column="decision", values=["approve", "deny"]) in err
     rc = main(["audit", "--data", str(data_file), "--favorable-col", "decision"])  # not binary
-    assert rc == 2 and "favorable must be binary" in capsys.readouterr().err
+    assert rc == 2
+    assert ERR_NOT_BINARY.format(column="decision", file=data_file, values=["approve", "deny"],
+                                 example="deny") in capsys.readouterr().err
+    rc = main(["audit", "--data", str(data_file), "--favorable-col", "approved"])
+    assert rc == 2 and f"--favorable-col 'approved' is not a column of {data_file}" in capsys.readouterr().err
     with pytest.raises(Exception) as e:
         parse_model_ref("reg::v1")
     assert str(e.value) == ERR_MODEL_REF.format(ref="reg::v1")

@@ -80,6 +80,15 @@ def test_history_formats(fresh_database_url: str, capsys: pytest.CaptureFixture[
     assert main(sel) == 0
     assert {r["group_key"] for r in json.loads(capsys.readouterr().out)} == {"Female"}
 
+    # an unknown monitor or metric is named as such, with what does exist
+    assert main(["history", "--monitor", "nosuch", "--metric", "dp_difference", "--db", fresh_database_url]) == 2
+    assert "no monitor 'nosuch' in the store; monitors: demo" in capsys.readouterr().err
+    assert main(["history", "--monitor", "demo", "--metric", "dp_diff", "--db", fresh_database_url]) == 2
+    err = capsys.readouterr().err
+    assert "monitor 'demo' has no metric 'dp_diff'; its metrics: " in err and "dp_difference" in err
+    assert main([*base, "--since", "2030-01-01"]) == 2  # known series, no rows in range: the old message
+    assert "no 'dp_difference' values for monitor 'demo', since='2030-01-01'" in capsys.readouterr().err
+
     assert store.metric_series("demo", "dp_difference") == store.history("demo", "dp_difference")
 
     assert main([*base, "--attribute", "race"]) == 2
