@@ -28,7 +28,7 @@ import hashlib
 import io
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -58,6 +58,11 @@ METADATA_FILE = "metadata.json"
 FORMAT_VERSION = 1
 
 ERR_NO_MODEL = "registry {uri!r} has no model named {name!r}; known models: {known}"
+ERR_NO_REGISTRY = "registry {uri!r} does not exist (no folder {root!r}); check model.registry_uri"
+ERR_NO_VERSIONS = (
+    "model {name!r} in registry {uri!r} has no complete version (a version folder needs its "
+    "metadata.json; found folders: {folders})"
+)
 ERR_NO_VERSION = "model {name!r} has no version {version!r} in registry {uri!r}; versions: {versions}"
 ERR_NO_PRODUCTION = (
     "model {name!r} in registry {uri!r} has no version with status 'production'{as_of} "
@@ -111,6 +116,12 @@ class SnapshotInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: fields a metadata.json must have (the ones without a default)
+_REQUIRED_INFO = frozenset(
+    f.name for f in fields(SnapshotInfo) if f.default is MISSING and f.default_factory is MISSING
+)
 
 
 class Registry:
@@ -253,6 +264,9 @@ class Registry:
         try:
             with self.fs.open(path, "rb") as fh:
                 data = json.loads(fh.read().decode())
+            missing = sorted(_REQUIRED_INFO - set(data))
+            if missing:
+                raise ValueError(f"missing field(s) {', '.join(missing)}")
             return SnapshotInfo(**data)
         except (OSError, ValueError, TypeError) as exc:
             raise SnapshotError(ERR_BAD_METADATA.format(path=path, error=exc)) from exc
@@ -270,6 +284,11 @@ class Registry:
         """
         infos = self.versions(name)
         if not infos:
+            if not self.fs.exists(self.root):
+                raise SnapshotError(ERR_NO_REGISTRY.format(uri=self.uri, root=self.root))
+            if name in self.names():
+                folders = [f"v{n}" for n in self._numbers(name)] or "none"
+                raise SnapshotError(ERR_NO_VERSIONS.format(name=name, uri=self.uri, folders=folders))
             raise SnapshotError(ERR_NO_MODEL.format(uri=self.uri, name=name, known=self.names()))
         if str(version) == "latest":
             prod = [i for i in infos if i.status == "production"]
@@ -283,7 +302,10 @@ class Registry:
                         name=name,
                         uri=self.uri,
                         as_of=suffix,
-                        versions=[f"{i.version}:{i.status}" for i in infos],
+                        versions=[
+                            f"{i.version}:{i.status}" + (f" valid from {i.valid_from}" if i.valid_from else "")
+                            for i in infos
+                        ],
                     )
                 )
             return max(prod, key=lambda i: i.number)

@@ -158,9 +158,11 @@ def test_versions_sort_numerically(registry: Registry, sk_model: Model) -> None:
 
 
 def test_resolve_errors(registry: Registry, sk_model: Model) -> None:
-    with pytest.raises(SnapshotError, match="no model named 'nope'"):
+    with pytest.raises(SnapshotError, match="does not exist"):  # nothing registered yet: no folder
         registry.resolve("nope")
     registry.register(sk_model, name="credit", status="candidate")
+    with pytest.raises(SnapshotError, match=r"no model named 'nope'; known models: \['credit'\]"):
+        registry.resolve("nope")
     with pytest.raises(SnapshotError, match="no version with status 'production'"):
         registry.load("credit")
     with pytest.raises(SnapshotError, match="has no version 'v9'"):
@@ -226,3 +228,24 @@ def test_torch_load_on_cuda(tmp_path, torch_model: Model, data) -> None:
     loaded = reg.load("mlp", device="cuda")
     assert next(loaded.estimator.parameters()).device.type == "cuda"
     np.testing.assert_allclose(loaded.predict_proba(df), torch_model.predict_proba(df), atol=1e-5)
+
+
+def test_resolve_says_what_is_wrong_with_the_registry_itself(tmp_path, sk_model: Model) -> None:
+    """From a bad-input audit: a missing registry folder read 'known models: []', a model folder
+    without versions 'has no model named demo; known models: [demo]', a metadata.json without a
+    field a dataclass TypeError, and 'promote one' hid the versions' valid_from dates."""
+    with pytest.raises(SnapshotError, match=r"does not exist \(no folder .*nowhere.*\); check model.registry_uri"):
+        Registry(str(tmp_path / "nowhere")).resolve("credit")
+    reg = Registry(str(tmp_path / "reg"))
+    (tmp_path / "reg" / "credit" / "v1").mkdir(parents=True)
+    with pytest.raises(SnapshotError, match=r"'credit' .* has no complete version .*found folders: \['v1'\]"):
+        reg.resolve("credit")
+    info = reg.register(sk_model, name="credit", valid_from="2026-01-07")
+    with pytest.raises(SnapshotError, match=r"v2:production valid from 2026-01-07"):
+        reg.resolve("credit", as_of="2026-01-01")
+    meta = tmp_path / "reg" / "credit" / info.version / "metadata.json"
+    data = json.loads(meta.read_text())
+    del data["sha256"]
+    meta.write_text(json.dumps(data))
+    with pytest.raises(SnapshotError, match=r"metadata\.json' is unreadable: missing field\(s\) sha256"):
+        reg.resolve("credit")
