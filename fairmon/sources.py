@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "load_window",
     "load_file",
+    "describe_window_source",
     "window_path",
     "ERR_FILE_MISSING",
     "ERR_EMPTY_FILE",
@@ -87,6 +88,14 @@ def window_path(
     '/data/d/20260201.csv'
     """
     return resolve_path(source.path_for(start, end), base_dir=base_dir, env=env)
+
+
+def describe_window_source(spec: MonitorSpec, start: dt.datetime, end: dt.datetime) -> str:
+    """Where the rows of the window come from, for error messages: the partition path or the query."""
+    if spec.data.files is not None:
+        return window_path(spec.data.files, start, end, base_dir=spec.base_dir)
+    assert spec.data.sql is not None
+    return f"query: {_short_query(spec.data.sql.query)}"
 
 
 def load_file(path: str, fmt: str) -> pd.DataFrame:

@@ -177,16 +177,18 @@ def validate(ctx: RunContext) -> dict[str, Any]:
     is enqueued (and sent when notifying), and :class:`DataValidationError` stops the window.
     """
     t0 = time.perf_counter()
+    frame = ctx.artifacts.get_frame(A_DATA)
     if not ctx.spec.validation.enabled:
+        _check_window_data(ctx, frame)
         ctx.artifacts.put_json(A_VALIDATION, {"success": True, "enabled": False, "failed": []})
         return _timed(ctx, "validate", t0, {"valid": True, "enabled": False})
     from fairmon.validation import validate_window
 
-    frame = ctx.artifacts.get_frame(A_DATA)
     result = validate_window(ctx.spec, frame, engine=ctx.source_url)
     summary = result.to_dict()
     ctx.artifacts.put_json(A_VALIDATION, summary)
     if result.success:
+        _check_window_data(ctx, frame)  # a suite (e.g. a hand-written one) need not cover these
         return _timed(ctx, "validate", t0, {"valid": True, "enabled": True, "expectations": len(summary.get("results", []))})
     failed = list(result.failed)
     from fairmon.pipeline import storeio
@@ -199,22 +201,25 @@ def validate(ctx: RunContext) -> dict[str, Any]:
     raise DataValidationError(f"window {ctx.window.key} failed validation", failed)  # pragma: no cover
 
 
+def _window_origin(ctx: RunContext) -> str:
+    """Where the window's rows came from, for error messages: the partition file or the SQL query."""
+    from fairmon.sources import describe_window_source
+
+    return describe_window_source(ctx.spec, ctx.window.start, ctx.window.end)
+
+
+def _check_window_data(ctx: RunContext, frame: Any) -> None:
+    """The checks that hold with or without a validation suite (:mod:`fairmon.pipeline.checks`): every
+    column the spec names is present and the protected attributes are categorical."""
+    from fairmon.pipeline import checks
+
+    w = ctx.window.start
+    day = w.date().isoformat() if (w.hour, w.minute, w.second) == (0, 0, 0) else w.isoformat()
+    checks.check_columns(ctx.spec, frame, window=day, origin=_window_origin(ctx))
+    checks.check_sensitive_categorical(ctx.spec, frame, window=day)
+
+
 # ------------------------------------------------------------------------------------------ compute
-
-
-def _favorable_value_eq(values: Any, favorable: Any) -> Any:
-    """Elementwise ``values == favorable`` comparing numbers as numbers and anything else as text."""
-    import numpy as np
-    import pandas as pd
-
-    s = pd.Series(values)
-    if isinstance(favorable, bool | int | float) and pd.api.types.is_numeric_dtype(s):
-        out = s.to_numpy(dtype=float) == float(favorable)
-    else:
-        out = s.astype(str).to_numpy() == str(favorable)
-    out = out.astype(float)
-    out[s.isna().to_numpy()] = np.nan
-    return out
 
 
 def predict(ctx: RunContext) -> dict[str, Any]:
@@ -226,6 +231,13 @@ def predict(ctx: RunContext) -> dict[str, Any]:
     t0 = time.perf_counter()
     import numpy as np
 
+    from fairmon.pipeline.checks import (
+        check_favorable_class,
+        check_favorable_value,
+        favorable_value_eq,
+    )
+    from fairmon.registry.model import Model
+
     cols, fav = ctx.spec.columns, ctx.spec.favorable
     frame = ctx.artifacts.get_frame(A_DATA)
     snap = ctx.artifacts.get_json(A_SNAPSHOT)
@@ -233,15 +245,23 @@ def predict(ctx: RunContext) -> dict[str, Any]:
     score = np.full(n, np.nan)
     source = "model"
     if cols.decision is not None:
-        favorable = _favorable_value_eq(frame[cols.decision], fav.class_ if fav.class_ is not None else 1)
+        fav_class = fav.class_ if fav.class_ is not None else 1
+        check_favorable_value(frame[cols.decision], fav_class, what="decision", field="favorable.class")
+        favorable = favorable_value_eq(frame[cols.decision], fav_class)
         source = "logged_decision"
     else:
         if cols.score is not None:
             score = frame[cols.score].to_numpy(dtype=float)
             source = "logged_score"
             pred = None
+            if fav.score_threshold is None:
+                check_favorable_class(
+                    fav.class_, Model.classes, what=f"the 0.5 rule on score column {cols.score!r}"
+                )
         else:
             model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
+            if fav.score_threshold is None:
+                check_favorable_class(fav.class_, model.classes, what=f"model {snap['name']}:{snap['version']}")
             score = model.predict_proba(frame[list(cols.features)])[:, 1]
             pred = model.predict(frame[list(cols.features)])
         if fav.score_threshold is not None:
@@ -251,11 +271,13 @@ def predict(ctx: RunContext) -> dict[str, Any]:
                 favorable = (score <= fav.score_threshold).astype(float)
             favorable[np.isnan(score)] = np.nan
         elif pred is not None:
-            favorable = _favorable_value_eq(pred, fav.class_)
+            favorable = favorable_value_eq(pred, fav.class_)
         else:  # a logged score without a threshold: the model's own 0.5 rule on P(class 1)
-            favorable = _favorable_value_eq((score >= 0.5).astype(int), fav.class_)
+            favorable = favorable_value_eq((score >= 0.5).astype(int), fav.class_)
     if cols.label is not None and cols.label in frame.columns:
-        label_fav = _favorable_value_eq(frame[cols.label], fav.label_value)
+        label_field = "favorable.label_class" if fav.label_class is not None else "favorable.class (label_class unset)"
+        check_favorable_value(frame[cols.label], fav.label_value, what="label", field=label_field)
+        label_fav = favorable_value_eq(frame[cols.label], fav.label_value)
     else:
         label_fav = np.full(n, np.nan)
     ctx.artifacts.put_arrays(

@@ -55,6 +55,10 @@ class Model:
     (4, 2)
     """
 
+    #: the labels :meth:`predict` returns (fairmon monitors binary classifiers: class 1 is the positive
+    #: class whose probability ``predict_proba[:, 1]`` is, thresholded at ``threshold``)
+    classes: tuple[int, int] = (0, 1)
+
     def __init__(
         self,
         estimator: Any,

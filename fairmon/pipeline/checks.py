@@ -1,0 +1,139 @@
+"""Checks of a window's data against its spec that hold whether or not a validation suite runs.
+
+Why a module of its own: without these, a window whose data cannot mean what the spec says is either
+computed into a pandas traceback (a missing column) or, worse, stored as plausible numbers — a
+favorable class the model never predicts reads as "everyone unfavored, perfectly fair"; a continuous
+column used as a protected attribute makes every distinct value its own tiny group. Each check raises
+one :class:`~fairmon.errors.FairmonError` naming the window, the column or field and the values seen.
+
+- :func:`check_columns`: every column the spec names is present (:class:`SchemaError`).
+- :func:`check_sensitive_categorical`: a numeric protected attribute has at most
+  :data:`MAX_SENSITIVE_VALUES` distinct values in the window (:class:`ConfigError`).
+- :func:`check_favorable_value`: the favorable value of a decision or label column occurs in it, unless
+  the column holds a single value (a window where everyone is unfavored is legitimate)
+  (:class:`ConfigError`).
+- :func:`check_favorable_class`: ``favorable.class`` is one of the classes a model (or the 0.5 rule on a
+  logged score) predicts (:class:`ConfigError`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairmon.config import MonitorSpec
+from fairmon.errors import ConfigError, SchemaError
+
+__all__ = [
+    "MAX_SENSITIVE_VALUES",
+    "column_roles",
+    "check_columns",
+    "check_sensitive_categorical",
+    "check_favorable_value",
+    "check_favorable_class",
+    "favorable_value_eq",
+    "ERR_MISSING_COLUMNS",
+    "ERR_SENSITIVE_CONTINUOUS",
+    "ERR_FAVORABLE_ABSENT",
+    "ERR_FAVORABLE_CLASS",
+]
+
+#: most distinct values a numeric protected attribute may take in one window; more means a continuous
+#: column (income, age in years) whose every value would become its own group of a handful of rows
+MAX_SENSITIVE_VALUES = 20
+#: how many distinct values an error message lists
+_SHOW_VALUES = 10
+
+ERR_MISSING_COLUMNS = "window data for {monitor} {window} ({origin}) lacks column(s) {cols}; it has {have}"
+ERR_SENSITIVE_CONTINUOUS = (
+    "sensitive column {col!r} has {n} distinct numeric values in window {monitor} {window} (at most {max} "
+    "allowed); protected attributes must be categorical: bin it in the data query or the data (e.g. age "
+    "bands), or remove it from columns.sensitive"
+)
+ERR_FAVORABLE_ABSENT = "{what} column {col!r} has no value equal to {field} {value!r} (values {values})"
+ERR_FAVORABLE_CLASS = "favorable.class {value!r} is not a class of {what} (classes {classes})"
+
+
+def column_roles(spec: MonitorSpec) -> dict[str, list[str]]:
+    """Every column the spec names → the ``columns.*`` fields naming it (in the spec's order)."""
+    c = spec.columns
+    roles: dict[str, list[str]] = {}
+    for field in ("features", "extra", "sensitive"):
+        for col in getattr(c, field):
+            roles.setdefault(col, []).append(f"columns.{field}")
+    for field in ("label", "decision", "score"):
+        col = getattr(c, field)
+        if col is not None:
+            roles.setdefault(col, []).append(f"columns.{field}")
+    return roles
+
+
+def check_columns(spec: MonitorSpec, frame: pd.DataFrame, *, window: str, origin: str) -> None:
+    """Raise :class:`SchemaError` naming the window, its source and every column the spec needs but the
+    data lacks (with the fields that name it)."""
+    missing = {col: fields for col, fields in column_roles(spec).items() if col not in frame.columns}
+    if missing:
+        cols = ", ".join(f"{col!r} ({', '.join(fields)})" for col, fields in missing.items())
+        raise SchemaError(
+            ERR_MISSING_COLUMNS.format(
+                monitor=spec.name, window=window, origin=origin, cols=cols, have=[str(c) for c in frame.columns]
+            )
+        )
+
+
+def check_sensitive_categorical(spec: MonitorSpec, frame: pd.DataFrame, *, window: str) -> None:
+    """Raise :class:`ConfigError` for a numeric (not bool) protected attribute with more than
+    :data:`MAX_SENSITIVE_VALUES` distinct values in the window."""
+    for col in spec.columns.sensitive:
+        s = frame[col]
+        if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+            continue
+        n = int(s.nunique(dropna=True))
+        if n > MAX_SENSITIVE_VALUES:
+            raise ConfigError(
+                ERR_SENSITIVE_CONTINUOUS.format(col=col, n=n, monitor=spec.name, window=window, max=MAX_SENSITIVE_VALUES)
+            )
+
+
+def favorable_value_eq(values: Any, favorable: Any) -> np.ndarray:
+    """Elementwise ``values == favorable`` (1.0/0.0, NaN where missing) comparing numbers as numbers and
+    anything else as text."""
+    s = pd.Series(values)
+    if isinstance(favorable, bool | int | float) and pd.api.types.is_numeric_dtype(s):
+        out = s.to_numpy(dtype=float) == float(favorable)
+    else:
+        out = s.astype(str).to_numpy() == str(favorable)
+    out = out.astype(float)
+    out[s.isna().to_numpy()] = np.nan
+    return out
+
+
+def _shown(values: Sequence[Any]) -> str:
+    vals = sorted((v.item() if hasattr(v, "item") else v for v in values), key=lambda v: (str(type(v)), v))
+    more = f" and {len(vals) - _SHOW_VALUES} more" if len(vals) > _SHOW_VALUES else ""
+    return f"{vals[:_SHOW_VALUES]}{more}"
+
+
+def check_favorable_value(column: pd.Series, favorable: Any, *, what: str, field: str) -> None:
+    """Raise :class:`ConfigError` when ``column`` has two or more distinct non-missing values and none of
+    them equals ``favorable`` (so it cannot be the column's favorable value).
+
+    A column holding one value only, or only missing values, passes: a window in which every decision
+    (or label) is unfavorable is real data, not a misconfiguration.
+    """
+    distinct = column.dropna().unique()
+    if len(distinct) < 2:
+        return
+    if not np.nansum(favorable_value_eq(column, favorable)) > 0:
+        raise ConfigError(
+            ERR_FAVORABLE_ABSENT.format(what=what, col=column.name, field=field, value=favorable, values=_shown(distinct))
+        )
+
+
+def check_favorable_class(favorable: Any, classes: Sequence[Any], *, what: str) -> None:
+    """Raise :class:`ConfigError` when ``favorable`` equals none of ``classes`` (what a model predicts)."""
+    if not np.nansum(favorable_value_eq(np.asarray(classes), favorable)) > 0:
+        raise ConfigError(ERR_FAVORABLE_CLASS.format(value=favorable, what=what, classes=list(classes)))
