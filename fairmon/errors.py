@@ -67,11 +67,16 @@ class SchemaNotAtHeadError(StoreError):
 
 
 class AlertDeliveryError(FairmonError):
-    """An alert could not be delivered (Slack error, auth, unknown channel)."""
+    """An alert could not be delivered (Slack error, auth, unknown channel).
 
-    def __init__(self, message: str, *, retryable: bool = False) -> None:
+    ``configuration`` marks errors about the token or channel rather than the message: the alert
+    itself is fine and goes out once the configuration is fixed.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False, configuration: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.configuration = configuration
 
 
 class MethodError(FairmonError):

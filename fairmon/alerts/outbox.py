@@ -1,8 +1,12 @@
 """The alert outbox: exactly one Slack message per fingerprint, across retries, re-runs and crashes.
 
 States (the store's ``alerts`` table): ``pending → sending → sent | failed``; a transient failure
-puts the alert back to ``pending`` (re-delivered on the next run); a ``sending`` row older than
-``stale_after_s`` is a crashed delivery and is reclaimed.
+puts the alert back to ``pending`` (re-delivered on the next run); so does a configuration failure
+(bad token or channel: the message is fine, it goes out once the configuration is fixed), without
+counting the attempt; only Slack refusing the message itself makes it ``failed``. A ``sending`` row
+older than ``stale_after_s`` is a crashed delivery and is reclaimed. A delivery can be limited to one
+monitor's alerts: each monitor may have its own token and channel, so a run never sends (or burns)
+another monitor's queue.
 
 Why no duplicates
 -----------------
@@ -73,11 +77,13 @@ class OutboxRepository(Protocol):
 
     def outbox_get(self, fingerprint: str) -> AlertRecord | None: ...
 
-    def outbox_pending(self, limit: int = 100, *, stale_after_s: float = 600.0) -> list[AlertRecord]: ...
+    def outbox_pending(
+        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None
+    ) -> list[AlertRecord]: ...
 
     def outbox_transition(
         self, fingerprint: str, from_state: Any, to_state: Any, *, slack_ts: str | None = None,
-        error: str | None = None, expected_attempts: int | None = None,
+        error: str | None = None, expected_attempts: int | None = None, release: bool = False,
     ) -> bool: ...
 
     def set_thread_ts(self, fingerprint: str, thread_ts: str) -> bool: ...
@@ -130,18 +136,22 @@ class InMemoryOutboxRepository:
     def outbox_get(self, fingerprint: str) -> AlertRecord | None:
         return self._rows.get(fingerprint)
 
-    def outbox_pending(self, limit: int = 100, *, stale_after_s: float = 600.0) -> list[AlertRecord]:
+    def outbox_pending(
+        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None
+    ) -> list[AlertRecord]:
         now = self._clock()
         out = []
         for fp in self._order:
             r = self._rows[fp]
+            if monitor is not None and r.monitor != monitor:
+                continue
             if r.state == "pending" or (r.state == "sending" and now - self._claimed_at.get(fp, now) >= stale_after_s):
                 out.append(r)
         return out[:limit]
 
     def outbox_transition(
         self, fingerprint: str, from_state: Any, to_state: Any, *, slack_ts: str | None = None,
-        error: str | None = None, expected_attempts: int | None = None,
+        error: str | None = None, expected_attempts: int | None = None, release: bool = False,
     ) -> bool:
         allowed = _ALLOWED.get(from_state)
         if allowed is None or to_state not in allowed:
@@ -156,6 +166,8 @@ class InMemoryOutboxRepository:
         if to_state == "sending":
             changes["attempts"] = r.attempts + 1
             self._claimed_at[fingerprint] = self._clock()
+        elif release and from_state == "sending":
+            changes["attempts"] = max(r.attempts - 1, 0)
         if to_state == "sent":
             changes["sent_at"] = datetime.now(UTC)
         if slack_ts is not None:
@@ -183,7 +195,7 @@ class DeliveryReport:
 
     sent: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)  #: found already in Slack, not re-posted
-    deferred: list[str] = field(default_factory=list)  #: back to pending (outage or parent not sent)
+    deferred: list[str] = field(default_factory=list)  #: back to pending (outage, bad config, parent not sent)
     failed: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -283,18 +295,22 @@ class Outbox:
         return msg.fingerprint if ok else None
 
     # ------------------------------------------------------------------ deliver
-    def deliver(self, *, limit: int = 100, stale_after_s: float = 600.0) -> DeliveryReport:
-        """Send what is pending (and reclaim stale ``sending`` rows).
+    def deliver(
+        self, *, monitor: str | None = None, limit: int = 100, stale_after_s: float = 600.0
+    ) -> DeliveryReport:
+        """Send what is pending (and reclaim stale ``sending`` rows) — only ``monitor``'s alerts when given.
 
         A transient failure (outage, retries exhausted) puts the alert back to ``pending`` and ends this
         run (``report.error`` says why). A configuration failure (``invalid_auth``,
-        ``channel_not_found``) marks the alert ``failed`` and raises
-        :class:`~fairmon.errors.AlertDeliveryError` naming the channel, at once.
+        ``channel_not_found``, ...) also leaves the alert ``pending`` — the attempt not counted, the
+        error in ``last_error`` — and raises :class:`~fairmon.errors.AlertDeliveryError` naming the
+        channel, at once: the alert goes out once the token or channel is fixed. Slack refusing the
+        message itself (``invalid_blocks``, ``msg_too_long``, ...) marks it ``failed`` and raises.
         """
         if self.sender is None:
             raise AlertDeliveryError("the outbox has no sender configured")
         repo, report = self.repository, DeliveryReport()
-        for rec in repo.outbox_pending(limit, stale_after_s=stale_after_s):
+        for rec in repo.outbox_pending(limit, stale_after_s=stale_after_s, monitor=monitor):
             fp = rec.fingerprint
             if not repo.outbox_transition(fp, rec.state, "sending", expected_attempts=rec.attempts):
                 continue  # another worker claimed it
@@ -324,6 +340,11 @@ class Outbox:
                     report.error = str(exc)
                     _log.warning("alert delivery deferred: %s", exc)
                     break
+                if exc.configuration:
+                    repo.outbox_transition(fp, "sending", "pending", error=str(exc), release=True)
+                    report.deferred.append(fp)
+                    _log.error("alert delivery stopped, alerts stay queued: %s", exc)
+                    raise
                 repo.outbox_transition(fp, "sending", "failed", error=str(exc))
                 report.failed.append(fp)
                 raise

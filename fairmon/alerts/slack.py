@@ -8,7 +8,8 @@
   ``ServerErrorRetryHandler`` (500/503, backoff) and ``ConnectionErrorRetryHandler`` (reset / refused).
 * Errors become :class:`~fairmon.errors.AlertDeliveryError` naming the channel. Configuration errors
   (``invalid_auth``, ``channel_not_found``, ...) are ``retryable=False`` — the outbox stops at once, no
-  retry storm; outages (retries exhausted) are ``retryable=True`` — the outbox re-delivers next run.
+  retry storm — and, when they are about the token or channel (:data:`CONFIG_SLACK_ERRORS`),
+  ``configuration=True``: the alert stays queued for when the configuration is fixed; outages (retries exhausted) are ``retryable=True`` — the outbox re-delivers next run.
 
 Example
 -------
@@ -32,6 +33,7 @@ __all__ = [
     "TOKEN_ENV",
     "BASE_URL_ENV",
     "FATAL_SLACK_ERRORS",
+    "CONFIG_SLACK_ERRORS",
     "ERR_NO_TOKEN",
     "ERR_FATAL",
     "ERR_TRANSIENT",
@@ -45,6 +47,12 @@ FATAL_SLACK_ERRORS = frozenset({
     "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "no_permission",
     "missing_scope", "channel_not_found", "not_in_channel", "is_archived", "restricted_action",
     "invalid_blocks", "invalid_metadata_format", "invalid_arguments", "msg_too_long",
+})
+#: the fatal errors that are about the token, workspace or channel, not the message: fixing the
+#: configuration makes the same alert deliverable, so the outbox keeps it queued
+CONFIG_SLACK_ERRORS = frozenset({
+    "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "no_permission",
+    "missing_scope", "channel_not_found", "not_in_channel", "is_archived", "restricted_action",
 })
 
 ERR_NO_TOKEN = f"no Slack token: set {TOKEN_ENV} (or the DAG's Slack connection)"
@@ -130,7 +138,7 @@ class SlackSender:
             error = error or f"HTTP {status}"
             if error in FATAL_SLACK_ERRORS:
                 raise AlertDeliveryError(ERR_FATAL.format(method=method, channel=where, error=error),
-                                         retryable=False) from None
+                                         retryable=False, configuration=error in CONFIG_SLACK_ERRORS) from None
             raise AlertDeliveryError(ERR_TRANSIENT.format(method=method, channel=where, error=error),
                                      retryable=True) from None
         except OSError as exc:  # URLError, ConnectionError, timeouts after the handlers gave up

@@ -174,7 +174,9 @@ def validate(ctx: RunContext) -> dict[str, Any]:
     """Run the monitor's Great Expectations suite on the window.
 
     A failing batch: the run becomes ``data_invalid`` with the failed expectations stored, ONE data alert
-    is enqueued (and sent when notifying), and :class:`DataValidationError` stops the window.
+    is enqueued (and sent when notifying), and :class:`DataValidationError` stops the window. A data
+    alert Slack refuses (bad token or channel) or cannot take (outage) leaves the window
+    ``data_invalid``, the error in ``details.alert_delivery_error``.
     """
     t0 = time.perf_counter()
     frame = ctx.artifacts.get_frame(A_DATA)
@@ -195,6 +197,9 @@ def validate(ctx: RunContext) -> dict[str, Any]:
 
     storeio.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)))
     sent = storeio.data_alert(ctx, failed=failed)
+    if sent.get("delivery_error"):
+        storeio.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)),
+                                  alert_delivery_error=str(sent["delivery_error"]))
     _timed(ctx, "validate", t0, {"valid": False, "failed": len(failed), "alert": sent,
                                  "rendered": storeio.rendered_alerts(ctx, kind="data")})
     result.raise_for_failures()  # DataValidationError naming the failed expectations

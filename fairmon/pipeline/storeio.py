@@ -52,6 +52,28 @@ def _timings(ctx: RunContext) -> dict[str, float]:
     return out
 
 
+#: run details that describe one failure or its recovery: a later status mark replaces them
+_FAILURE_KEYS = frozenset({"failed_step", "results_kept", "persisted_status", "recovered_step", "failed_attempt"})
+#: run details persist wrote about the stored results: they go when a mark removes the results
+_RESULT_KEYS = frozenset({"prediction_source", "favorable_rate", "artifacts"})
+
+
+def _merged_details(ctx: RunContext, new: Mapping[str, Any], *, results_kept: bool = True) -> dict[str, Any]:
+    """The run's stored details with ``new`` on top.
+
+    The store replaces a run's details on every mark, so a status mark built from scratch would erase
+    what earlier steps of this run recorded (validation's failed expectations, persist's prediction
+    source, a data alert's delivery error). :func:`start_run` resets the details at the start of a
+    window's run, so what is merged here always belongs to the current run; the bookkeeping of an
+    earlier failure (``_FAILURE_KEYS``) is dropped rather than carried over, and so is what describes
+    the stored results (``_RESULT_KEYS``) when this mark removes them.
+    """
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    old = (run.details if run is not None else None) or {}
+    drop = _FAILURE_KEYS if results_kept else _FAILURE_KEYS | _RESULT_KEYS
+    return {**{k: v for k, v in old.items() if k not in drop}, **new}
+
+
 def _model_version(ctx: RunContext) -> str | None:
     if ctx.artifacts.exists("snapshot"):
         return str(ctx.artifacts.get_json("snapshot")["version"])
@@ -92,6 +114,7 @@ def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
     so those results are kept (the run says ``failed`` and which step, ``details.results_kept``);
     a later successful attempt of that step restores the persisted status
     (:func:`clear_failure`). Deleting them would lose a computed window to, say, a Slack outage.
+    What earlier steps of this run put in the details (failed expectations, ...) is kept.
     """
     from fairmon.pipeline.steps import A_PERSIST, AFTER_PERSIST
 
@@ -109,7 +132,7 @@ def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
             model_version=_model_version(ctx),
             spec_fingerprint=ctx.spec.fingerprint,
             timings=_timings(ctx),
-            details=details,
+            details=_merged_details(ctx, details, results_kept=persisted),
             keep_results=persisted,
         )
     )
@@ -131,15 +154,24 @@ def clear_failure(ctx: RunContext, *, step: str) -> bool:
         d.get("persisted_status", "succeeded"),
         error=None,
         timings=_timings(ctx),
-        details={"attempt": ctx.attempt, "recovered_step": step, "failed_attempt": d.get("attempt")},
+        details=_merged_details(
+            ctx, {"attempt": ctx.attempt, "recovered_step": step, "failed_attempt": d.get("attempt")}
+        ),
         keep_results=True,
     )
     log.info("%s %s: %s succeeded on attempt %s; status restored", ctx.monitor, ctx.window.key, step, ctx.attempt)
     return True
 
 
-def mark_data_invalid(ctx: RunContext, *, failed: list[dict[str, Any]], n_rows: int) -> int:
-    """The batch failed validation: status ``data_invalid`` with the failed expectations in details."""
+def mark_data_invalid(
+    ctx: RunContext, *, failed: list[dict[str, Any]], n_rows: int, alert_delivery_error: str | None = None
+) -> int:
+    """The batch failed validation: status ``data_invalid`` with the failed expectations in details
+    (and ``alert_delivery_error`` when the data alert could not be sent: the window stays
+    ``data_invalid`` whatever Slack says)."""
+    details: dict[str, Any] = {"failed_expectations": failed, "attempt": ctx.attempt}
+    if alert_delivery_error is not None:
+        details["alert_delivery_error"] = alert_delivery_error
     names = sorted({str(f.get("expectation_type") or f.get("type") or "?") for f in failed})
     return int(
         ctx.store.mark_run(
@@ -152,7 +184,7 @@ def mark_data_invalid(ctx: RunContext, *, failed: list[dict[str, Any]], n_rows: 
             spec_fingerprint=ctx.spec.fingerprint,
             n_rows=n_rows,
             timings=_timings(ctx),
-            details={"failed_expectations": failed, "attempt": ctx.attempt},
+            details=_merged_details(ctx, details, results_kept=False),
         )
     )
 
@@ -577,6 +609,10 @@ def _alert_context(ctx: RunContext) -> Any:
     )
 
 
+#: how many queued alerts a "no token" note counts at most
+_MAX_QUEUED = 10_000
+
+
 def _outbox(ctx: RunContext) -> Any:
     """The outbox over the store, with a Slack sender only when notifying and a token exists."""
     from fairmon.alerts.outbox import Outbox
@@ -590,10 +626,23 @@ def _outbox(ctx: RunContext) -> Any:
     return Outbox(ctx.store, sender)
 
 
-def _deliver(outbox: Any) -> dict[str, Any]:
+def _deliver(ctx: RunContext, outbox: Any) -> dict[str, Any]:
+    """Deliver this monitor's queued alerts (never another monitor's: each has its own token/channel).
+
+    Notifying without a token sends nothing; the result's ``delivery`` says so and how many alerts
+    stay queued, and a warning is logged, rather than the alerts silently waiting.
+    """
     if outbox.sender is None:
-        return {"delivered": False}
-    rep = outbox.deliver()
+        if not ctx.notify:
+            return {"delivered": False}
+        from fairmon.alerts.slack import TOKEN_ENV
+
+        queued = len(ctx.store.outbox_pending(_MAX_QUEUED, monitor=ctx.monitor))
+        note = f"no token: {TOKEN_ENV} unset; {queued} alert(s) stay queued"
+        if queued:
+            log.warning("%s %s: Slack delivery skipped, %s", ctx.monitor, ctx.window.key, note)
+        return {"delivered": False, "delivery": note}
+    rep = outbox.deliver(monitor=ctx.monitor)
     return {
         "delivered": True,
         "sent": len(rep.sent),
@@ -644,7 +693,15 @@ def data_alert(ctx: RunContext, *, failed: list[dict[str, Any]]) -> dict[str, An
         failed, _alert_context(ctx), channel=channel, backfill=not ctx.notify, notify=ctx.notify,
         run_id=None if run is None else run.run_id,
     )
-    return {"queued": fp, **_deliver(outbox)}
+    from fairmon.errors import AlertDeliveryError
+
+    try:
+        delivery = _deliver(ctx, outbox)
+    except AlertDeliveryError as exc:  # Slack's answer must not change what the window is
+        log.error("%s %s: the data alert was not delivered (the window stays data_invalid): %s",
+                  ctx.monitor, ctx.window.key, exc)
+        delivery = {"delivered": False, "delivery_error": str(exc)}
+    return {"queued": fp, **delivery}
 
 
 def send_alerts(ctx: RunContext) -> dict[str, Any]:
@@ -665,7 +722,7 @@ def send_alerts(ctx: RunContext) -> dict[str, Any]:
         notify=ctx.notify,
         run_id=int(drift_out["run_id"]),
     )
-    delivery = _deliver(outbox)
+    delivery = _deliver(ctx, outbox)
     return {"queued": len(queued), **delivery, "rendered": rendered_alerts(ctx, kind="fairness", feu=False)}
 
 
@@ -689,7 +746,7 @@ def send_followup(ctx: RunContext, feu_result: Mapping[str, Any], *, requested: 
     fp = outbox.notify_feu(
         feu_result, _alert_context(ctx), parent_finding=parent, channel=channel, run_id=int(drift_out["run_id"])
     )
-    delivery = _deliver(outbox)
+    delivery = _deliver(ctx, outbox)
     posted = rendered_alerts(ctx, feu=True)
     return {"status": "queued" if fp else "already_queued", "fingerprint": fp, "threaded": parent is not None,
             **delivery, "rendered": posted}

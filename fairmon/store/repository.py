@@ -1149,18 +1149,21 @@ class Store:
             ).first()
         return None if row is None else self._alert(row)
 
-    def outbox_pending(self, limit: int = 100, *, stale_after_s: float = 600.0) -> list[AlertRecord]:
+    def outbox_pending(
+        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None
+    ) -> list[AlertRecord]:
         """Alerts to deliver: ``pending`` ones plus ``sending`` ones whose claim is older than
-        ``stale_after_s`` (a worker died mid-send), oldest first."""
+        ``stale_after_s`` (a worker died mid-send), oldest first; only ``monitor``'s when given."""
+        sql = (
+            f"SELECT {self._ALERT_COLS} FROM alerts a LEFT JOIN monitors mo ON mo.monitor_id = a.monitor_id "
+            "WHERE (a.state = 'pending' OR (a.state = 'sending' AND a.updated_at < now() - make_interval(secs => :stale)))"
+        )
+        params: dict[str, Any] = {"stale": float(stale_after_s), "n": int(limit)}
+        if monitor is not None:
+            sql += " AND mo.name = :mon"
+            params["mon"] = monitor
         with self._read() as conn:
-            rows = conn.execute(
-                sa.text(
-                    f"SELECT {self._ALERT_COLS} FROM alerts a LEFT JOIN monitors mo ON mo.monitor_id = a.monitor_id "
-                    "WHERE a.state = 'pending' OR (a.state = 'sending' AND a.updated_at < now() - make_interval(secs => :stale)) "
-                    "ORDER BY a.created_at, a.alert_id LIMIT :n"
-                ),
-                {"stale": float(stale_after_s), "n": int(limit)},
-            )
+            rows = conn.execute(sa.text(sql + " ORDER BY a.created_at, a.alert_id LIMIT :n"), params)
             return [self._alert(r) for r in rows]
 
     def outbox_transition(
@@ -1172,13 +1175,15 @@ class Store:
         slack_ts: str | None = None,
         error: str | None = None,
         expected_attempts: int | None = None,
+        release: bool = False,
     ) -> bool:
         """Compare-and-set the alert's state; ``True`` only for the caller whose expectation held.
 
         Moving to ``sending`` increments ``attempts`` (the claim); ``sent`` stamps ``sent_at``;
         ``slack_ts`` / ``error`` are recorded when given. Two workers racing for the same pending alert:
         exactly one gets ``True``. ``expected_attempts`` additionally pins the attempt count (for
-        reclaiming a stale ``sending`` claim safely).
+        reclaiming a stale ``sending`` claim safely). ``release`` (``sending`` → ``pending``) gives the
+        claim back uncounted: nothing reached Slack (a bad token or channel).
         """
         allowed = ALLOWED_TRANSITIONS.get(from_state)
         if allowed is None or to_state not in allowed:
@@ -1190,7 +1195,8 @@ class Store:
         sql = """
             UPDATE alerts SET
                 state = :to_state,
-                attempts = attempts + CASE WHEN :to_state = 'sending' THEN 1 ELSE 0 END,
+                attempts = GREATEST(attempts + CASE WHEN :to_state = 'sending' THEN 1
+                                                    WHEN :release THEN -1 ELSE 0 END, 0),
                 slack_ts = COALESCE(:slack_ts, slack_ts),
                 last_error = COALESCE(:error, last_error),
                 sent_at = CASE WHEN :to_state = 'sent' THEN now() ELSE sent_at END,
@@ -1203,6 +1209,7 @@ class Store:
             "fp": fingerprint,
             "slack_ts": slack_ts,
             "error": error,
+            "release": bool(release and from_state == "sending"),
         }
         if expected_attempts is not None:
             sql += " AND attempts = :attempts"

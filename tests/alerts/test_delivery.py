@@ -9,7 +9,7 @@ import pytest
 from alert_helpers import RULE, ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import InMemoryOutboxRepository, Outbox, SlackSender, alert_fingerprint
-from fairmon.alerts.slack import ERR_FATAL, ERR_NO_TOKEN
+from fairmon.alerts.slack import CONFIG_SLACK_ERRORS, ERR_FATAL, ERR_NO_TOKEN
 from fairmon.errors import AlertDeliveryError
 
 CH = "#fairness"
@@ -116,8 +116,10 @@ def test_outage_defers_and_next_run_redelivers(slack_server, sender) -> None:  #
     assert {r.state for r in repo.all()} == {"sent"}
 
 
-@pytest.mark.parametrize("error", ["invalid_auth", "channel_not_found"])
-def test_configuration_errors_fail_loudly_without_retry_storm(slack_server, sender, error) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("error", sorted(CONFIG_SLACK_ERRORS))
+def test_configuration_errors_fail_loudly_and_keep_the_alerts_queued(slack_server, sender, error) -> None:  # type: ignore[no-untyped-def]
+    """A bad token or channel is not the message's fault: the alert stays pending, its attempt not
+    counted, and goes out (once) when the configuration is fixed; the caller still gets the error."""
     repo = InMemoryOutboxRepository()
     ob = Outbox(repo, sender)
     ob.notify_findings([rumie_finding(), dp_finding()], ctx(), channels=CH)
@@ -125,10 +127,42 @@ def test_configuration_errors_fail_loudly_without_retry_storm(slack_server, send
     with pytest.raises(AlertDeliveryError) as ei:
         ob.deliver()
     assert str(ei.value) == ERR_FATAL.format(method="chat.postMessage", channel=CH, error=error)
-    assert not ei.value.retryable
+    assert not ei.value.retryable and ei.value.configuration
+    assert len(slack_server.calls("chat.postMessage")) == 1  # stops at once: no retry storm
+    assert [(r.state, r.attempts) for r in repo.all()] == [("pending", 0), ("pending", 0)]
+    assert error in (repo.all()[0].last_error or "")
+    slack_server._failures.clear()  # fixed
+    rep = Outbox(repo, sender).deliver()
+    assert len(rep.sent) == 2 and len(slack_server.posted(CH)) == 2
+    assert {r.state for r in repo.all()} == {"sent"}
+
+
+@pytest.mark.parametrize("error", ["invalid_blocks", "msg_too_long"])
+def test_message_errors_mark_the_alert_failed(slack_server, sender, error) -> None:  # type: ignore[no-untyped-def]
+    repo = InMemoryOutboxRepository()
+    ob = Outbox(repo, sender)
+    ob.notify_findings([rumie_finding(), dp_finding()], ctx(), channels=CH)
+    slack_server.fail_next(error)
+    with pytest.raises(AlertDeliveryError, match=error) as ei:
+        ob.deliver()
+    assert not ei.value.configuration
+    assert sorted(r.state for r in repo.all()) == ["failed", "pending"]
+
+
+def test_a_run_delivers_only_its_own_monitors_alerts(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """Monitor A's run with a bad token neither sends nor burns monitor B's queued alert."""
+    repo = InMemoryOutboxRepository()
+    Outbox(repo).notify_data_validation([{"expectation": "expect_column_to_exist", "column": "x"}],
+                                        ctx(monitor="b", evidence=None, gesd=None), channel=CH)
+    a = Outbox(repo, SlackSender(token="xoxb-wrong", backoff_factor=0.05))
+    a.notify_findings([dp_finding()], ctx(), channels=CH)  # monitor "credit"
+    with pytest.raises(AlertDeliveryError, match="invalid_auth"):
+        a.deliver(monitor="credit")
     assert len(slack_server.calls("chat.postMessage")) == 1
-    states = sorted(r.state for r in repo.all())
-    assert states == ["failed", "pending"]
+    b_alert = next(r for r in repo.all() if r.monitor == "b")
+    assert (b_alert.state, b_alert.attempts, b_alert.last_error) == ("pending", 0, None)
+    rep = Outbox(repo, sender).deliver(monitor="b")
+    assert rep.sent == [b_alert.fingerprint] and len(slack_server.posted(CH)) == 1
 
 
 def test_unknown_channel_and_wrong_token_against_the_fake(slack_server) -> None:  # type: ignore[no-untyped-def]

@@ -51,3 +51,25 @@ def test_store_backed_outbox_exactly_once_with_crash_and_thread(store, slack_ser
     ob2.deliver()
     assert slack_server.posted(CH)[-1]["thread_ts"] == rec.slack_ts
     assert len(slack_server.calls("chat.postMessage")) == 3
+
+
+def test_store_outbox_per_monitor_and_configuration_errors_keep_alerts(store, slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """On Postgres too: delivery limited to one monitor, and a bad token leaves the alert pending
+    with its attempt given back, so it goes out once the token is fixed."""
+    from fairmon.alerts import SlackSender
+    from fairmon.errors import AlertDeliveryError
+
+    other = Outbox(store)
+    fp_b = other.notify_data_validation([{"expectation": "expect_column_to_exist", "column": "x"}],
+                                        ctx(monitor="b", evidence=None, gesd=None), channel=CH)
+    ob = Outbox(store, SlackSender(token="xoxb-wrong", backoff_factor=0.05))
+    (fp_a,) = ob.notify_findings([dp_finding()], ctx(), channels=CH)
+    assert [a.fingerprint for a in store.outbox_pending(monitor="credit")] == [fp_a]
+    with pytest.raises(AlertDeliveryError, match="invalid_auth"):
+        ob.deliver(monitor="credit")
+    a, b = store.outbox_get(fp_a), store.outbox_get(fp_b)
+    assert (a.state, a.attempts) == ("pending", 0) and "invalid_auth" in a.last_error
+    assert (b.state, b.attempts, b.last_error) == ("pending", 0, None)
+    rep = Outbox(store, sender).deliver(monitor="credit")
+    assert rep.sent == [fp_a] and store.outbox_get(fp_a).state == "sent"
+    assert store.outbox_get(fp_b).state == "pending"

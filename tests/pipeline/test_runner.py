@@ -130,12 +130,14 @@ def test_a_failure_after_persist_keeps_the_results_and_a_successful_retry_restor
     assert run.status == "failed" and run.error.startswith("drift: RuntimeError: history query timed out")
     assert run.details["failed_step"] == "drift" and run.details["results_kept"] is True
     assert n == stored  # nothing computed was thrown away
+    assert run.details["prediction_source"] == "model"  # what persist recorded is kept with the results
 
     monkeypatch.setitem(steps.STEPS, "drift", real_drift)
     run_step("drift", spec, window, db_url=fresh_database_url, notify=False, attempt=3)
     run, n = _run_row_and_result_count(fresh_database_url)
     assert run.status == "succeeded" and run.error is None and n == stored
-    assert run.details["recovered_step"] == "drift"
+    assert run.details["recovered_step"] == "drift" and run.details["prediction_source"] == "model"
+    assert "failed_step" not in run.details and "results_kept" not in run.details
 
     # a failure *before* persist on a re-run still removes the window's old rows (they would be stale)
     monkeypatch.setitem(steps.STEPS, "pull_data", broken)
@@ -143,6 +145,7 @@ def test_a_failure_after_persist_keeps_the_results_and_a_successful_retry_restor
         run_step("pull_data", spec, window, db_url=fresh_database_url, notify=False, attempt=4)
     run, n = _run_row_and_result_count(fresh_database_url)
     assert run.status == "failed" and n == 0 and "results_kept" not in run.details
+    assert "prediction_source" not in run.details  # it described the rows just removed
 
 
 @pytest.mark.postgres

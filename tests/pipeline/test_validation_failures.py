@@ -152,3 +152,96 @@ def test_alerts_disabled_records_data_invalid_but_queues_no_message(
         n_alerts = c.execute(sa.text("SELECT count(*) FROM alerts")).scalar_one()
     eng.dispose()
     assert status == "data_invalid" and n_alerts == 0
+
+
+def _bad_window(demo_template: tuple[Path, dict], tmp_path: Path, db_url: str, **overrides: object) -> tuple[Path, dict]:
+    """A copy of the demo whose first window's partition misses a feature column; a fresh database."""
+    from fairmon.cli.demo import write_demo_spec
+    from fairmon.datasets.stream import read_partition
+    from fairmon.store import open_store
+
+    template, manifest = demo_template
+    out = tmp_path / "demo"
+    shutil.copytree(template, out)
+    spec = write_demo_spec(out, {**SMALL, **overrides})
+    w = manifest["windows"][0]
+    part = out / "stream" / f"{w['start'][:10]}.csv"
+    _missing_column(read_partition(part)).to_csv(part, index=False, date_format="%Y-%m-%dT%H:%M:%S")
+    open_store(db_url, upgrade=True).engine.dispose()
+    return spec, w
+
+
+def _run_and_alerts(db_url: str) -> tuple[sa.Row, list[sa.Row]]:
+    eng = sa.create_engine(db_url)
+    with eng.connect() as c:
+        run = c.execute(sa.text("SELECT status, error, details FROM runs")).one()
+        alerts = c.execute(sa.text("SELECT kind, state, attempts, last_error FROM alerts")).all()
+    eng.dispose()
+    return run, list(alerts)
+
+
+@pytest.mark.parametrize("problem", ["invalid_auth", "channel_not_found"])
+def test_bad_slack_configuration_keeps_the_window_data_invalid(
+    problem: str, demo_template: tuple[Path, dict], tmp_path: Path, fresh_database_url: str,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Slack refusing the data alert (wrong token / unknown channel) must not turn the window into
+    ``failed`` nor lose its failed expectations; the alert stays queued and goes out once fixed."""
+    from fairmon.pipeline import run_window
+
+    spec, w = _bad_window(demo_template, tmp_path, fresh_database_url)
+    channels = ("#elsewhere",) if problem == "channel_not_found" else (CHANNEL,)
+    with SlackTestServer(channels=channels) as slack:
+        monkeypatch.setenv("FAIRMON_SLACK_BASE_URL", slack.base_url)
+        token = "xoxb-wrong" if problem == "invalid_auth" else slack.token
+        o = run_window(spec, w["start"], db_url=fresh_database_url, slack_token=token)
+    assert o.status == "data_invalid", o.error
+    run, alerts = _run_and_alerts(fresh_database_url)
+    assert run.status == "data_invalid" and "expect_column_to_exist" in run.error
+    assert {f["column"] for f in run.details["failed_expectations"]} == {"income"}
+    assert problem in run.details["alert_delivery_error"]
+    assert "failed_step" not in run.details
+    assert [(a.kind, a.state, a.attempts) for a in alerts] == [("data", "pending", 0)]
+    assert problem in alerts[0].last_error
+    assert problem in caplog.text and "stays data_invalid" in caplog.text
+
+    with SlackTestServer(channels=(CHANNEL,)) as slack:  # token/channel fixed: the queued alert goes out
+        monkeypatch.setenv("FAIRMON_SLACK_BASE_URL", slack.base_url)
+        again = run_window(spec, w["start"], db_url=fresh_database_url, slack_token=slack.token)
+        assert again.status == "data_invalid"
+        assert len(slack.posted(CHANNEL)) == 1
+    run, alerts = _run_and_alerts(fresh_database_url)
+    assert [(a.kind, a.state) for a in alerts] == [("data", "sent")]
+    assert "alert_delivery_error" not in run.details and run.details["failed_expectations"]
+
+
+def test_notifying_without_a_token_says_the_alert_stays_queued(
+    demo_template: tuple[Path, dict], tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from fairmon.config import load_spec
+    from fairmon.pipeline import run_window, window_for
+    from fairmon.pipeline.context import RunContext
+
+    monkeypatch.delenv("FAIRMON_SLACK_TOKEN", raising=False)
+    spec, w = _bad_window(demo_template, tmp_path, fresh_database_url)
+    o = run_window(spec, w["start"], db_url=fresh_database_url)
+    assert o.status == "data_invalid", o.error
+    loaded = load_spec(spec)
+    step = RunContext(loaded, window_for(loaded, w["start"])).artifacts.get_json("step_validate")
+    assert step["alert"]["delivered"] is False
+    assert step["alert"]["delivery"] == "no token: FAIRMON_SLACK_TOKEN unset; 1 alert(s) stay queued"
+    assert "Slack delivery skipped, no token: FAIRMON_SLACK_TOKEN unset; 1 alert(s) stay queued" in caplog.text
+    run, alerts = _run_and_alerts(fresh_database_url)
+    assert run.status == "data_invalid" and [(a.kind, a.state) for a in alerts] == [("data", "pending")]
+
+
+    # a later failure mark of the same run adds to the details instead of erasing the evidence
+    from fairmon.pipeline import storeio
+
+    ctx = RunContext(loaded, window_for(loaded, w["start"]), db_url=fresh_database_url)
+    storeio.mark_failed(ctx, step="validate", error="validate: StoreError: connection lost")
+    ctx.close()
+    run, _ = _run_and_alerts(fresh_database_url)
+    assert run.status == "failed" and run.details["failed_step"] == "validate"
+    assert {f["column"] for f in run.details["failed_expectations"]} == {"income"}
