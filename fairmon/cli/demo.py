@@ -260,10 +260,13 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from fairmon.alerts.slack import TOKEN_ENV
     from fairmon.pipeline.steps import STEP_ORDER
 
     if not getattr(args, "debug", False):  # the live view replaces the per-step INFO log lines
         logging.getLogger().setLevel(logging.WARNING)
+    if not os.environ.get(TOKEN_ENV):  # said once here instead of a "delivery skipped" warning per window
+        logging.getLogger("fairmon.pipeline.storeio").setLevel(logging.ERROR)
     console = Console()
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -279,6 +282,9 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
                 f"{data['drift_window']} (decision DScore {data['model']['dscore_before']:.3f} → "
                 f"{data['model']['dscore_after']:.3f}); spec {data['spec']}"
             )
+            if not os.environ.get(TOKEN_ENV):
+                console.print(f"Slack: {TOKEN_ENV} is not set, so alerts are queued in the outbox and shown "
+                              "here instead of posted")
             state["task"] = progress.add_task("windows", total=len(data["windows"]) * len(STEP_ORDER))
         elif kind == "step":
             progress.update(state["task"], advance=1, description=f"window {data['window']}: {data['step']}")
