@@ -114,6 +114,13 @@ def seed(store: Store) -> dict[str, Any]:
     store.mark_run(
         "other", ago(1), ago(0), "data_invalid", error="expect_column_values_to_not_be_null(age) failed"
     )
+    # a window whose worker died mid-run (still 'running' 7 hours later) and one running right now
+    store.mark_run("stale", ago(3), ago(2), "running")
+    store.mark_run("stale", ago(1), ago(0), "running")
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE runs SET updated_at = now() - interval '7 hours' WHERE window_start = :ws "
+                             "AND monitor_id = (SELECT monitor_id FROM monitors WHERE name = 'stale')"),
+                     {"ws": ago(3)})
     store.outbox_enqueue(
         AlertRecord(
             "fp-demo",
@@ -271,8 +278,9 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
         == [("other", "race", 0.3), ("demo", "sex", round(dp_of(1), 4))]
     ),
     "windows_not_succeeded_last_30_days.sql": lambda rows: (
-        [(r["monitor"], r["status"]) for r in rows] == [("other", "data_invalid")]
+        [(r["monitor"], r["status"]) for r in rows] == [("other", "data_invalid"), ("stale", "running (stale)")]
         and rows[0]["error"].startswith("expect_column_values")
+        and rows[1]["error"].startswith("no progress for 7 hours")
     ),
     "gesd_with_group_stability.sql": lambda rows: (
         len(rows) == 2 * N_DEMO
