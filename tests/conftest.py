@@ -64,3 +64,25 @@ def fresh_database_url(pg_admin_url: str) -> Iterator[str]:
         with eng.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         eng.dispose()
+
+
+@pytest.fixture(scope="module")
+def embedded_home() -> Iterator[Path]:
+    """A FAIRMON_HOME for the embedded PostgreSQL, outside pytest's temp root.
+
+    Why: pgserver runs PostgreSQL as its own user when tests run as root, so every parent of the data
+    directory must be traversable; pytest resets ``/tmp/pytest-of-<user>`` to mode 0700 whenever any
+    pytest session starts, which broke a running embedded server's ``initdb`` mid-session.
+    """
+    import shutil
+    import tempfile
+
+    from fairmon.store.engine import stop_embedded
+
+    home = Path(tempfile.mkdtemp(prefix="fairmon-test-home-"))
+    home.chmod(0o755)
+    try:
+        yield home
+    finally:
+        stop_embedded(home / "pgdata")
+        shutil.rmtree(home, ignore_errors=True)

@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                  "seconds": round(lib_full, 2), "measured_rows": len(Zrows), "extrapolated": len(Zrows) < n_rows,
                  "speedup_of_batched": round(lib_full / t_batched, 1)})
 
+    env["model"].to("cpu")  # the batched run may have moved the shared module to the GPU; the loop is CPU
     t_ref, scores = reference_loop(env["net"], env["Zte"], env["s_te"], env["Ztr"], instances=args.ref_instances,
                                    m=m, n_pert=N, seed=args.seed)
     ref_full = t_ref / args.ref_instances * m

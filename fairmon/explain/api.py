@@ -109,13 +109,13 @@ def explain(
     Z = check_matrix(Z, width=d)
     bg = None if background is None else check_matrix(background, name="background", width=d)
     dev = resolve_device(device)
+    model.to(str(dev))  # every method, the library ones too, runs the model where the caller asked
     categorical = ~model.schema.continuous_mask
 
     if method in ("gradient", "gradient_x_input", "smoothgrad", "integrated_gradients"):
         from fairmon.explain.gradients import gradient_attributions
 
         model.require_differentiable(method)
-        model.to(str(dev))
         Zt = torch.as_tensor(Z, dtype=torch.float64, device=dev)
         labels = resolve_target(target, as_prob_fn(model, device=dev), Zt)
         gen = torch_generator(random_state, dev)

@@ -10,6 +10,7 @@
 # budget is spent.
 #   GPU_CHECK_STEP_LIMIT (s, default 200)  GPU_CHECK_BUDGET (s, default 480)
 #   GPU_CHECK_DEVICE (default cuda)        GPU_CHECK_SMOKE=1: benchmarks in --smoke mode (dry runs)
+#   GPU_CHECK_ONLY="env pytest_gpu ...": run only these steps (a rerun after a fix)
 #   PY (default python3)                   SKIP_WHEELS=1: use the interpreter's packages as they are
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,6 +40,9 @@ pack() { tar czf "$OUT/gpu-results.tgz" -C "$W" . ; }
 step() {  # step NAME CMD...: run under the step limit, log, keep going
   local name=$1
   shift
+  if [ -n "${GPU_CHECK_ONLY:-}" ] && [[ " $GPU_CHECK_ONLY " != *" $name "* ]]; then
+    return  # a rerun of some steps only (GPU_CHECK_ONLY="pytest_gpu explainers")
+  fi
   if [ "$SECONDS" -ge "$BUDGET" ]; then
     echo "== $name skipped: budget of ${BUDGET}s spent" | tee -a "$W/logs/steps.log"
     return

@@ -27,11 +27,11 @@ WINDOWS, DRIFT = 5, 3
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def demo(embedded_home: Path) -> dict:
     from fairmon.cli.demo import run_demo
     from fairmon.store import get_engine
 
-    home = tmp_path_factory.mktemp("fairmon_home")
+    home = embedded_home
     mp = pytest.MonkeyPatch()
     mp.setenv("FAIRMON_HOME", str(home))
     mp.delenv("FAIRMON_DATABASE_URL", raising=False)

@@ -77,17 +77,17 @@ def test_env_url_is_used(fresh_database_url: str, monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.postgres
-def test_embedded_pgserver_migrates_and_stores(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_embedded_pgserver_migrates_and_stores(embedded_home, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """No URL at all → embedded PostgreSQL under FAIRMON_HOME; the same migrations and writes work."""
     from store_seed import window
 
     from fairmon.store import Store, current_version, head_version, require_head, upgrade
 
     monkeypatch.delenv(eng_mod.ENV_DATABASE_URL, raising=False)
-    monkeypatch.setenv(eng_mod.ENV_HOME, str(tmp_path / "fm"))
+    monkeypatch.setenv(eng_mod.ENV_HOME, str(embedded_home))
     engine = get_engine()
     try:
-        assert str(tmp_path / "fm" / "pgdata") in str(engine.url.query.get("host"))
+        assert str(embedded_home / "pgdata") in str(engine.url.query.get("host"))
         assert upgrade(engine) == list(range(1, head_version() + 1))
         assert upgrade(engine) == []
         assert require_head(engine) == current_version(engine) == head_version()
@@ -95,7 +95,7 @@ def test_embedded_pgserver_migrates_and_stores(tmp_path, monkeypatch: pytest.Mon
         run_id = store.write_window(window("embedded", 0))
         assert [m.metric for m in store.metrics_of_run(run_id)][:1] == ["dp_difference"]
     finally:
-        assert eng_mod.stop_embedded(tmp_path / "fm" / "pgdata") is True
+        assert eng_mod.stop_embedded(embedded_home / "pgdata") is True
 
 
 @pytest.mark.postgres
