@@ -375,12 +375,16 @@ def _solve_chunk(
     bad = info != 0
     if bool(bad.any()):  # shap falls back to least squares on a singular system
         sq = torch.sqrt(wt[bad]).unsqueeze(2)
-        # on CPU the SVD driver, as shap's np.linalg.lstsq: torch's default (gelsy) misjudges the rank
-        # of a rank-deficient system at random, so the same row got different attributions per call
-        driver = "gelsd" if dev.type == "cpu" else None
-        sol[bad] = torch.linalg.lstsq(
-            sq * etmp[bad], (sq.squeeze(2) * y2[bad]).unsqueeze(2), driver=driver
-        ).solution.squeeze(2)
+        Xw, yw = sq * etmp[bad], (sq.squeeze(2) * y2[bad]).unsqueeze(2)
+        # the minimum-norm solution, as shap's np.linalg.lstsq (SVD). On CPU the SVD driver: torch's
+        # default (gelsy) misjudged the rank of a rank-deficient system at random. On CUDA lstsq only
+        # has 'gels' (QR, full rank assumed), which returned NaN attributions for the rank-deficient
+        # systems of a small coalition budget (seen on an H200: FEU's light GESD, 32 coalitions, was
+        # NaN for every candidate); pinv is the same SVD solution there.
+        if dev.type == "cpu":
+            sol[bad] = torch.linalg.lstsq(Xw, yw, driver="gelsd").solution.squeeze(2)
+        else:
+            sol[bad] = (torch.linalg.pinv(Xw) @ yw).squeeze(2)
     sol = sol * keep.to(torch.float64)
     res = sol.clone()
     res[torch.arange(R, device=dev), last] = delta - sol.sum(dim=1)

@@ -27,6 +27,20 @@ def test_deterministic_methods_match_cpu(mixed_model, method):  # type: ignore[n
     np.testing.assert_allclose(gpu, cpu, atol=1e-5)
 
 
+def test_kernelshap_rank_deficient_designs_match_cpu(mixed_model):  # type: ignore[no-untyped-def]
+    """Fewer coalitions than varying columns: every row's system is singular and takes the
+    minimum-norm least-squares fallback, which must be the same SVD solution on both devices (CUDA's
+    lstsq 'gels' returned NaN there)."""
+    from fairmon.explain import explain
+
+    model, Z = mixed_model
+    kw = {"method": "kernelshap", "target": "positive", "background": Z[:10], "n_samples": 6, "random_state": 3}
+    cpu = explain(model, Z[:40], device="cpu", **kw)
+    gpu = explain(model, Z[:40], device="cuda", **kw)
+    assert np.isfinite(gpu).all()
+    np.testing.assert_allclose(gpu, cpu, atol=1e-5)
+
+
 def test_lime_cuda_is_statistically_equal_to_cpu(mixed_model):  # type: ignore[no-untyped-def]
     from scipy.stats import spearmanr
 
