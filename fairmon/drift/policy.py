@@ -8,8 +8,8 @@ state — clean baselines, persistence counters, open drifts, cooldowns — is r
 windows' *data*, never read from earlier decisions — the one exception being the start of a drift
 older than the history (``open_since``, below), taken from the latest decision *before* the window.
 So re-running an old window with the history that preceded it gives the same findings as the first
-time, and a re-run never rewrites a later window's stored decision. Pass at least ``baseline.trailing_n + persistence_n + cooldown_windows``
-earlier windows so the replay reaches a steady state, and, while a drift is open, those windows
+time, and a re-run never rewrites a later window's stored decision. Pass at least
+``baseline.trailing_n + persistence_n + cooldown_windows`` earlier windows so the replay reaches a steady state, and, while a drift is open, those windows
 before its start too (the pipeline's store query does; see *Trailing baseline* below).
 
 Two things are older than any bounded history, so the pipeline reads them from the store instead:

@@ -206,10 +206,7 @@ def run_window(
     from fairmon.pipeline.steps import STEP_ORDER
 
     s = _spec(spec)
-    if window is None:
-        if logical_date is None:
-            raise ConfigError("run_window needs a logical_date or a window")
-        window = window_for(s, logical_date)
+    window = _given_window(s, logical_date, window, who="run_window")
     ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=feu)
     out = WindowOutcome(s.name, window.to_dict(), status="running")
     t0 = time.perf_counter()
@@ -237,6 +234,15 @@ def run_window(
         out.seconds = time.perf_counter() - t0
         ctx.close()
     return out
+
+
+def _given_window(spec: MonitorSpec, logical_date: str | datetime | None, window: Window | None, *, who: str) -> Window:
+    """``window``, else the window of ``logical_date`` under the spec's schedule."""
+    if window is not None:
+        return window
+    if logical_date is None:
+        raise ConfigError(f"{who} needs a logical_date or a window")
+    return window_for(spec, logical_date)
 
 
 def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetime) -> list[Window]:
@@ -376,10 +382,7 @@ def feu_on_demand(
     s = _spec(spec)
     if not s.retraining.enabled:
         raise ConfigError(ERR_FEU_DISABLED.format(monitor=s.name, source=s.source or "spec"))
-    if window is None:
-        if logical_date is None:
-            raise ConfigError("feu_on_demand needs a logical_date or a window")
-        window = window_for(s, logical_date)
+    window = _given_window(s, logical_date, window, who="feu_on_demand")
     ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=True)
     try:
         if not _stored_window(ctx):

@@ -84,7 +84,6 @@ AFTER_PERSIST = frozenset(STEP_ORDER[STEP_ORDER.index("persist") + 1 :])
 #: steps that belong on the spec's (GPU) queue
 HEAVY_STEPS = frozenset({"predict", "rumie", "explain", "feu"})
 
-ERR_REPORT_ABSENT = "report module fairmon.report has no write_report yet; the report step wrote nothing"
 
 # artifact names
 A_SNAPSHOT = "snapshot"
@@ -461,23 +460,16 @@ def followup(ctx: RunContext) -> dict[str, Any]:
 
 
 def report(ctx: RunContext) -> dict[str, Any]:
-    """The report hook: ``fairmon.report.write_report(ctx)`` when the report module provides it.
-
-    Until then the step writes nothing and says so (status ``absent``) — the alert links stay valid
-    URLs of where the report will be written.
-    """
+    """The window's static HTML report (:func:`fairmon.report.write_report`), before the alert that
+    links to it; the follow-up re-writes it once the window's messages and FEU candidates exist."""
     t0 = time.perf_counter()
     return _timed(ctx, "report", t0, _write_report(ctx))
 
 
 def _write_report(ctx: RunContext) -> dict[str, Any]:
-    try:
-        from fairmon.report import write_report  # type: ignore[attr-defined]
-    except ImportError:
-        log.info(ERR_REPORT_ABSENT)
-        out: dict[str, Any] = {"status": "absent", "message": ERR_REPORT_ABSENT}
-    else:
-        out = {"status": "written", "path": str(write_report(ctx))}
+    from fairmon.report import write_report
+
+    out = {"status": "written", "path": str(write_report(ctx))}
     ctx.artifacts.put_json(A_REPORT, out)
     return out
 

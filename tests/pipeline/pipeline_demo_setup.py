@@ -47,6 +47,27 @@ def prepare_demo(out: Path, *, windows: int = 4, rows: int = 1000, drift_window:
     return spec, manifest
 
 
+def demo_copy(template: Path, manifest: dict[str, Any], out: Path, overrides: dict[str, Any], db_url: str,
+              corrupt: Any = None) -> tuple[Path, dict[str, Any]]:
+    """A copy of a prepared demo (:func:`prepare_demo`) at ``out`` with the spec ``overrides``, its first
+    window's partition passed through ``corrupt`` (a DataFrame -> DataFrame function) and ``db_url``
+    migrated; returns (spec path, first window)."""
+    import shutil
+
+    from fairmon.cli.demo import write_demo_spec
+    from fairmon.datasets.stream import read_partition
+    from fairmon.store import open_store
+
+    shutil.copytree(template, out)
+    spec = write_demo_spec(out, overrides)
+    w = manifest["windows"][0]
+    part = out / "stream" / f"{w['start'][:10]}.csv"
+    if corrupt is not None:
+        corrupt(read_partition(part)).to_csv(part, index=False, date_format="%Y-%m-%dT%H:%M:%S")
+    open_store(db_url, upgrade=True).engine.dispose()
+    return spec, w
+
+
 def airflow_env(tmp: Path, monitors: Path, db_url: str) -> dict[str, str]:
     """Environment for an isolated Airflow (own AIRFLOW_HOME, SQLite metadata) using our DAG folder."""
     import sqlalchemy as sa

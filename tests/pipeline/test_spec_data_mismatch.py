@@ -8,7 +8,6 @@ never holds, a continuous column declared protected, and (with validation off) a
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ _TESTS = Path(__file__).resolve().parents[1]
 if str(_TESTS / "pipeline") not in sys.path:
     sys.path.insert(0, str(_TESTS / "pipeline"))
 
-from pipeline_demo_setup import SMALL, prepare_demo  # noqa: E402
+from pipeline_demo_setup import SMALL, demo_copy, prepare_demo  # noqa: E402
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -39,20 +38,11 @@ def _run(template: tuple[Path, dict], tmp_path: Path, db_url: str, overrides: di
          corrupt: Any = None) -> tuple[Any, Any, int, Path]:
     """Run the first window with ``overrides`` (and the partition passed through ``corrupt``); returns
     the outcome, the run row, the number of stored metric/evidence rows and the partition path."""
-    from fairmon.cli.demo import write_demo_spec
-    from fairmon.datasets.stream import read_partition
     from fairmon.pipeline import run_window
-    from fairmon.store import open_store
 
     src, manifest = template
-    out = tmp_path / "demo"
-    shutil.copytree(src, out)
-    spec = write_demo_spec(out, {**FAST, **overrides})
-    w = manifest["windows"][0]
-    part = out / "stream" / f"{w['start'][:10]}.csv"
-    if corrupt is not None:
-        corrupt(read_partition(part)).to_csv(part, index=False, date_format="%Y-%m-%dT%H:%M:%S")
-    open_store(db_url, upgrade=True).engine.dispose()
+    spec, w = demo_copy(src, manifest, tmp_path / "demo", {**FAST, **overrides}, db_url, corrupt)
+    part = tmp_path / "demo" / "stream" / f"{w['start'][:10]}.csv"
     o = run_window(spec, w["start"], db_url=db_url, notify=False)
     eng = sa.create_engine(db_url)
     with eng.connect() as c:

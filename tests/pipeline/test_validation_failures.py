@@ -8,7 +8,6 @@ A re-run of the window sends nothing more.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ for _p in (_TESTS / "pipeline", _TESTS / "alerts"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from pipeline_demo_setup import SMALL, prepare_demo  # noqa: E402
+from pipeline_demo_setup import SMALL, demo_copy, prepare_demo  # noqa: E402
 from slack_server import SlackTestServer  # noqa: E402
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -82,20 +81,11 @@ def test_bad_batch_is_data_invalid_with_one_alert(
     kind: str, demo_template: tuple[Path, dict], tmp_path: Path, fresh_database_url: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from fairmon.cli.demo import write_demo_spec
-    from fairmon.datasets.stream import read_partition
     from fairmon.pipeline import run_window
-    from fairmon.store import open_store
 
     template, manifest = demo_template
-    out = tmp_path / "demo"
-    shutil.copytree(template, out)
-    spec = write_demo_spec(out, SMALL)
-    w = manifest["windows"][0]
-    part = out / "stream" / f"{w['start'][:10]}.csv"
     corrupt, (check, column) = BAD[kind]
-    corrupt(read_partition(part)).to_csv(part, index=False, date_format="%Y-%m-%dT%H:%M:%S")
-    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    spec, w = demo_copy(template, manifest, tmp_path / "demo", SMALL, fresh_database_url, corrupt)
 
     with SlackTestServer(channels=(CHANNEL,)) as slack:
         monkeypatch.setenv("FAIRMON_SLACK_BASE_URL", slack.base_url)
@@ -126,19 +116,9 @@ def test_alerts_disabled_records_data_invalid_but_queues_no_message(
     demo_template: tuple[Path, dict], tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``alerts.enabled: false`` suppresses the data-validation alert too; the run is still data_invalid."""
-    from fairmon.cli.demo import write_demo_spec
-    from fairmon.datasets.stream import read_partition
     from fairmon.pipeline import run_window
-    from fairmon.store import open_store
 
-    template, manifest = demo_template
-    out = tmp_path / "demo"
-    shutil.copytree(template, out)
-    spec = write_demo_spec(out, {**SMALL, "alerts.enabled": False})
-    w = manifest["windows"][0]
-    part = out / "stream" / f"{w['start'][:10]}.csv"
-    _missing_column(read_partition(part)).to_csv(part, index=False, date_format="%Y-%m-%dT%H:%M:%S")
-    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    spec, w = _bad_window(demo_template, tmp_path, fresh_database_url, **{"alerts.enabled": False})
 
     with SlackTestServer(channels=(CHANNEL,)) as slack:
         monkeypatch.setenv("FAIRMON_SLACK_BASE_URL", slack.base_url)
@@ -156,19 +136,8 @@ def test_alerts_disabled_records_data_invalid_but_queues_no_message(
 
 def _bad_window(demo_template: tuple[Path, dict], tmp_path: Path, db_url: str, **overrides: object) -> tuple[Path, dict]:
     """A copy of the demo whose first window's partition misses a feature column; a fresh database."""
-    from fairmon.cli.demo import write_demo_spec
-    from fairmon.datasets.stream import read_partition
-    from fairmon.store import open_store
-
     template, manifest = demo_template
-    out = tmp_path / "demo"
-    shutil.copytree(template, out)
-    spec = write_demo_spec(out, {**SMALL, **overrides})
-    w = manifest["windows"][0]
-    part = out / "stream" / f"{w['start'][:10]}.csv"
-    _missing_column(read_partition(part)).to_csv(part, index=False, date_format="%Y-%m-%dT%H:%M:%S")
-    open_store(db_url, upgrade=True).engine.dispose()
-    return spec, w
+    return demo_copy(template, manifest, tmp_path / "demo", {**SMALL, **overrides}, db_url, _missing_column)
 
 
 def _run_and_alerts(db_url: str) -> tuple[sa.Row, list[sa.Row]]:
