@@ -441,7 +441,7 @@ def reference_summary(ctx: RunContext, baseline: Any) -> Any:
     Which window it is comes from the schedule — the scheduled window containing the reference date
     (:func:`fairmon.drift.reference_window` over the windows around it) — not from what happens to be
     stored, so it is the same window for every decision. Its stored run is read: this window itself
-    when it is the reference; one that is not ``succeeded`` (or not run yet) comes back without
+    when it is the reference; one without stored results (failed, not run yet, ...) comes back without
     results and with that status, so the decision can say why there is no baseline. None when no
     scheduled window touches the date.
     """
@@ -457,10 +457,12 @@ def reference_summary(ctx: RunContext, baseline: Any) -> Any:
         return None
     if (w.window_start, w.window_end) == (ctx.window.start, ctx.window.end):
         return current_summary(ctx)
+    from fairmon.store.records import RESULT_STATUSES
+
     run = ctx.store.get_run(ctx.monitor, w.window_start, w.window_end)
     if run is None:
         return WindowSummary(ctx.monitor, w.window_start, w.window_end, status="not run yet")
-    if run.status == "succeeded":
+    if run.status in RESULT_STATUSES:  # labels_pending too: everything but the label metrics is there
         return _summary_from_store(ctx, run)
     return WindowSummary(ctx.monitor, w.window_start, w.window_end, status=run.status)
 
@@ -509,9 +511,10 @@ def decide_and_store_findings(ctx: RunContext) -> dict[str, Any]:
 
     The result's ``baseline`` says what the window was compared with
     (:func:`fairmon.drift.baseline_note`), with ``history_capped`` (a reason) when a drift has been
-    open so long that :data:`MAX_HISTORY_WINDOWS` cut its pre-drift baseline out of the history. A reference baseline without a completed reference window
-    (not run yet, failed, ...) does not fail the window: its results stay stored, rules that need no
-    baseline still alert, the significance tests are silent, and the result and the log say so.
+    open so long that :data:`MAX_HISTORY_WINDOWS` cut its pre-drift baseline out of the history. A
+    reference baseline without a completed reference window (not run yet, failed, ...) does not fail
+    the window: its results stay stored, rules that need no baseline still alert, the significance
+    tests are silent, and the result and the log say so.
     """
     from fairmon.drift import baseline_note, decide
 
