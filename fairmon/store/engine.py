@@ -138,7 +138,7 @@ def embedded_url(path: str | Path | None = None, *, database: str = "fairmon") -
                     import pgserver
 
                     pgdata.mkdir(parents=True, exist_ok=True)
-                    server = pgserver.get_server(pgdata, cleanup_mode="stop")
+                    server = pgserver.get_server(pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
             except Exception as exc:  # noqa: BLE001 - any start-up failure becomes one clear error
                 raise StoreError(ERR_EMBEDDED.format(path=pgdata, reason=exc)) from exc
             _SERVERS[key] = server

@@ -52,7 +52,8 @@ def test_transitions_are_compare_and_set(store: Store) -> None:
     assert store.outbox_transition("fp-1", "sending", "sent", slack_ts="1700000000.000100") is True
     a = store.outbox_get("fp-1")
     assert a is not None
-    assert (a.state, a.attempts, a.slack_ts, a.last_error) == ("sent", 2, "1700000000.000100", "rate limited")
+    # sent clears the error of the earlier attempt (issue 15 item 13): a delivered alert carries none
+    assert (a.state, a.attempts, a.slack_ts, a.last_error) == ("sent", 2, "1700000000.000100", None)
     assert a.sent_at is not None
     assert store.outbox_transition("fp-1", "sending", "sent") is False
     with pytest.raises(RecordError, match="outbox transition sent -> pending is not allowed"):
