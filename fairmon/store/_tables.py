@@ -11,8 +11,8 @@ Examples
 >>> from fairmon.store._tables import runs
 >>> [c.name for c in runs.primary_key]
 ['run_id']
->>> str(runs.c.window_start.type)
-'TIMESTAMP WITH TIME ZONE'
+>>> runs.c.window_start.type.timezone
+True
 """
 
 from __future__ import annotations
