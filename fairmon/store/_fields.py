@@ -27,6 +27,7 @@ __all__ = [
     "ERR_DUPLICATE_KEY",
     "utc",
     "check_literal",
+    "field_error",
     "finite_or_none",
     "nonneg_int",
     "set_field",
@@ -53,7 +54,14 @@ class RecordError(StoreError):
 
 
 def utc(value: datetime, *, record: str = "record", name: str = "time") -> datetime:
-    """Validate a tz-aware datetime and convert it to UTC (pandas Timestamps accepted)."""
+    """Validate a tz-aware datetime and convert it to UTC (pandas Timestamps accepted).
+
+    Examples
+    --------
+    >>> from datetime import timedelta, timezone
+    >>> utc(datetime(2026, 1, 1, 1, tzinfo=timezone(timedelta(hours=1)))).isoformat()
+    '2026-01-01T00:00:00+00:00'
+    """
     if hasattr(value, "to_pydatetime"):
         value = value.to_pydatetime()
     if not isinstance(value, datetime):
@@ -61,6 +69,11 @@ def utc(value: datetime, *, record: str = "record", name: str = "time") -> datet
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         raise RecordError(ERR_NAIVE_TIME.format(record=record, field=name, value=value))
     return value.astimezone(UTC)
+
+
+def field_error(record: str, name: str, problem: str, value: Any) -> RecordError:
+    """The :data:`ERR_FIELD` error for a record's field (raise it)."""
+    return RecordError(ERR_FIELD.format(record=record, field=name, problem=problem, value=value))
 
 
 def check_literal(value: Any, lit: Any, record: str, name: str) -> None:

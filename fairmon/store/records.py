@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from fairmon.store._alert_record import AlertRecord
 from fairmon.store._fields import (
     ERR_DUPLICATE_KEY,
     ERR_FIELD,
@@ -36,11 +35,13 @@ from fairmon.store._fields import (
     RunStatus,
     Severity,
     check_literal,
+    field_error,
     finite_or_none,
     nonneg_int,
     set_field,
     utc,
 )
+from fairmon.store._lifecycle_records import AlertRecord, FEUCandidateRecord
 
 __all__ = [
     "RunStatus",
@@ -93,33 +94,17 @@ class RunRecord:
 
     def __post_init__(self) -> None:
         if not isinstance(self.monitor, str) or not self.monitor:
-            raise RecordError(
-                ERR_FIELD.format(record="RunRecord", field="monitor", problem="empty", value=self.monitor)
-            )
+            raise field_error("RunRecord", "monitor", "empty", self.monitor)
         set_field(self, "window_start", utc(self.window_start, record="RunRecord", name="window_start"))
         set_field(self, "window_end", utc(self.window_end, record="RunRecord", name="window_end"))
         if self.window_end <= self.window_start:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="RunRecord",
-                    field="window_end",
-                    problem="must be after window_start",
-                    value=self.window_end,
-                )
-            )
+            raise field_error("RunRecord", "window_end", "must be after window_start", self.window_end)
         check_literal(self.status, RunStatus, "RunRecord", "status")
         set_field(self, "n_rows", nonneg_int(self.n_rows, "RunRecord", "n_rows"))
         try:
             set_field(self, "timings", {str(k): float(v) for k, v in dict(self.timings).items()})
         except (TypeError, ValueError):
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="RunRecord",
-                    field="timings",
-                    problem="must map step -> seconds",
-                    value=self.timings,
-                )
-            ) from None
+            raise field_error("RunRecord", "timings", "must map step -> seconds", self.timings) from None
         set_field(self, "details", dict(self.details))
 
 
@@ -154,9 +139,7 @@ class MetricRecord:
 
     def __post_init__(self) -> None:
         if not self.metric:
-            raise RecordError(
-                ERR_FIELD.format(record="MetricRecord", field="metric", problem="empty", value=self.metric)
-            )
+            raise field_error("MetricRecord", "metric", "empty", self.metric)
         for name in ("value", "ci_low", "ci_high"):
             set_field(self, name, finite_or_none(getattr(self, name), "MetricRecord", name))
         for name in ("n", "n_nan"):
@@ -170,6 +153,11 @@ class EvidenceRecord:
     ``rules`` is the structured rule set (jsonb), ``rules_text`` the human-readable form used in
     alerts; ``group_overlap`` is the pipeline's measured overlap with the previous window's group
     (optional; feeds the ``rumie_rule_changes`` view).
+
+    Examples
+    --------
+    >>> EvidenceRecord("ie-dt", 0.31, key_attributes=["age"], rules_text="age <= 25").key_attributes
+    ('age',)
     """
 
     method: str
@@ -196,9 +184,7 @@ class EvidenceRecord:
 
     def __post_init__(self) -> None:
         if not self.method:
-            raise RecordError(
-                ERR_FIELD.format(record="EvidenceRecord", field="method", problem="empty", value=self.method)
-            )
+            raise field_error("EvidenceRecord", "method", "empty", self.method)
         for name in (
             "dscore",
             "honest_dscore",
@@ -212,14 +198,7 @@ class EvidenceRecord:
         for name in ("group_size", "n"):
             set_field(self, name, nonneg_int(getattr(self, name), "EvidenceRecord", name))
         if isinstance(self.key_attributes, str):
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="EvidenceRecord",
-                    field="key_attributes",
-                    problem="a sequence of names",
-                    value=self.key_attributes,
-                )
-            )
+            raise field_error("EvidenceRecord", "key_attributes", "a sequence of names", self.key_attributes)
         set_field(self, "key_attributes", tuple(str(a) for a in self.key_attributes))
         set_field(self, "details", dict(self.details))
 
@@ -235,6 +214,11 @@ class ExplanationMetricRecord:
     (``group="sex=Female"``). OpenXAI: one row per ``(metric, explainer, group)``: ``group=""`` over
     all sampled rows, ``"sex=Female"`` per group, and the disparity ``<METRIC>_fairness`` with
     ``group="sex"``. An undefined value is None with the reason in ``details["status"]``.
+
+    Examples
+    --------
+    >>> ExplanationMetricRecord("gesd", "gesd", 0.05, explainer="shap", group="sex").gesd_attribute
+    'sex'
     """
 
     family: ExplanationFamily
@@ -264,11 +248,7 @@ class ExplanationMetricRecord:
     def __post_init__(self) -> None:
         check_literal(self.family, ExplanationFamily, "ExplanationMetricRecord", "family")
         if not self.metric:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="ExplanationMetricRecord", field="metric", problem="empty", value=self.metric
-                )
-            )
+            raise field_error("ExplanationMetricRecord", "metric", "empty", self.metric)
         for name in ("value", "p_value"):
             set_field(self, name, finite_or_none(getattr(self, name), "ExplanationMetricRecord", name))
         for name in ("n", "n_nan"):
@@ -324,14 +304,7 @@ class FindingRecord:
 
     def __post_init__(self) -> None:
         if not self.kind or not self.metric:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="FindingRecord",
-                    field="kind/metric",
-                    problem="empty",
-                    value=(self.kind, self.metric),
-                )
-            )
+            raise field_error("FindingRecord", "kind/metric", "empty", (self.kind, self.metric))
         check_literal(self.severity, Severity, "FindingRecord", "severity")
         check_literal(self.status, FindingStatus, "FindingRecord", "status")
         for name in ("value", "ci_low", "ci_high", "baseline"):
@@ -366,33 +339,18 @@ class FindingRecord:
 
 
 @dataclass(frozen=True)
-class FEUCandidateRecord:
-    """One FEU retraining candidate (a point of the NSGA-II population / Pareto set)."""
-
-    candidate_index: int
-    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
-    metrics: Mapping[str, Any] = field(default_factory=dict)
-    pareto: bool = False
-    selected: bool = False
-    registry_version: str | None = None
-    run_id: int | None = None
-
-    def __post_init__(self) -> None:
-        set_field(
-            self,
-            "candidate_index",
-            nonneg_int(self.candidate_index, "FEUCandidateRecord", "candidate_index"),
-        )
-        set_field(self, "hyperparameters", dict(self.hyperparameters))
-        set_field(self, "metrics", dict(self.metrics))
-
-
-@dataclass(frozen=True)
 class WindowRecords:
     """Everything one window writes, in one transaction (see :meth:`Store.write_window`).
 
     Writing replaces the window's metrics, evidence, explanation metrics and findings; FEU candidates
     and alerts have their own lifecycles (:meth:`Store.save_feu_candidates`, the outbox).
+
+    Examples
+    --------
+    >>> from datetime import datetime, UTC
+    >>> run = RunRecord("demo", datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
+    >>> len(WindowRecords(run, metrics=[MetricRecord("dp_difference", 0.1, attribute="sex")]).metrics)
+    1
     """
 
     run: RunRecord
@@ -412,22 +370,16 @@ class WindowRecords:
             seen: set[Any] = set()
             for item in items:
                 if not isinstance(item, kind):
-                    raise RecordError(
-                        ERR_FIELD.format(
-                            record="WindowRecords", field=name, problem=f"expects {kind.__name__}", value=item
-                        )
-                    )
+                    raise field_error("WindowRecords", name, f"expects {kind.__name__}", item)
                 if item.key in seen:
                     raise RecordError(ERR_DUPLICATE_KEY.format(record=kind.__name__, key=item.key))
                 seen.add(item.key)
             set_field(self, name, items)
         has_results = any(getattr(self, n) for n in ("metrics", "evidence", "explanation_metrics"))
         if has_results and self.run.status not in RESULT_STATUSES:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="WindowRecords",
-                    field="run.status",
-                    problem=f"a {self.run.status} window carries no results (use Store.mark_run)",
-                    value=self.run.status,
-                )
+            raise field_error(
+                "WindowRecords",
+                "run.status",
+                f"a {self.run.status} window carries no results (use Store.mark_run)",
+                self.run.status,
             )

@@ -1,4 +1,9 @@
-"""The outbox record: one alert per fingerprint (its own lifecycle, apart from a window's results)."""
+"""Records with a lifecycle of their own: outbox alerts and FEU candidates.
+
+Why apart from the window's records: a re-run of a window replaces its metrics, evidence, explanation
+metrics and findings, but not these — alerts move through the outbox states, FEU candidates are
+saved (and registered) by their own step.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from fairmon.store._fields import ERR_FIELD, AlertKind, AlertState, RecordError, check_literal, set_field, utc
+from fairmon.store._fields import (
+    ERR_FIELD,
+    AlertKind,
+    AlertState,
+    RecordError,
+    check_literal,
+    nonneg_int,
+    set_field,
+    utc,
+)
 
-__all__ = ["AlertRecord"]
+__all__ = ["AlertRecord", "FEUCandidateRecord"]
 
 
 @dataclass(frozen=True)
@@ -51,3 +65,31 @@ class AlertRecord:
         if self.window_start is not None:
             set_field(self, "window_start", utc(self.window_start, record="AlertRecord", name="window_start"))
         set_field(self, "payload", dict(self.payload))
+
+
+@dataclass(frozen=True)
+class FEUCandidateRecord:
+    """One FEU retraining candidate (a point of the NSGA-II population / Pareto set).
+
+    Examples
+    --------
+    >>> FEUCandidateRecord(0, {"lr": 0.01}, {"auc": 0.72, "dp": 0.01}, pareto=True).selected
+    False
+    """
+
+    candidate_index: int
+    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    pareto: bool = False
+    selected: bool = False
+    registry_version: str | None = None
+    run_id: int | None = None
+
+    def __post_init__(self) -> None:
+        set_field(
+            self,
+            "candidate_index",
+            nonneg_int(self.candidate_index, "FEUCandidateRecord", "candidate_index"),
+        )
+        set_field(self, "hyperparameters", dict(self.hyperparameters))
+        set_field(self, "metrics", dict(self.metrics))
