@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -99,8 +100,6 @@ def normalize_url(url: str | URL) -> URL:
 
 def _mask_password_text(text: str) -> str:
     # "scheme://user:secret@host" → "scheme://user:***@host" for unparsable strings
-    import re
-
     return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", text)
 
 
