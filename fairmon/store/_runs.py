@@ -28,10 +28,18 @@ from fairmon.store._tables import (
 )
 from fairmon.store.records import RecordError, RunRecord, RunStatus
 
-__all__ = ["ERR_STALE_RUN", "ERR_EMPTY_MONITOR", "LATEST_COLUMNS", "RunWrites", "latest_source"]
+__all__ = [
+    "ERR_STALE_RUN",
+    "ERR_STALE_AGE",
+    "ERR_EMPTY_MONITOR",
+    "LATEST_COLUMNS",
+    "RunWrites",
+    "latest_source",
+]
 
 #: ``error`` and ``details.error`` of a run that :meth:`RunWrites.fail_stale_runs` marked failed
 ERR_STALE_RUN = "stale: no progress for {seconds:.0f} s (process crashed?)"
+ERR_STALE_AGE = "fail_stale_runs: older_than_s must be a number of seconds >= 0 (got {value!r})"
 ERR_EMPTY_MONITOR = "upsert_monitor: name is empty"
 _KNOWN = ("model_version", "spec_fingerprint", "n_rows")
 LATEST_COLUMNS = (
@@ -271,6 +279,25 @@ class RunWrites(StoreBase):
         with self._tx() as conn:
             return conn.execute(stmt).rowcount == 1
 
+    def _fail_stale(self, conn: Connection, mid: int, row: sa.RowMapping) -> None:
+        run_id = int(row["run_id"])
+        reason = ERR_STALE_RUN.format(seconds=float(row["age_s"]))
+        extra = jsonable({"error": reason, "stale_since": row["updated_at"]})
+        details = runs.c.details
+        conn.execute(
+            sa.update(runs)
+            .where(runs.c.run_id == run_id)
+            .values(
+                status="failed",
+                error=reason,
+                details=details.op("||", return_type=details.type)(
+                    sa.bindparam("extra", extra, type_=details.type)
+                ),
+                updated_at=sa.func.now(),
+            )
+        )
+        self._refresh_latest(conn, run_id, mid, self._clear_results(conn, run_id))
+
     def fail_stale_runs(self, monitor: str, older_than_s: float) -> list[RunRecord]:
         """Mark the monitor's ``running`` runs without progress for ``older_than_s`` seconds ``failed``.
 
@@ -288,42 +315,25 @@ class RunWrites(StoreBase):
         ['stale: no progress for 21600 s (process crashed?)']
         """
         if not older_than_s >= 0:
-            raise RecordError(f"fail_stale_runs: older_than_s must be >= 0 (got {older_than_s!r})")
+            raise RecordError(ERR_STALE_AGE.format(value=older_than_s))
         with self._tx(monitor) as conn:
+            known = conn.execute(sa.select(monitors.c.monitor_id).where(monitors.c.name == monitor)).scalar()
+            if known is None:
+                return []  # no such monitor: nothing to fail, and no row created for it
             mid = self._lock_monitor(conn, monitor)
+            cutoff = sa.func.now() - sa.func.make_interval(0, 0, 0, 0, 0, 0, float(older_than_s))
             age = sa.func.extract("epoch", sa.func.now() - runs.c.updated_at)
             stale = (
                 conn.execute(
                     sa.select(runs.c.run_id, runs.c.updated_at, age.label("age_s"))
-                    .where(
-                        runs.c.monitor_id == mid,
-                        runs.c.status == "running",
-                        runs.c.updated_at
-                        < sa.func.now() - sa.func.make_interval(0, 0, 0, 0, 0, 0, float(older_than_s)),
-                    )
+                    .where(runs.c.monitor_id == mid, runs.c.status == "running", runs.c.updated_at < cutoff)
                     .order_by(runs.c.window_start, runs.c.window_end)
                 )
                 .mappings()
                 .all()
             )
             for row in stale:
-                reason = ERR_STALE_RUN.format(seconds=float(row["age_s"]))
-                extra = jsonable({"error": reason, "stale_since": row["updated_at"]})
-                conn.execute(
-                    sa.update(runs)
-                    .where(runs.c.run_id == row["run_id"])
-                    .values(
-                        status="failed",
-                        error=reason,
-                        details=runs.c.details.op("||", return_type=runs.c.details.type)(
-                            sa.bindparam("extra", extra, type_=runs.c.details.type)
-                        ),
-                        updated_at=sa.func.now(),
-                    )
-                )
-                self._refresh_latest(
-                    conn, int(row["run_id"]), mid, self._clear_results(conn, int(row["run_id"]))
-                )
+                self._fail_stale(conn, mid, row)
             ids = [int(r["run_id"]) for r in stale]
             if not ids:
                 return []

@@ -6,8 +6,8 @@ import pytest
 import sqlalchemy as sa
 from store_seed import day, window
 
-from fairmon.store import Store
-from fairmon.store._runs import ERR_STALE_RUN
+from fairmon.store import RecordError, Store
+from fairmon.store._runs import ERR_STALE_AGE, ERR_STALE_RUN
 
 pytestmark = pytest.mark.postgres
 
@@ -68,3 +68,7 @@ def test_status_marks_count_as_progress(store: Store, engine) -> None:  # type: 
     store.mark_run("demo", day(0), day(1), "running")  # the next attempt starts the window again
     assert store.fail_stale_runs("demo", 3600) == []
     assert store.fail_stale_runs("no-such-monitor", 0) == []
+    assert store.monitors() == ["demo"]  # asking about a monitor does not create it
+    with pytest.raises(RecordError) as info:
+        store.fail_stale_runs("demo", -1)
+    assert str(info.value) == ERR_STALE_AGE.format(value=-1)
