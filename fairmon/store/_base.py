@@ -118,10 +118,13 @@ class StoreBase:
         so one row lock per monitor costs nothing and removes the lock-order race. The row is
         created first, so the lock exists for a monitor's very first window too.
         """
-        conn.execute(pg_insert(monitors).values(name=name).on_conflict_do_nothing(index_elements=["name"]))
-        mid = conn.execute(
-            sa.select(monitors.c.monitor_id).where(monitors.c.name == name).with_for_update(key_share=True)
-        ).scalar_one()
+        lock = sa.select(monitors.c.monitor_id).where(monitors.c.name == name).with_for_update(key_share=True)
+        mid = conn.execute(lock).scalar()
+        if mid is None:  # first write of this monitor (the insert is not tried every time: it burns an id)
+            conn.execute(
+                pg_insert(monitors).values(name=name).on_conflict_do_nothing(index_elements=["name"])
+            )
+            mid = conn.execute(lock).scalar_one()
         return int(mid)
 
     @staticmethod
