@@ -129,13 +129,14 @@ def check_unique(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def scalar(value: Any) -> Any:
+    """``value`` when it is a YAML scalar (``favorable.class`` compares with one data value)."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     raise ValueError(ERR_SCALAR.format(kind=type(value).__name__))
 
 
 def version_str(value: Any) -> Any:
-    # ``version: 3`` in YAML is an int; the registry's versions are strings
+    """``version: 3`` in YAML is an int; the registry's versions are strings."""
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return value
