@@ -1,7 +1,8 @@
 """Store timeouts: ``lock_timeout`` and ``statement_timeout`` of every store transaction.
 
 Why: without them a writer waits forever on a lock a stuck session holds, and a runaway statement
-holds its locks without end. The values come from the environment (read here and nowhere else) with
+holds its locks without end. The values come from the environment (read here and nowhere else; the
+names live in :mod:`fairmon.config` with every other variable) with
 defaults that fit a daily monitoring job: 30 s for the monitor's writer lock, 5 min per statement.
 
 =================================  ===================================  =========
@@ -21,6 +22,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fairmon.config import ENV_DB_LOCK_TIMEOUT_S, ENV_DB_STATEMENT_TIMEOUT_S
 from fairmon.errors import ConfigError
 
 __all__ = [
@@ -32,8 +34,9 @@ __all__ = [
     "StoreTimeouts",
 ]
 
-ENV_LOCK_TIMEOUT_S = "FAIRMON_DB_LOCK_TIMEOUT_S"
-ENV_STATEMENT_TIMEOUT_S = "FAIRMON_DB_STATEMENT_TIMEOUT_S"
+#: the variables (their names are defined with every other one in :mod:`fairmon.config`)
+ENV_LOCK_TIMEOUT_S = ENV_DB_LOCK_TIMEOUT_S
+ENV_STATEMENT_TIMEOUT_S = ENV_DB_STATEMENT_TIMEOUT_S
 DEFAULT_LOCK_TIMEOUT_S = 30.0
 DEFAULT_STATEMENT_TIMEOUT_S = 300.0
 ERR_TIMEOUT_VALUE = "{name}: expected a number of seconds >= 0 (0 = no timeout), got {value!r}"
