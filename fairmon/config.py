@@ -95,6 +95,7 @@ __all__ = [
     "OutcomeSpec",
     "RumieSignificance",
     "RumieSpec",
+    "RumieRuleSearch",
     "GesdSpec",
     "OpenXAISpec",
     "ExplanationsSpec",
@@ -739,6 +740,20 @@ class RumieSignificance(_Spec):
         return data
 
 
+# --- rumie.rule_search (issue 17): the readable-rules stage after IE-DT; read by fairness.rumie.mine
+class RumieRuleSearch(_Spec):
+    """The rule search after IE-DT: the simplest DNF rule set within ``epsilon`` of the best DScore.
+
+    At most ``max_rules`` rules of ``max_conditions`` conditions; ``enabled: false`` reports IE-DT's
+    own rules (see :class:`fairmon.fairness.RuleSearchSettings`).
+    """
+
+    enabled: bool = True
+    max_rules: PositiveInt = 3
+    max_conditions: PositiveInt = 3
+    epsilon: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.01
+
+
 class RumieSpec(_Spec):
     """RUMIE settings (paper defaults: k=5, alpha=0.45, beta=0.55, lam=1, 2500 SGD steps at lr 0.1).
 
@@ -759,6 +774,7 @@ class RumieSpec(_Spec):
     max_rows: PositiveInt | None = None
     significance: RumieSignificance = RumieSignificance()
     random_state: int = 0
+    rule_search: RumieRuleSearch = RumieRuleSearch()
 
     @model_validator(mode="after")
     def _alpha_beta(self) -> RumieSpec:
