@@ -270,11 +270,11 @@ def split_significance(
         tb = found.tree_rules.membership(pb.raw)
         info["tree_honest_dscore"] = dscore(fb, tb) if 0 < tb.sum() < tb.size else None
     info.update(test_group_size=int(mb.sum()), test_fraction=float(mb.mean()))
-    z, p = two_proportion_test(fb, mb)
+    z, p_value = two_proportion_test(fb, mb)
     info["z"] = z
     if mb.all() or not mb.any():
         info["reason"] = "the mined group is empty or everything on the held-out half"
         return 0.0, 1.0, info
     p_in, p_out = group_rates(fb, mb)
     info.update(test_p_fav_in=p_in, test_p_fav_out=p_out)
-    return p_out - p_in, p, info
+    return p_out - p_in, p_value, info

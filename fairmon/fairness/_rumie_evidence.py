@@ -94,7 +94,8 @@ class Evidence:
         }
         if include_mask:
             out["group_rows"] = np.nonzero(self.mask)[0].tolist()
-        return json_safe(out)
+        safe: dict[str, Any] = json_safe(out)
+        return safe
 
     def summary(self) -> str:
         """A few readable lines (what the CLI prints)."""
@@ -117,6 +118,10 @@ class Evidence:
         lines.append("  rules (group = any of):")
         for r in self.rules:
             lines.append(f"    - {r}")
+        best, shown = self.rules_best, self.rules_simplest
+        if best is not None and shown is not None and best.rules != shown.rules:
+            lines.append(f"  simplest within epsilon of the best found (DScore {best.dscore:.4f} with "
+                         f"{best.n_conditions} conditions: {best.rules.text})")
         lines.append(f"  runtime: {self.runtime_s:.2f} s")
         return "\n".join(lines)
 

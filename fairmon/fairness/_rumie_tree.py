@@ -71,11 +71,12 @@ class PrunedTree:
     def apply(self, Z: np.ndarray) -> np.ndarray:
         """Group membership of encoded rows under the pruned tree."""
         nodes = self.estimator.apply(np.ascontiguousarray(Z[:, self.features], dtype=np.float32))
-        return self.in_group[self.leaf_of[nodes]]
+        return np.asarray(self.in_group[self.leaf_of[nodes]], dtype=bool)
 
     def leaf_ids(self, Z: np.ndarray) -> np.ndarray:
+        """Leaf of the pruned tree holding each encoded row."""
         nodes = self.estimator.apply(np.ascontiguousarray(Z[:, self.features], dtype=np.float32))
-        return self.leaf_of[nodes]
+        return np.asarray(self.leaf_of[nodes])
 
     def leaf_boxes(self) -> dict[int, dict[int, tuple[float, float]]]:
         """Box (per encoded index: (lo, hi]) of every leaf of the pruned tree."""

@@ -319,7 +319,8 @@ def held_out_test(X: pd.DataFrame, favorable: Any, *, num_threads: int | None = 
         return {"honest_dscore": 0.0, "p_value": 1.0, "method": "split", "reason": reason}
     with torch_threads(num_threads, o["device"].type):
         honest, p_value, info = split_significance(p, o, params["split_fraction"], params["random_state"])
-    return json_safe({"honest_dscore": honest, "p_value": p_value, **info})
+    result: dict[str, Any] = json_safe({"honest_dscore": honest, "p_value": p_value, **info})
+    return result
 
 
 def enum_baseline(

@@ -112,15 +112,17 @@ def test_same_seed_same_result(planted: tuple) -> None:
 
 
 @pytest.mark.parametrize(
-    ("alpha", "beta", "seed"), [(0.45, 0.55, 0), (0.1, 0.2, 1), (0.3, 0.3, 2), (0.6, 0.9, 3), (0.05, 0.95, 4)]
+    ("alpha", "beta", "seed", "k"),
+    [(0.45, 0.55, 0, 2), (0.1, 0.2, 1, 3), (0.3, 0.3, 2, 2), (0.6, 0.9, 3, 2), (0.05, 0.95, 4, 2)],
 )
 @pytest.mark.parametrize("method", ["ie", "ie-dt"])
-def test_bounds_always_hold(alpha: float, beta: float, seed: int, method: str) -> None:
-    # k=3: at k=2 with seed 1, IE keeps two colour one-hots, whose threshold sets are multiples of
-    # ~1/3 of the rows, so no group of 10-20% exists in IE's family (a true "no group", covered by
-    # test_bounds_repair_none_reports_clearly); here a group within the bounds exists and must be found
+def test_bounds_always_hold(alpha: float, beta: float, seed: int, k: int, method: str) -> None:
+    # a group within the bounds exists in these cases and must be found. (k=3 for seed 1: at k=2 IE
+    # keeps two colour one-hots there, whose threshold sets hold multiples of ~1/3 of the rows, so no
+    # 10-20% group exists in IE's family: a true "no group", the case
+    # test_bounds_repair_none_reports_clearly covers.)
     X, fav, _ = planted_frame(400, random_state=seed)
-    ev = mine(X, fav, k=3, alpha=alpha, beta=beta, method=method, iterations=300, restarts=2,
+    ev = mine(X, fav, k=k, alpha=alpha, beta=beta, method=method, iterations=300, restarts=2,
               significance="none", random_state=seed)
     assert ev.status == "ok", ev.reason
     assert ev.within_bounds and ev.mask.any()
