@@ -33,7 +33,22 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import MethodError
-from fairmon.fairness._rule_search_bits import Candidates, build_candidates, dscores, pack, threshold_grid
+from fairmon.fairness._rule_search_bits import (
+    Candidates,
+    Scorer,
+    State,
+    build_candidates,
+    canon,
+    dscores,
+    n_conditions_of,
+    pack,
+    prune,
+    rule_bits,
+    threshold_grid,
+    top,
+    union,
+    valid,
+)
 from fairmon.rules import Condition, RuleSet, numeric_condition
 
 __all__ = [
@@ -46,10 +61,6 @@ __all__ = [
 ]
 
 ERR_SEARCH_SETTING = "rule search: {name} must be {rule}; got {value!r}"
-#: weight of the distance outside [alpha, beta] in the beam's ranking of out-of-bounds rule sets
-OUT_OF_BOUNDS_WEIGHT = 0.5
-
-State = tuple[tuple[int, ...], ...]
 
 
 class RuleSearchLike(Protocol):
@@ -155,51 +166,8 @@ class RuleSearchResult:
                 "ie_dt_n_rules": None if self.reference is None else self.reference.n_rules}
 
 
-class _Scorer:
-    """DScore, size and the beam's ranking of packed masks on the mining rows."""
-
-    def __init__(self, fav: np.ndarray, alpha: float, beta: float) -> None:
-        self.n, self.n_fav = int(fav.size), int(fav.sum())
-        self.fav_bits = pack(fav)
-        self.alpha, self.beta = alpha, beta
-        self.evaluated = 0
-
-    def score(self, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(DScore within bounds or -inf, ranking score, size) per row of ``bits``."""
-        d, size = dscores(bits, self.fav_bits, self.n, self.n_fav)
-        self.evaluated += int(np.size(d))
-        frac = size / self.n
-        tol = 1e-12
-        inside = (frac >= self.alpha - tol) & (frac <= self.beta + tol) & np.isfinite(d)
-        viol = np.maximum(0.0, np.maximum(self.alpha - frac, frac - self.beta))
-        return np.where(inside, d, -np.inf), d - OUT_OF_BOUNDS_WEIGHT * viol, size
-
-
-def _canon(rules: Sequence[Sequence[int]]) -> State:
-    return tuple(sorted({tuple(sorted(set(r))) for r in rules if r}))
-
-
-def _rule_bits(cand: Candidates, rule: Sequence[int]) -> np.ndarray:
-    out = np.bitwise_and.reduce(cand.bits[list(rule)], axis=0)
-    return np.asarray(out)
-
-
-def _union(cand: Candidates, state: State, width: int) -> np.ndarray:
-    out = np.zeros(width, dtype=np.uint64)
-    for rule in state:
-        out |= _rule_bits(cand, rule)
-    return out
-
-
-def _top(values: np.ndarray, k: int) -> np.ndarray:
-    finite = np.nonzero(np.isfinite(values))[0]
-    if finite.size <= k:
-        return finite
-    return finite[np.argpartition(-values[finite], k - 1)[:k]]
-
-
 class _Beam:
-    def __init__(self, cand: Candidates, scorer: _Scorer, settings: RuleSearchSettings) -> None:
+    def __init__(self, cand: Candidates, scorer: Scorer, settings: RuleSearchSettings) -> None:
         self.cand, self.scorer, self.s = cand, scorer, settings
         self.width = cand.bits.shape[1]
         self.archive: dict[State, float] = {}
@@ -207,21 +175,21 @@ class _Beam:
     def _children(self, state: State) -> list[tuple[State, float, float]]:
         """(child, in-bounds DScore or -inf, ranking) of the best moves from ``state``."""
         cand, s, k = self.cand, self.s, self.s.beam_width
-        rules = [_rule_bits(cand, r) for r in state]
-        union = np.zeros(self.width, dtype=np.uint64)
+        rules = [rule_bits(cand, r) for r in state]
+        whole = np.zeros(self.width, dtype=np.uint64)
         for r in rules:
-            union |= r
+            whole |= r
         out: list[tuple[State, float, float]] = []
 
         def take(bits: np.ndarray, make: Any) -> None:
             d, rank, size = self.scorer.score(bits)
-            for j in set(_top(d, k).tolist()) | set(_top(rank, k).tolist()):
+            for j in set(top(d, k).tolist()) | set(top(rank, k).tolist()):
                 child = make(int(j))
                 if child is not None:
                     out.append((child, float(d[j]), float(rank[j])))
 
         if len(state) < s.max_rules:
-            take(union[None, :] | cand.bits, lambda j: _canon([*state, (j,)]))
+            take(whole[None, :] | cand.bits, lambda j: canon([*state, (j,)]))
         for i, rule in enumerate(state):
             if len(rule) >= s.max_conditions:
                 continue
@@ -230,12 +198,12 @@ class _Beam:
                 if q != i:
                     others |= r
             take(others[None, :] | (rules[i][None, :] & cand.bits),
-                 lambda j, i=i, rule=rule: None if j in rule else _canon([*state[:i], (*rule, j), *state[i + 1:]]))
-        drops = [_canon([*state[:i], tuple(x for x in rule if x != c), *state[i + 1:]])
+                 lambda j, i=i, rule=rule: None if j in rule else canon([*state[:i], (*rule, j), *state[i + 1:]]))
+        drops = [canon([*state[:i], tuple(x for x in rule if x != c), *state[i + 1:]])
                  for i, rule in enumerate(state) for c in rule]
         drops = [c for c in drops if c]
         if drops:
-            d, rank, _ = self.scorer.score(np.stack([_union(cand, c, self.width) for c in drops]))
+            d, rank, _ = self.scorer.score(np.stack([union(cand, c, self.width) for c in drops]))
             out += [(c, float(d[q]), float(rank[q])) for q, c in enumerate(drops)]
         return out
 
@@ -262,22 +230,17 @@ class _Beam:
             seen.update(beam)
 
     def _record(self, state: State) -> None:
-        d, _, _ = self.scorer.score(_union(self.cand, state, self.width)[None, :])
+        d, _, _ = self.scorer.score(union(self.cand, state, self.width)[None, :])
         if math.isfinite(float(d[0])):
             self.archive[state] = float(d[0])
 
 
-def child_size(state: State) -> int:
-    """Number of conditions of a rule set state."""
-    return sum(len(r) for r in state)
-
-
-def _greedy_truncate(rule: list[int], cand: Candidates, scorer: _Scorer, width: int, limit: int) -> tuple[int, ...]:
+def _greedy_truncate(rule: list[int], cand: Candidates, scorer: Scorer, width: int, limit: int) -> tuple[int, ...]:
     """Drop the condition whose removal ranks best until ``limit`` remain (a seed simplification)."""
     rule = list(dict.fromkeys(rule))
     while len(rule) > limit:
         options = [tuple(x for x in rule if x != c) for c in rule]
-        bits = np.stack([_rule_bits(cand, o) for o in options])
+        bits = np.stack([rule_bits(cand, o) for o in options])
         _, rank, _ = scorer.score(bits)
         rule = list(options[int(np.argmax(rank))])
     return tuple(rule)
@@ -286,7 +249,7 @@ def _greedy_truncate(rule: list[int], cand: Candidates, scorer: _Scorer, width: 
 class _Refiner:
     """Coordinate ascent on numeric thresholds over a finer quantile grid (grids built once)."""
 
-    def __init__(self, cand: Candidates, scorer: _Scorer, frame: pd.DataFrame, levels: int,
+    def __init__(self, cand: Candidates, scorer: Scorer, frame: pd.DataFrame, levels: int,
                  decimals: Mapping[str, int | None]) -> None:
         self.cand, self.scorer, self.frame, self.levels, self.decimals = cand, scorer, frame, levels, decimals
         self.grids: dict[tuple[str, str], tuple[list[Condition], np.ndarray]] = {}
@@ -313,24 +276,24 @@ class _Refiner:
                 grid, fine = self._grid(cond.column, cond.op)
                 if not grid:
                     continue
-                others = _union(cand, _canon([r for q, r in enumerate(rules) if q != i]), width)
+                others = union(cand, canon([r for q, r in enumerate(rules) if q != i]), width)
                 rest = [c for c in rule if c != cid]
-                base = _rule_bits(cand, rest) if rest else np.full(width, np.iinfo(np.uint64).max, dtype=np.uint64)
+                base = rule_bits(cand, rest) if rest else np.full(width, np.iinfo(np.uint64).max, dtype=np.uint64)
                 d, _, _ = self.scorer.score(others[None, :] | (base[None, :] & fine))
-                current, _, _ = self.scorer.score(_union(cand, _canon(rules), width)[None, :])
+                current, _, _ = self.scorer.score(union(cand, canon(rules), width)[None, :])
                 j = int(np.argmax(d))
                 if math.isfinite(float(d[j])) and d[j] > current[0] + 1e-12:
                     rule[pos] = cand.index(grid[j], self.frame)
-        return _canon(rules)
+        return canon(rules)
 
 
-def _to_score(cand: Candidates, state: State, scorer: _Scorer) -> RuleSetScore:
+def _to_score(cand: Candidates, state: State, scorer: Scorer) -> RuleSetScore:
     """The state as a rule set (largest rule first) with its DScore and size from the bitsets."""
     width = cand.bits.shape[1]
-    sizes = [int(np.bitwise_count(_rule_bits(cand, r)).sum()) for r in state]
+    sizes = [int(np.bitwise_count(rule_bits(cand, r)).sum()) for r in state]
     order = sorted(range(len(state)), key=lambda q: -sizes[q])
     rs = RuleSet(tuple(tuple(cand.conditions[c] for c in state[q]) for q in order))
-    d, size = dscores(_union(cand, state, width)[None, :], scorer.fav_bits, scorer.n, scorer.n_fav)
+    d, size = dscores(union(cand, state, width)[None, :], scorer.fav_bits, scorer.n, scorer.n_fav)
     return RuleSetScore(rules=rs, dscore=float(d[0]), group_size=int(size[0]), fraction=int(size[0]) / scorer.n)
 
 
@@ -352,7 +315,7 @@ def search_rules(
     """
     t0 = time.perf_counter()
     fav = np.asarray(fav, dtype=bool)
-    scorer = _Scorer(fav, alpha, beta)
+    scorer = Scorer(fav, alpha, beta)
     cand = build_candidates(frame, fav, columns, levels=settings.thresholds, decimals=decimals, kinds=kinds)
     width = cand.bits.shape[1]
     seeds: list[State] = []
@@ -362,10 +325,10 @@ def search_rules(
             ids = [cand.index(c, frame) for c in rule]
             if ids:
                 truncated.append(_greedy_truncate(ids, cand, scorer, width, settings.max_conditions))
-        seeds += [_canon([r]) for r in truncated]
-        sizes = [int(np.bitwise_count(_rule_bits(cand, r)).sum()) for r in truncated]
+        seeds += [canon([r]) for r in truncated]
+        sizes = [int(np.bitwise_count(rule_bits(cand, r)).sum()) for r in truncated]
         largest = [truncated[q] for q in np.argsort(sizes)[::-1][: settings.max_rules]]
-        seeds.append(_canon(largest))
+        seeds.append(canon(largest))
     seeds = list(dict.fromkeys(s for s in seeds if s))
     beam = _Beam(cand, scorer, settings)
     if cand.conditions:
@@ -374,7 +337,7 @@ def search_rules(
     states = _finalists(beam.archive, per_size=3)
     refiner = _Refiner(cand, scorer, frame, settings.refine_thresholds, decimals)
     states = [refiner.refine(st) for st in states]
-    clean = [st for st in (_prune(st, cand, min_rows) for st in states) if _valid(st, cand, scorer)]
+    clean = [st for st in (prune(st, cand, min_rows) for st in states) if valid(st, cand, scorer)]
     pool = [_to_score(cand, st, scorer) for st in dict.fromkeys(clean or states)]
     ref = _score_of(reference, frame, fav) if reference is not None and reference.rules else None
     contenders = [p for p in pool if _inside(p, alpha, beta)]
@@ -394,55 +357,30 @@ def _finalists(archive: Mapping[State, float], per_size: int) -> list[State]:
     """The ``per_size`` best rule sets of every number of conditions."""
     by_size: dict[int, list[State]] = {}
     for st in sorted(archive, key=lambda st: -archive[st]):
-        group = by_size.setdefault(child_size(st), [])
+        group = by_size.setdefault(n_conditions_of(st), [])
         if len(group) < per_size:
             group.append(st)
     return [st for group in by_size.values() for st in group]
 
 
-def _valid(state: State, cand: Candidates, scorer: _Scorer) -> bool:
-    d, _, _ = scorer.score(_union(cand, state, cand.bits.shape[1])[None, :])
-    return bool(np.isfinite(d[0]))
-
-
-def _prune(state: State, cand: Candidates, min_rows: int) -> State:
-    """Drop rules that add fewer than ``min_rows`` rows to the others' (noise, not evidence)."""
-    rules = list(state)
-    width = cand.bits.shape[1]
-    while len(rules) > 1:
-        bits = [_rule_bits(cand, r) for r in rules]
-        unique = []
-        for i in range(len(rules)):
-            others = np.zeros(width, dtype=np.uint64)
-            for q, b in enumerate(bits):
-                if q != i:
-                    others |= b
-            unique.append(int(np.bitwise_count(bits[i] & ~others).sum()))
-        worst = int(np.argmin(unique))
-        if unique[worst] >= min_rows:
-            break
-        del rules[worst]
-    return _canon(rules)
-
-
-def _simplify(state: State, cand: Candidates, scorer: _Scorer, floor: float) -> State:
+def _simplify(state: State, cand: Candidates, scorer: Scorer, floor: float) -> State:
     """Drop conditions (or whole rules) while the rule set stays in bounds with DScore >= ``floor``."""
     width = cand.bits.shape[1]
     while True:
-        options = [o for o in (_canon([*state[:i], tuple(x for x in r if x != c), *state[i + 1:]])
+        options = [o for o in (canon([*state[:i], tuple(x for x in r if x != c), *state[i + 1:]])
                                for i, r in enumerate(state) for c in r) if o]
-        options += [o for o in (_canon([r for q, r in enumerate(state) if q != i]) for i in range(len(state))) if o]
+        options += [o for o in (canon([r for q, r in enumerate(state) if q != i]) for i in range(len(state))) if o]
         if not options:
             return state
-        d, _, _ = scorer.score(np.stack([_union(cand, o, width) for o in options]))
+        d, _, _ = scorer.score(np.stack([union(cand, o, width) for o in options]))
         j = int(np.argmax(d))
-        if not (np.isfinite(d[j]) and d[j] >= floor and child_size(options[j]) < child_size(state)):
+        if not (np.isfinite(d[j]) and d[j] >= floor and n_conditions_of(options[j]) < n_conditions_of(state)):
             return state
         state = options[j]
 
 
 def _state_of(score: RuleSetScore, cand: Candidates, frame: pd.DataFrame) -> State:
-    return _canon([[cand.index(c, frame) for c in rule] for rule in score.rules.rules])
+    return canon([[cand.index(c, frame) for c in rule] for rule in score.rules.rules])
 
 
 def _inside(p: RuleSetScore, alpha: float, beta: float) -> bool:

@@ -1,4 +1,5 @@
-"""Candidate conditions of the rule search as packed bitsets, and DScore of many masks at once.
+"""The rule search's bit level: candidate conditions as packed bitsets, DScore of many masks at once,
+rule-set states (tuples of condition ids) and their masks.
 
 Every candidate condition of the searched columns is one row of a packed ``(M, W)`` ``uint64``
 matrix (``W = ceil(n / 64)``), so OR-ing a rule set with all candidates, or AND-ing one of its rules
@@ -26,7 +27,10 @@ import pandas as pd
 from fairmon.rules import Condition, numeric_condition
 from fairmon.schema import category_strings
 
-__all__ = ["Candidates", "build_candidates", "dscores", "pack", "threshold_grid"]
+__all__ = [
+    "OUT_OF_BOUNDS_WEIGHT", "Candidates", "Scorer", "State", "build_candidates", "canon", "dscores",
+    "n_conditions_of", "pack", "prune", "rule_bits", "threshold_grid", "top", "union", "valid",
+]
 
 
 def pack(masks: np.ndarray) -> np.ndarray:
@@ -161,3 +165,88 @@ def build_candidates(
     masks = np.concatenate(blocks, axis=0) if blocks else np.zeros((0, len(frame)), dtype=bool)
     bits = pack(masks) if masks.shape[0] else np.zeros((0, (len(frame) + 63) // 64), dtype=np.uint64)
     return Candidates(conditions=conds, bits=bits.reshape(len(conds), -1), columns=[c.column for c in conds])
+
+
+#: weight of the distance outside [alpha, beta] in the beam's ranking of out-of-bounds rule sets
+OUT_OF_BOUNDS_WEIGHT = 0.5
+
+#: a rule set as condition ids: an OR of (sorted) AND-ed ids, sorted - one key per rule set
+State = tuple[tuple[int, ...], ...]
+
+
+class Scorer:
+    """DScore, size and the beam's ranking of packed masks on the mining rows."""
+
+    def __init__(self, fav: np.ndarray, alpha: float, beta: float) -> None:
+        self.n, self.n_fav = int(fav.size), int(fav.sum())
+        self.fav_bits = pack(fav)
+        self.alpha, self.beta = alpha, beta
+        self.evaluated = 0
+
+    def score(self, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(DScore within bounds or -inf, ranking score, size) per row of ``bits``."""
+        d, size = dscores(bits, self.fav_bits, self.n, self.n_fav)
+        self.evaluated += int(np.size(d))
+        frac = size / self.n
+        tol = 1e-12
+        inside = (frac >= self.alpha - tol) & (frac <= self.beta + tol) & np.isfinite(d)
+        viol = np.maximum(0.0, np.maximum(self.alpha - frac, frac - self.beta))
+        return np.where(inside, d, -np.inf), d - OUT_OF_BOUNDS_WEIGHT * viol, size
+
+
+def canon(rules: Sequence[Sequence[int]]) -> State:
+    """The one key of a rule set: duplicates and empty rules dropped, ids and rules sorted."""
+    return tuple(sorted({tuple(sorted(set(r))) for r in rules if r}))
+
+
+def rule_bits(cand: Candidates, rule: Sequence[int]) -> np.ndarray:
+    """Packed mask of one rule (AND of its conditions)."""
+    out = np.bitwise_and.reduce(cand.bits[list(rule)], axis=0)
+    return np.asarray(out)
+
+
+def union(cand: Candidates, state: State, width: int) -> np.ndarray:
+    """Packed mask of a rule set (OR of its rules)."""
+    out = np.zeros(width, dtype=np.uint64)
+    for rule in state:
+        out |= rule_bits(cand, rule)
+    return out
+
+
+def top(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest finite values (unordered)."""
+    finite = np.nonzero(np.isfinite(values))[0]
+    if finite.size <= k:
+        return finite
+    return finite[np.argpartition(-values[finite], k - 1)[:k]]
+
+
+def n_conditions_of(state: State) -> int:
+    """Number of conditions of a rule set state."""
+    return sum(len(r) for r in state)
+
+
+def valid(state: State, cand: Candidates, scorer: Scorer) -> bool:
+    """Whether the rule set is a group within the bounds (a finite DScore)."""
+    d, _, _ = scorer.score(union(cand, state, cand.bits.shape[1])[None, :])
+    return bool(np.isfinite(d[0]))
+
+
+def prune(state: State, cand: Candidates, min_rows: int) -> State:
+    """Drop rules that add fewer than ``min_rows`` rows to the others' (noise, not evidence)."""
+    rules = list(state)
+    width = cand.bits.shape[1]
+    while len(rules) > 1:
+        bits = [rule_bits(cand, r) for r in rules]
+        unique = []
+        for i in range(len(rules)):
+            others = np.zeros(width, dtype=np.uint64)
+            for q, b in enumerate(bits):
+                if q != i:
+                    others |= b
+            unique.append(int(np.bitwise_count(bits[i] & ~others).sum()))
+        worst = int(np.argmin(unique))
+        if unique[worst] >= min_rows:
+            break
+        del rules[worst]
+    return canon(rules)
