@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairmon.errors import MethodError
-from fairmon.explain.openxai import groundtruth as gt_metrics
-from fairmon.explain.openxai.fairness import group_means
-from fairmon.explain.openxai.predictive import prediction_gap
+from fairmon.explain.openxai import _groundtruth as gt_metrics
+from fairmon.explain.openxai._fairness import group_means
+from fairmon.explain.openxai._predictive import prediction_gap
 from fairmon.explain.openxai.stability import relative_stability
 
 if TYPE_CHECKING:
@@ -221,7 +221,7 @@ def _explainer_fn(model: Model, explainer: Any, params: dict[str, Any], random_s
                   device: str | None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     if callable(explainer):
         return explainer  # type: ignore[no-any-return]
-    from fairmon.explain.api import explain
+    from fairmon.explain._api import explain
 
     def fn(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
         # every kept perturbation has its row's predicted label, so "predicted" explains `labels`

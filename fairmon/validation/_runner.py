@@ -1,4 +1,4 @@
-"""Run a :class:`~fairmon.validation.suite.Suite` on a window with Great Expectations 1.x.
+"""Run a :class:`~fairmon.validation.Suite` on a window with Great Expectations 1.x.
 
 A failing batch is a *result*, not an exception: :func:`validate` returns a :class:`ValidationReport`
 (success flag, every failed expectation as a plain dict with its type, check, column, observed value,
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import DataValidationError
-from fairmon.validation.suite import Suite
+from fairmon.validation._suite import Suite
 
 __all__ = [
     "ValidationReport",

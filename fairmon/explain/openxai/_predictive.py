@@ -4,7 +4,7 @@ PGI perturbs the top-k features of each row's explanation (by |attribution|) and
 PGU perturbs everything except the top-k. The score per row is the mean over ``n_samples`` (100)
 perturbations of ``|P(class | x') − P(class | x)|`` — the reference takes the first probability
 column; for a binary classifier this equals the change of P(class 1). A faithful explanation has a
-high PGI and a low PGU. Perturbations: :func:`fairmon.explain.openxai.perturb.perturb` (Gaussian
+high PGI and a low PGU. Perturbations: :func:`fairmon.explain.openxai._perturb.perturb` (Gaussian
 std 0.1 on continuous columns, binary flips with probability sqrt(2/π)·0.1, one-hot groups together).
 ``auc=True`` integrates over k = 1..max_k like the ground-truth metrics. An all-zero explanation
 row has no top-k, so its PGI/PGU is NaN (counted as ``n_nan`` by ``evaluate``; the reference would
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from fairmon.errors import MethodError
-from fairmon.explain.openxai.groundtruth import k_to_int
-from fairmon.explain.openxai.perturb import Layout, perturb
+from fairmon.explain.openxai._groundtruth import k_to_int
+from fairmon.explain.openxai._perturb import Layout, perturb
 
 __all__ = ["pgi", "pgu", "prediction_gap"]
 

@@ -18,8 +18,10 @@ from zoneinfo import ZoneInfo
 import pandas as pd
 
 from fairmon.errors import ConfigError
-from fairmon.validation.runner import ValidationReport, validate
-from fairmon.validation.suite import Suite, _exists, build_suite, load_suite, save_suite
+from fairmon.validation._build import build_suite
+from fairmon.validation._runner import ValidationReport, validate
+from fairmon.validation._suite import Suite
+from fairmon.validation._suite_io import _exists, load_suite, save_suite
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
