@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # repo root: benchmarks._meta and fairmon
 
 from benchmarks._meta import write_results  # noqa: E402
-from fairmon.datasets import stream as S  # noqa: E402
+from fairmon import datasets as S  # noqa: E402
 
 
 def measure(
