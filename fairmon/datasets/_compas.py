@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fairmon.datasets._dataset import ERR_PARSE, Dataset
-from fairmon.datasets._files import dataset_path
+from fairmon.datasets._files import read_dataset_csv
 from fairmon.errors import DatasetError
 
 __all__ = ["load_compas", "COMPAS_FEATURES"]
@@ -39,8 +39,8 @@ def load_compas() -> Dataset:
     """
     key = "compas/compas-scores-two-years.csv"
     # keep 'N/A' as text (pandas would turn it into NaN) so the filter can name it
-    raw = pd.read_csv(dataset_path(key), keep_default_na=False, na_values=[""])
-    header = list(pd.read_csv(dataset_path(key), nrows=0).columns)
+    raw = read_dataset_csv(key, keep_default_na=False, na_values=[""])
+    header = list(read_dataset_csv(key, nrows=0).columns)
     seen: dict[str, str] = {}
     drop = []
     for col in header:

@@ -7,7 +7,7 @@ from typing import Literal
 import pandas as pd
 
 from fairmon.datasets._dataset import ERR_PARSE, ERR_UNKNOWN_DATASET, Dataset
-from fairmon.datasets._files import dataset_path
+from fairmon.datasets._files import read_dataset_csv
 from fairmon.errors import DatasetError
 
 __all__ = ["load_gesd", "GESD_ROLES", "GesdName"]
@@ -43,7 +43,7 @@ def load_gesd(name: GesdName, *, g3_threshold: int = 10) -> Dataset:
         raise DatasetError(ERR_UNKNOWN_DATASET.format(name=name, known=sorted(GESD_ROLES)))
     y, s, dropped = GESD_ROLES[name]
     key = f"gesd/{name}.csv"
-    frame = pd.read_csv(dataset_path(key))
+    frame = read_dataset_csv(key)
     missing = {y, s, dropped} - set(frame.columns)
     if missing:
         raise DatasetError(ERR_PARSE.format(file=key, problem=f"missing columns {sorted(missing)}"))

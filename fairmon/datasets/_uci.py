@@ -11,7 +11,7 @@ import io
 import pandas as pd
 
 from fairmon.datasets._dataset import ERR_PARSE, Dataset
-from fairmon.datasets._files import dataset_path
+from fairmon.datasets._files import read_dataset_csv, read_dataset_text
 from fairmon.errors import DatasetError
 
 __all__ = ["load_adult", "load_german", "ADULT_COLUMNS", "GERMAN_COLUMNS", "GERMAN_CODES"]
@@ -39,8 +39,7 @@ _ADULT_NUMERIC = ("age", "fnlwgt", "education_num", "capital_gain", "capital_los
 
 
 def _read_adult(key: str) -> pd.DataFrame:
-    path = dataset_path(key)
-    text = path.read_bytes().decode("utf-8")
+    text = read_dataset_text(key)
     # quirks of the official files: adult.test opens with a "|1x3 Cross validator" banner line, both
     # files end with blank lines, fields are separated by ", ", and test labels end with "."
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("|")]
@@ -204,7 +203,7 @@ def load_german() -> Dataset:
     (1000, 0.7)
     """
     key = "german/german.data"
-    frame = pd.read_csv(dataset_path(key), sep=r"\s+", header=None, names=list(GERMAN_COLUMNS), dtype=str)
+    frame = read_dataset_csv(key, sep=r"\s+", header=None, names=list(GERMAN_COLUMNS), dtype=str)
     if frame.shape != (len(frame), 21) or frame.isna().any().any():
         raise DatasetError(ERR_PARSE.format(file=key, problem="expected 21 space-separated fields per row"))
     categorical = [c for c in GERMAN_COLUMNS if c not in _GERMAN_NUMERIC and c != "credit"]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import DataValidationError
+from fairmon.errors import DataValidationError, FairmonError, ValidationEngineError
 from fairmon.validation._suite import Suite
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "MSG_ROWS",
     "MSG_ERROR",
     "ERR_INVALID",
+    "ERR_ENGINE",
 ]
 
 MSG_MISSING_COLUMN = "column {column!r} is missing"
@@ -48,6 +49,7 @@ MSG_DOMAIN = "column {column!r} has values not in the reference data: {values}"
 MSG_GROUPS = "column {column!r} is missing protected group(s) {groups}"
 MSG_ROWS = "window has {rows} rows (at least {min_rows} required)"
 MSG_ERROR = "{expectation} on column {column!r} could not be evaluated: {error}"
+ERR_ENGINE = "Great Expectations could not run validation suite {suite!r}: {error}"
 ERR_INVALID = "data validation failed ({n} of {total} expectations): {messages}"
 
 _LOCK = threading.Lock()
@@ -314,24 +316,14 @@ def validate(frame: pd.DataFrame, suite: Suite) -> ValidationReport:
     [('groups', 'sex')]
     """
     t0 = time.perf_counter()
-    bd = _batch_definition()
-    gx_suite = _gx_suite(suite)
+    gx_suite = _gx_suite(suite)  # a suite GX rejects → ConfigError
     prepared = _prepare(frame)
-    batch = bd.get_batch(batch_parameters={"dataframe": prepared})
-    # pass/fail only first (GX's per-expectation overhead dominates; details cost ~30% more), then the
-    # details for the failed expectations alone
-    by_key: dict[str, Any] = {}
-    for res in batch.validate(gx_suite, result_format="BOOLEAN_ONLY").results:
-        cfg = res.expectation_config
-        by_key[_key(cfg.type, cfg.kwargs)] = res
-    failing = [e for e in suite.expectations if not _ok(by_key.get(_key(e["type"], e["kwargs"])))]
-    if failing:
-        sub = Suite(
-            name=suite.name + "-failed", expectations=tuple(failing), columns=suite.columns, params={}
-        )
-        for res in batch.validate(sub.to_gx(), result_format="SUMMARY").results:
-            cfg = res.expectation_config
-            by_key[_key(cfg.type, cfg.kwargs)] = res
+    try:
+        by_key = _run_gx(gx_suite, suite, prepared)
+    except FairmonError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any GX/pandas failure inside GX → one library-boundary error
+        raise ValidationEngineError(ERR_ENGINE.format(suite=suite.name, error=f"{type(exc).__name__}: {exc}")) from exc
     results, failed = [], []
     missing_cols = set()
     for exp in suite.expectations:
@@ -367,6 +359,26 @@ def validate(frame: pd.DataFrame, suite: Suite) -> ValidationReport:
         suite_revision=suite.revision,
         seconds=time.perf_counter() - t0,
     )
+
+
+def _run_gx(gx_suite: Any, suite: Suite, prepared: pd.DataFrame) -> dict[str, Any]:
+    """GX results by expectation key: pass/fail of every expectation, details for the failed ones."""
+    batch = _batch_definition().get_batch(batch_parameters={"dataframe": prepared})
+    # pass/fail only first (GX's per-expectation overhead dominates; details cost ~30% more), then the
+    # details for the failed expectations alone
+    by_key: dict[str, Any] = {}
+    for res in batch.validate(gx_suite, result_format="BOOLEAN_ONLY").results:
+        cfg = res.expectation_config
+        by_key[_key(cfg.type, cfg.kwargs)] = res
+    failing = [e for e in suite.expectations if not _ok(by_key.get(_key(e["type"], e["kwargs"])))]
+    if failing:
+        sub = Suite(
+            name=suite.name + "-failed", expectations=tuple(failing), columns=suite.columns, params={}
+        )
+        for res in batch.validate(sub.to_gx(), result_format="SUMMARY").results:
+            cfg = res.expectation_config
+            by_key[_key(cfg.type, cfg.kwargs)] = res
+    return by_key
 
 
 def _ok(res: Any) -> bool:

@@ -27,6 +27,7 @@ __all__ = [
     "BOOL_TYPES",
     "TEXT_TYPES",
     "Suite",
+    "ERR_GX_EXPECTATION",
 ]
 
 SUITE_FORMAT = "fairmon.validation.suite"
@@ -67,6 +68,7 @@ ERR_EMPTY_REFERENCE = "reference data has no rows; cannot derive a validation su
 ERR_REFERENCE_COLUMNS = "reference data lacks declared column(s) {cols}; it has {have}"
 ERR_SUITE_MISSING = "{path}: validation suite file not found"
 ERR_SUITE_FORMAT = "{path}: not a fairmon validation suite ({problem})"
+ERR_GX_EXPECTATION = "validation suite {suite!r}: Great Expectations rejects expectation {type!r}: {error}"
 ERR_SUITE_TAMPERED = (
     "{path}: suite fingerprint {stored} does not match its content ({actual}); it was edited by hand — "
     "remove the 'fingerprint' key to accept the edit"
@@ -161,13 +163,22 @@ class Suite:
 
     def to_gx(self) -> Any:
         """The suite as a ``great_expectations.ExpectationSuite`` (imports GX)."""
+        # heavy: GX takes seconds to import
         import great_expectations as gx
+        from great_expectations.exceptions import GreatExpectationsError
         from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 
-        exps = [
-            ExpectationConfiguration(
-                type=e["type"], kwargs=dict(e["kwargs"]), meta=dict(e["meta"])
-            ).to_domain_obj()
-            for e in self.expectations
-        ]
+        exps = []
+        for e in self.expectations:
+            try:
+                exps.append(
+                    ExpectationConfiguration(
+                        type=e["type"], kwargs=dict(e["kwargs"]), meta=dict(e["meta"])
+                    ).to_domain_obj()
+                )
+            except (GreatExpectationsError, ValueError, TypeError, KeyError) as exc:
+                # an unknown expectation type or kwargs GX rejects: the suite's content is wrong
+                raise ConfigError(
+                    ERR_GX_EXPECTATION.format(suite=self.name, type=e.get("type"), error=exc)
+                ) from exc
         return gx.ExpectationSuite(name=self.name, expectations=exps)
