@@ -247,6 +247,15 @@ def load_window(
         Missing/unreadable file, empty window, failing query (``retryable`` for connection errors).
     ConfigError
         A SQL source without an engine or URL.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "2026-02-01.csv").write_text("a,b\\n1,2\\n")
+    >>> src = FilesSource(pattern="{start:%Y-%m-%d}.csv")
+    >>> load_window(src, dt.datetime(2026, 2, 1), dt.datetime(2026, 2, 2), base_dir=folder).shape
+    (1, 2)
     """
     if isinstance(source, MonitorSpec):
         if base_dir is None:

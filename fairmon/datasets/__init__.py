@@ -8,7 +8,7 @@
   the column roles are the constants below).
 
 >>> from fairmon.datasets import PLANTED_RULE, generate_stream
->>> s = generate_stream(n_windows=2, rows_per_window=300, drift_window=1)
+>>> s = generate_stream(n_windows=3, rows_per_window=300, drift_window=2)
 >>> s.planted_rule == PLANTED_RULE, len(s.windows[1].frame)
 (True, 300)
 """

@@ -20,13 +20,13 @@ __all__ = ["decision_dscore"]
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    return np.asarray(1.0 / (1.0 + np.exp(-x)))
 
 
 def _base_logit(frame: pd.DataFrame) -> np.ndarray:
     """Creditworthiness score f(x) of the label model (independent of the planted attributes)."""
     edu = frame["education"].map({e: i for i, e in enumerate(EDUCATION)}).to_numpy(dtype=float)
-    return (
+    return np.asarray(
         0.6
         + 1.1 * (np.log(frame["income"].to_numpy()) - 3.8)
         - 4.0 * (frame["debt_ratio"].to_numpy() - 0.3)

@@ -24,7 +24,14 @@ _LOADERS = {
 
 
 def load_dataset(name: str) -> Dataset:
-    """Load a dataset by name: adult, german, compas, gesd-german, gesd-bail, gesd-math, gesd-por."""
+    """Load a dataset by name: adult, german, compas, gesd-german, gesd-bail, gesd-math, gesd-por.
+
+    Examples
+    --------
+    >>> ds = load_dataset("gesd-math")  # reads FAIRMON_DATA_DIR (or downloads and verifies the file)
+    >>> ds.name, len(ds), ds.sensitive
+    ('gesd-math', 395, ['sex'])
+    """
     try:
         loader = _LOADERS[name]
     except KeyError:

@@ -44,6 +44,14 @@ class Dataset:
         COMPAS score text, not the label).
     favorable_label
         Value of ``label`` that is the favorable ground truth.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ds = Dataset(name="toy", frame=pd.DataFrame({"x": [1, 2], "y": ["good", "bad"]}), features=["x"],
+    ...              label="y", sensitive=[], favorable_column="y", favorable="good", favorable_label="good")
+    >>> len(ds), ds.y.tolist(), ds.favorable_indicator.tolist()
+    (2, [1, 0], [1, 0])
     """
 
     name: str
@@ -60,14 +68,14 @@ class Dataset:
     @property
     def favorable_indicator(self) -> np.ndarray:
         """0/1 array: 1 where the row has the favorable outcome."""
-        return (self.frame[self.favorable_column] == self.favorable).to_numpy().astype(np.int64)
+        return np.asarray(self.frame[self.favorable_column] == self.favorable, dtype=np.int64)
 
     @property
     def y(self) -> np.ndarray:
         """0/1 ground truth: 1 where ``label`` has the favorable value."""
         if self.label is None:
             raise DatasetError(f"dataset {self.name!r} has no label column")
-        return (self.frame[self.label] == self.favorable_label).to_numpy().astype(np.int64)
+        return np.asarray(self.frame[self.label] == self.favorable_label, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.frame)

@@ -78,6 +78,7 @@ def deploy_models(
 
     Example
     -------
+    >>> from fairmon.datasets import generate_stream
     >>> s = generate_stream(n_windows=4, rows_per_window=2000, drift_window=2)
     >>> dep = deploy_models(s, "memory://doctest-stream")
     >>> abs(dep.dscore_before - 0.05) <= 0.03 and abs(dep.dscore_after - 0.20) <= 0.03

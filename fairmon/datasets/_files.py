@@ -148,7 +148,13 @@ def data_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Where verified downloads are kept: ``FAIRMON_CACHE_DIR``, else ``~/.cache/fairmon/datasets``."""
+    """Where verified downloads are kept: ``FAIRMON_CACHE_DIR``, else ``~/.cache/fairmon/datasets``.
+
+    Examples
+    --------
+    >>> isinstance(cache_dir(), Path)
+    True
+    """
     env = os.environ.get("FAIRMON_CACHE_DIR")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "fairmon" / "datasets"
 
@@ -163,7 +169,13 @@ def _fetch(url: str, timeout: float = 60.0) -> bytes:
 
 
 def dataset_path(key: str, *, download: bool = True) -> Path:
-    """Local path of dataset file ``key``, downloading and verifying it when needed."""
+    """Local path of dataset file ``key``, downloading and verifying it when needed.
+
+    Examples
+    --------
+    >>> dataset_path("gesd/math.csv").name  # from FAIRMON_DATA_DIR
+    'math.csv'
+    """
     if key not in FILES:
         raise DatasetError(ERR_UNKNOWN_FILE.format(file=key, known=sorted(FILES)))
     local = data_dir() / key

@@ -81,7 +81,15 @@ ERR_CALIBRATION = (
 
 @dataclass(frozen=True)
 class StreamWindow:
-    """One daily window: ``[start, end)``, its rows, and the ground-truth planted-group membership."""
+    """One daily window: ``[start, end)``, its rows, and the ground-truth planted-group membership.
+
+    Examples
+    --------
+    >>> from fairmon.datasets import generate_stream
+    >>> w = generate_stream(n_windows=2, rows_per_window=100, drift_window=1, train_windows=1).windows[1]
+    >>> w.index, (w.end - w.start).days, len(w.frame) == len(w.membership)
+    (1, 1, True)
+    """
 
     index: int
     start: datetime
@@ -96,7 +104,15 @@ class StreamWindow:
 
 @dataclass(frozen=True)
 class SyntheticStream:
-    """The generated windows plus the planted rule and column roles (see the module contract)."""
+    """The generated windows plus the planted rule and column roles (see the module contract).
+
+    Examples
+    --------
+    >>> from fairmon.datasets import generate_stream
+    >>> s = generate_stream(n_windows=2, rows_per_window=100, drift_window=1, train_windows=1)
+    >>> len(s.frame()), s.membership().shape, s.frame(windows=[1])["window"].unique().tolist()
+    (200, (200,), [1])
+    """
 
     windows: list[StreamWindow]
     planted_rule: str
@@ -139,8 +155,14 @@ class SyntheticStream:
 
 
 def planted_membership(frame: pd.DataFrame) -> np.ndarray:
-    """Ground-truth membership of the planted group (:data:`PLANTED_RULE`) for raw rows."""
-    return (
+    """Ground-truth membership of the planted group (:data:`PLANTED_RULE`) for raw rows.
+
+    Examples
+    --------
+    >>> planted_membership(pd.DataFrame({"age": [25, 45], "region": ["south", "east"]})).tolist()
+    [True, False]
+    """
+    return np.asarray(
         (frame["age"].to_numpy() <= PLANTED_AGE_MAX) | (frame["region"].to_numpy() == PLANTED_REGION)
     ).astype(bool)
 

@@ -139,7 +139,7 @@ def _random_subsets(sizes: np.ndarray, M: int, rng: np.random.Generator) -> np.n
     tied = tied[sizes[tied] < M]
     if len(tied):
         out[tied] = np.argsort(keys[tied], axis=1) < sizes[tied, None]
-    return out
+    return np.asarray(out, dtype=bool)
 
 
 def _mask_keys(masks: np.ndarray) -> np.ndarray:

@@ -54,7 +54,7 @@ _MAX_ELEMENTS = 1 << 23  # rows x samples x features held at once (float64: 64 M
 
 def default_categorical(background: np.ndarray) -> np.ndarray:
     """Columns whose background values are all 0/1: treated as categorical (one-hot) by LIME."""
-    return np.all((background == 0.0) | (background == 1.0), axis=0)
+    return np.asarray(np.all((background == 0.0) | (background == 1.0), axis=0))
 
 
 @dataclass(frozen=True)
@@ -234,5 +234,7 @@ def weighted_ridge(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, alpha: flo
     d = X.shape[2]
     if alpha > 0:
         A = A + alpha * torch.eye(d, dtype=A.dtype, device=A.device)
-        return torch.linalg.solve(A, b)
-    return (torch.linalg.pinv(A, hermitian=True) @ b.unsqueeze(2)).squeeze(2)
+        solved: torch.Tensor = torch.linalg.solve(A, b)
+        return solved
+    least_squares: torch.Tensor = (torch.linalg.pinv(A, hermitian=True) @ b.unsqueeze(2)).squeeze(2)
+    return least_squares

@@ -52,14 +52,14 @@ def _option_thresholds(cum: np.ndarray) -> np.ndarray:
     One raw 32-bit word per draw is ~3x cheaper than a float uniform.
     """
     t = np.ceil(np.clip(cum[:, :-1], 0.0, 1.0) * 2.0**32) - 2.0**31 - 1
-    return np.clip(t, -(2.0**31), 2.0**31 - 1).astype(np.int32)
+    return np.asarray(np.clip(t, -(2.0**31), 2.0**31 - 1), dtype=np.int32)
 
 
 def _lookup_columns(stats: LimeStats) -> np.ndarray:
     """(d,) bool: some option k that can be drawn (cumulative frequency before it < 1) has a value != k."""
     k = np.arange(stats.values.shape[1])
     drawable = np.concatenate([np.ones((len(stats.cum), 1), dtype=bool), stats.cum[:, :-1] < 1.0], axis=1)
-    return ((stats.values != k) & drawable).any(axis=1)
+    return np.asarray(((stats.values != k) & drawable).any(axis=1))
 
 
 def _bin_table(stats: LimeStats) -> np.ndarray:

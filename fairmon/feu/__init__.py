@@ -10,7 +10,7 @@ Names resolve lazily so ``import fairmon.feu`` does not load pandas, torch or py
 >>> import numpy as np
 >>> from fairmon.feu import non_dominated
 >>> non_dominated(np.array([[0.1, 0.2], [0.2, 0.1], [0.3, 0.3]])).tolist()
-[True, True, False]
+[0, 1]
 """
 
 from __future__ import annotations

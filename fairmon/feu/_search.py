@@ -196,7 +196,7 @@ def search(
             progress(state["generation"], len(archive), time.perf_counter() - t0)
         return np.asarray([r["objectives"] for r in results], dtype=float)
 
-    class _Problem(Problem):
+    class _Problem(Problem):  # type: ignore[misc]  # pymoo ships no type hints
         def __init__(self) -> None:
             lo, hi = st.epoch_bounds
             super().__init__(

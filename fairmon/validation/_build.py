@@ -58,7 +58,13 @@ __all__ = ["build_suite", "column_kind"]
 
 
 def column_kind(series: pd.Series) -> Kind:
-    """The dtype family of a reference column: ``numeric``, ``bool``, ``datetime`` or ``text``."""
+    """The dtype family of a reference column: ``numeric``, ``bool``, ``datetime`` or ``text``.
+
+    Examples
+    --------
+    >>> column_kind(pd.Series([1.0])), column_kind(pd.Series(["a"])), column_kind(pd.Series([True]))
+    ('numeric', 'text', 'bool')
+    """
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
@@ -136,6 +142,13 @@ def build_suite(
     ------
     DatasetError
         Empty reference data, or a declared column missing from it.
+
+    Examples
+    --------
+    >>> ref = pd.DataFrame({"age": [20, 40, 60], "sex": ["f", "m", "f"], "y": [0, 1, 1]})
+    >>> suite = build_suite(ref, features=["age", "sex"], sensitive=["sex"], label="y", min_rows=2)
+    >>> sorted({e["meta"]["check"] for e in suite.expectations})
+    ['column', 'domain', 'groups', 'min_rows', 'nulls', 'range', 'type']
     """
     if len(reference) == 0:
         raise DatasetError(ERR_EMPTY_REFERENCE)

@@ -113,6 +113,14 @@ class ValidationReport:
     is listed (the expectations that depend on it cannot say anything more); likewise a column of the
     wrong type lists its ``type`` failure, not the range check that could not be evaluated. ``results`` lists every
     expectation with its success flag.
+
+    Examples
+    --------
+    >>> from fairmon.validation import build_suite
+    >>> ref = pd.DataFrame({"age": [20, 40, 60, 30], "sex": ["f", "m", "f", "m"]})
+    >>> report = validate(ref.assign(sex="f"), build_suite(ref, features=["age"], sensitive=["sex"], min_rows=2))
+    >>> report.success, report.failed_checks, report.to_dict()["failed"][0]["check"]
+    (False, [('groups', 'sex')], 'groups')
     """
 
     success: bool
@@ -142,7 +150,7 @@ class ValidationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (stored with a ``data_invalid`` run and used by the data alert)."""
-        return _json(
+        out: dict[str, Any] = _json(
             {
                 "success": self.success,
                 "n_rows": self.n_rows,
@@ -156,9 +164,23 @@ class ValidationReport:
                 **({"meta": self.meta} if self.meta else {}),
             }
         )
+        return out
 
     def raise_for_failures(self) -> ValidationReport:
-        """Raise :class:`DataValidationError` (carrying :attr:`failed`) unless the window passed."""
+        """Raise :class:`DataValidationError` (carrying :attr:`failed`) unless the window passed.
+
+        Examples
+        --------
+        >>> from fairmon.validation import build_suite
+        >>> ref = pd.DataFrame({"age": [20, 40, 60, 30], "sex": ["f", "m", "f", "m"]})
+        >>> suite = build_suite(ref, features=["age"], sensitive=["sex"], min_rows=2)
+        >>> raise_for_failures(validate(ref, suite)).success
+        True
+        >>> raise_for_failures(validate(ref.assign(sex="f"), suite))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        fairmon.errors.DataValidationError: data validation failed (1 of ... expectations): column 'sex' is missing ...
+        """
         if not self.success:
             messages = "; ".join(f["message"] for f in self.failed[:5])
             if len(self.failed) > 5:
@@ -287,7 +309,8 @@ def _describe(exp: dict[str, Any], res: Any, frame: pd.DataFrame) -> dict[str, A
         out.update(
             observed=result.get("observed_value"), expected=kw, message=f"{exp['type']} failed on {col!r}"
         )
-    return _json(out)
+    described: dict[str, Any] = _json(out)
+    return described
 
 
 def validate(frame: pd.DataFrame, suite: Suite) -> ValidationReport:

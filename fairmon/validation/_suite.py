@@ -165,7 +165,7 @@ class Suite:
         """The suite as a ``great_expectations.ExpectationSuite`` (imports GX)."""
         # heavy: GX takes seconds to import
         import great_expectations as gx
-        from great_expectations.exceptions import GreatExpectationsError
+        from great_expectations.exceptions.exceptions import GreatExpectationsError
         from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 
         exps = []

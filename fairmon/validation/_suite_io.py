@@ -72,7 +72,15 @@ def _exists(path: str) -> bool:
 
 
 def load_suite(path: str | os.PathLike[str]) -> Suite:
-    """Read a suite written by :func:`save_suite`; a missing, foreign or hand-edited file → ConfigError."""
+    """Read a suite written by :func:`save_suite`; a missing, foreign or hand-edited file → ConfigError.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> s = Suite(name="demo", expectations=(), columns={}, params={}, reference={})
+    >>> load_suite(save_suite(s, pathlib.Path(tempfile.mkdtemp()) / "suite.json")).name
+    'demo'
+    """
     p = os.fspath(path)
     if not _exists(p):
         raise ConfigError(ERR_SUITE_MISSING.format(path=p))

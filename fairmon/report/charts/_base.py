@@ -60,7 +60,13 @@ def _ok(v: Any) -> TypeGuard[float]:
 
 
 def fmt_num(v: Any, digits: int = 3) -> str:
-    """Compact number text: ``30``, ``0.412``, ``1.2e-05``; ``n/a`` for missing."""
+    """Compact number text: ``30``, ``0.412``, ``1.2e-05``; ``n/a`` for missing.
+
+    Examples
+    --------
+    >>> fmt_num(30.0), fmt_num(0.41234), fmt_num(12345.6), fmt_num(float("nan"))
+    ('30', '0.412', '12,346', 'n/a')
+    """
     if v is None:
         return "n/a"
     try:

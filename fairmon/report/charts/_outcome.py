@@ -18,7 +18,7 @@ __all__ = ["outcome_chart", "gesd_chart", "GroupStabilityRow"]
 
 
 def _group_sort_key(m: MetricRecord) -> tuple[int, str, str]:
-    return ("&" in m.attribute, m.attribute, m.group)  # type: ignore[return-value]
+    return ("&" in m.attribute, m.attribute, m.group)
 
 
 def outcome_chart(metrics: Sequence[MetricRecord]) -> bytes | None:
@@ -56,7 +56,7 @@ def outcome_chart(metrics: Sequence[MetricRecord]) -> bytes | None:
             m = by.get(key)
             if m is None or not _ok(m.value):
                 continue
-            v = float(m.value)  # type: ignore[arg-type]
+            v = float(m.value)
             lo = float(m.ci_low) if _ok(m.ci_low) else v
             hi = float(m.ci_high) if _ok(m.ci_high) else v
             ax.errorbar(

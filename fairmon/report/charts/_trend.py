@@ -103,11 +103,11 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
     for ax in axes:
         if len(xs) <= 14:  # one tick per window
             ax.set_xticks(xs)
-            ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d"))
+            ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d"))  # type: ignore[no-untyped-call]
         else:
-            locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
+            locator = mdates.AutoDateLocator(minticks=3, maxticks=10)  # type: ignore[no-untyped-call]
             ax.xaxis.set_major_locator(locator)
-            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     if len(xs) == 1:  # one window: give the axis a width
         from datetime import timedelta
 
