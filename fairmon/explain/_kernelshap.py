@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from fairmon._device import resolve_device
 from fairmon.errors import MethodError
 from fairmon.explain._coalitions import coalition_design
 from fairmon.explain._common import Target, check_matrix, resolve_target
@@ -110,8 +111,6 @@ def kernelshap_batched(
     True
     """
     import torch
-
-    from fairmon._device import resolve_device
 
     if n_samples != "auto" and (
         not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool) or n_samples < 2

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairmon._device import resolve_device, torch_generator
 from fairmon.errors import MethodError
 from fairmon.explain._common import Target, check_matrix, resolve_target
 from fairmon.explain._lime_sampling import _sample, _tensors
@@ -171,8 +172,6 @@ def lime_batched(
     ((4, 3), True)
     """
     import torch
-
-    from fairmon._device import resolve_device, torch_generator
 
     if not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool) or n_samples < 2:
         raise MethodError(ERR_SAMPLES.format(value=n_samples))

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from fairmon._device import resolve_device
 from fairmon.errors import InsufficientDataError
-from fairmon.feu._metrics import outcome_metrics
-from fairmon.feu.settings import FEUSettings
-
-if TYPE_CHECKING:
-    from fairmon.registry.model import Model
+from fairmon.explain.gesd import gesd
 from fairmon.feu._data import _Prepared
+from fairmon.feu._metrics import outcome_metrics
 from fairmon.feu._result import WORST
+from fairmon.feu._train import predict_proba, train_mlps
+from fairmon.feu.settings import FEUSettings
+from fairmon.registry.model import Model, build_mlp
 
 __all__: list[str] = []
 
@@ -34,13 +35,9 @@ class _Evaluator:
         return float(10.0 ** float(x[0])), epochs, float(x[2])
 
     def model(self, net: Any, threshold: float) -> Model:
-        from fairmon.registry.model import Model
-
         return Model(net, self.prep.schema, framework="torch", threshold=threshold, device=self.device)
 
     def gesd_value(self, net: Any, part: str) -> tuple[float, float]:
-        from fairmon.explain.gesd import gesd
-
         try:
             res = gesd(
                 self.model(net, 0.5),
@@ -57,8 +54,6 @@ class _Evaluator:
 
     def train(self, configs: list[tuple[float, int, int]]) -> list[Any]:
         """Train a generation's networks together (:func:`fairmon.feu._train.train_mlps`)."""
-        from fairmon.feu._train import train_mlps
-
         st = self.settings
         return train_mlps(
             self.prep.Z["train"], self.prep.y["train"], configs, batch_size=st.batch_size, hidden=st.hidden,
@@ -67,8 +62,6 @@ class _Evaluator:
 
     def score(self, state: dict[str, Any], lr: float, epochs: int, thr: float, seed: int) -> dict[str, Any]:
         """Validation metrics and objectives of one trained network."""
-        from fairmon.feu._train import predict_proba
-
         try:
             net = self.rebuild(state)
             proba = predict_proba(net, self.prep.Z["validation"])
@@ -86,8 +79,6 @@ class _Evaluator:
                 "objectives": objectives, "state": state if error is None else None, "error": error}
 
     def test_metrics(self, state: dict[str, Any], threshold: float) -> dict[str, float]:
-        from fairmon.feu._train import predict_proba
-
         net = self.rebuild(state)
         proba = predict_proba(net, self.prep.Z["test"])
         out = outcome_metrics(self.prep.y["test"], proba, self.prep.s["test"], threshold)
@@ -97,9 +88,6 @@ class _Evaluator:
         return out
 
     def rebuild(self, state: dict[str, Any]) -> Any:
-        from fairmon._device import resolve_device
-        from fairmon.registry.model import build_mlp
-
         net = build_mlp(self.prep.schema.n_encoded, self.settings.hidden)
         net.load_state_dict(state)
         return net.to(resolve_device(self.device)).eval()

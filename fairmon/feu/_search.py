@@ -66,19 +66,17 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fairmon.errors import ConfigError, MethodError
-from fairmon.feu.settings import FEUSettings
-
-if TYPE_CHECKING:
-    from fairmon.registry.registry import Registry
 from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
+from fairmon.feu.settings import FEUSettings
+from fairmon.registry.registry import Registry
 
 __all__ = [
     "search",
@@ -248,8 +246,6 @@ def search(
     stopped_by = _stopped_by(st, state["generation"], len(archive), time.perf_counter() - t0)
     snapshot = None
     if registry is not None:
-        from fairmon.registry.registry import Registry
-
         reg = registry if isinstance(registry, Registry) else Registry(str(registry))
         snapshot = reg.register(
             model,

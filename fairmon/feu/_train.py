@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fairmon._device import resolve_device
+from fairmon.registry.model import build_mlp
+
 if TYPE_CHECKING:
     import torch
 
@@ -55,9 +58,6 @@ def train_mlp(
     ((64,), True)
     """
     import torch
-
-    from fairmon._device import resolve_device
-    from fairmon.registry.model import build_mlp
 
     dev = resolve_device(device)
     with torch.random.fork_rng(devices=[]):
@@ -130,9 +130,6 @@ def train_mlps(
     (2, True)
     """
     import torch
-
-    from fairmon._device import resolve_device
-    from fairmon.registry.model import build_mlp
 
     dev = resolve_device(device)
     K, n = len(configs), len(Z)
