@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairmon.errors import MethodError
+from fairmon.explain import _api  # the module, so a patched explain() is seen
 from fairmon.explain._common import check_matrix
 from fairmon.explain.openxai import _groundtruth as gt_metrics
 from fairmon.explain.openxai._fairness import group_means
