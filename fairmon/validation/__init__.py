@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from fairmon.validation._build import build_suite, column_kind
 from fairmon.validation._monitor import ensure_suite, load_reference, suite_from_spec, validate_window
-from fairmon.validation._runner import ValidationReport, raise_for_failures, validate
+from fairmon.validation._report import ValidationReport, raise_for_failures
+from fairmon.validation._runner import validate
 from fairmon.validation._suite import SUITE_FORMAT, SUITE_FORMAT_VERSION, Suite
 from fairmon.validation._suite_io import load_suite, save_suite
 

@@ -20,7 +20,8 @@ import pandas as pd
 from fairmon.errors import ConfigError, DatasetError
 from fairmon.sources import file_exists, load_file, load_window
 from fairmon.validation._build import build_suite
-from fairmon.validation._runner import ValidationReport, validate
+from fairmon.validation._report import ValidationReport
+from fairmon.validation._runner import validate
 from fairmon.validation._suite import Suite
 from fairmon.validation._suite_io import _exists, load_suite, save_suite
 
