@@ -36,8 +36,20 @@ def test_unknown_fsspec_protocol_is_a_dataset_error_naming_the_file() -> None:
         file_exists(url)
     assert str(err.value).startswith(ERR_UNREACHABLE.format(path=url, error="ValueError: "))
     assert isinstance(err.value.__cause__, ValueError)
-    with pytest.raises(DatasetError, match="nosuchproto://bucket/2026-01-05.csv"):
-        load_window(FilesSource(pattern="nosuchproto://bucket/{start:%Y-%m-%d}.csv"), START, END)
+
+
+def test_missing_fsspec_backend_is_a_dataset_error_naming_the_file() -> None:
+    # a scheme the spec accepts (config checks it) whose filesystem package is not installed here
+    pytest.importorskip("fsspec")
+    if importlib.util.find_spec("boxfs") is not None:  # pragma: no cover - only where boxfs is installed
+        pytest.skip("boxfs is installed")
+    pattern = "box://bucket/{start:%Y-%m-%d}.csv"
+    with pytest.raises(DatasetError) as err:
+        load_window(FilesSource(pattern=pattern), START, END)
+    assert str(err.value).startswith(
+        ERR_UNREACHABLE.format(path="box://bucket/2026-01-05.csv", error="ImportError: ")
+    )
+    assert isinstance(err.value.__cause__, ImportError)
 
 
 def test_fsspec_memory_files_are_read(tmp_path: Path) -> None:
