@@ -92,10 +92,11 @@ OTHER_SURFACE: dict[str, frozenset[str] | None] = {
         "FilesSource GESD_EXPLAINER_COMPONENTS GesdSpec Identity KNOWN_URI_SCHEMES LABEL_METRICS "
         "LR_BOUNDS MAX_SPEC_BYTES MAX_YAML_NODES METRIC_DOMAINS ModelSource MonitorSpec "
         "OPENXAI_GROUND_TRUTH_METRICS OPENXAI_METRICS OUTCOME_METRICS OpenXAISpec OutcomeSpec Persistence "
-        "ReferenceBaseline RetrainingSpec RumieDriftThresholds RumieSignificance RumieSpec SPEC_VERSION "
-        "SUPPORTED_SPEC_VERSIONS Schedule SearchBounds SelectionWeights Settings Split SqlSource "
-        "THRESHOLD_BOUNDS TrailingBaseline TrainingData ValidationSpec load_spec load_specs "
-        "parse_duration parse_spec resolve_path resolve_runtime scan_specs spec_json_schema validate_cron"
+        "ReferenceBaseline RetrainingSpec RumieDriftThresholds RumieRuleSearch RumieSignificance "
+        "RumieSpec SPEC_VERSION SUPPORTED_SPEC_VERSIONS Schedule SearchBounds SelectionWeights Settings "
+        "Split SqlSource THRESHOLD_BOUNDS TrailingBaseline TrainingData ValidationSpec load_spec "
+        "load_specs parse_duration parse_spec resolve_path resolve_runtime scan_specs spec_json_schema "
+        "validate_cron"
     ),
     "fairmon.drift": _names(
         "AlertPolicy Baseline CIOutsideRange Check DScoreAbove DriftSettings Finding KeyAttributesChanged "
@@ -103,7 +104,13 @@ OTHER_SURFACE: dict[str, frozenset[str] | None] = {
         "default_checks finding_fingerprint finding_key reference_window replay settings_from_spec "
         "severity_at_least"
     ),
-    "fairmon.fairness": None,  # no __all__ yet
+    "fairmon.fairness": _names(
+        "DEFAULT_METRICS DISPARITY_METRICS Evidence GROUP_METRICS INTERSECTION_SEP LABEL_METRICS "
+        "MISSING_GROUP MetricRow OutcomeResult RuleSearchResult RuleSearchSettings RuleSetScore "
+        "demographic_parity_difference demographic_parity_ratio dscore enum_baseline "
+        "equal_opportunity_difference equalized_odds_difference held_out_test mine outcome_metrics "
+        "selection_rate"
+    ),
     "fairmon.pipeline": _names(
         "ArtifactStore HEAVY_STEPS RunContext STEP_ORDER Window WindowOutcome backfill feu_on_demand "
         "run_step run_window window_for windows_between"
