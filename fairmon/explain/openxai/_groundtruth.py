@@ -54,7 +54,13 @@ _Kind = Literal["overlap", "rank", "sign", "ranksign"]
 
 
 def k_to_int(k: float | int, d: int) -> int:
-    """Top-k size: ``ceil(k·d)`` for a fraction ``k`` in (0, 1], or an integer count in [1, d]."""
+    """Top-k size: ``ceil(k·d)`` for a fraction ``k`` in (0, 1], or an integer count in [1, d].
+
+    Examples
+    --------
+    >>> k_to_int(0.25, 8), k_to_int(3, 8)
+    (2, 3)
+    """
     if isinstance(k, bool):
         raise MethodError(ERR_K.format(d=d, k=k))
     if isinstance(k, (int, np.integer)):
@@ -70,7 +76,7 @@ def dense_rank(A: np.ndarray) -> np.ndarray:
     """Row-wise dense rank of ``-|A|`` (1 = largest magnitude; ties share a rank)."""
     from scipy.stats import rankdata
 
-    return rankdata(-np.abs(A), method="dense", axis=-1)
+    return np.asarray(rankdata(-np.abs(A), method="dense", axis=-1))
 
 
 def _check(E: np.ndarray, gt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -115,7 +121,7 @@ def pra(explanations: np.ndarray, ground_truth: np.ndarray) -> np.ndarray:
     iu = np.triu_indices(d, k=1)
     a = (rE[:, :, None] < rE[:, None, :])[:, iu[0], iu[1]]
     b = (rG[:, :, None] < rG[:, None, :])[:, iu[0], iu[1]]
-    return (a == b).sum(axis=1) / math.comb(d, 2)
+    return np.asarray((a == b).sum(axis=1) / math.comb(d, 2))
 
 
 def rc(explanations: np.ndarray, ground_truth: np.ndarray) -> np.ndarray:
@@ -149,14 +155,14 @@ def _single_k(E: np.ndarray, G: np.ndarray, orderE: np.ndarray, orderG: np.ndarr
         both = mE & mG
         if kind == "sign":
             both &= np.sign(E).astype(int) == np.sign(G).astype(int)
-        return both.sum(axis=1) / k
+        return np.asarray(both.sum(axis=1) / k)
     same = tE == tG
     same &= np.take_along_axis(rE, tE, axis=1) == np.take_along_axis(rG, tG, axis=1)
     if kind == "ranksign":
         sE = np.take_along_axis(np.sign(E).astype(int), tE, axis=1)
         sG = np.take_along_axis(np.sign(G).astype(int), tG, axis=1)
         same &= sE == sG
-    return same.sum(axis=1) / k
+    return np.asarray(same.sum(axis=1) / k)
 
 
 def _agreement(explanations: np.ndarray, ground_truth: np.ndarray, predictions: np.ndarray,
@@ -172,7 +178,7 @@ def _agreement(explanations: np.ndarray, ground_truth: np.ndarray, predictions: 
     if auc and max_k > 1:
         vals = np.array([_single_k(E, G, orderE, orderG, rE, rG, kk, kind) for kk in range(1, max_k + 1)])
         x = np.arange(max_k) / (max_k - 1)
-        return np.trapezoid(vals, x, axis=0)
+        return np.asarray(np.trapezoid(vals, x, axis=0))
     return _single_k(E, G, orderE, orderG, rE, rG, max_k, kind)
 
 
@@ -191,17 +197,38 @@ def fa(explanations: np.ndarray, ground_truth: np.ndarray, predictions: np.ndarr
 
 def ra(explanations: np.ndarray, ground_truth: np.ndarray, predictions: np.ndarray, *,
        k: float | int = 0.25, auc: bool = False) -> np.ndarray:
-    """Rank agreement per row: top-k positions holding the same feature with the same dense rank."""
+    """Rank agreement per row: top-k positions holding the same feature with the same dense rank.
+
+    Examples
+    --------
+    >>> E = np.array([[0.9, 0.1, 0.5, 0.0]])
+    >>> ra(E, np.array([1.0, 0.0, 0.0, 2.0]), np.array([1]), k=0.5).tolist()
+    [0.0]
+    """
     return _agreement(explanations, ground_truth, predictions, k, auc, "rank")
 
 
 def sa(explanations: np.ndarray, ground_truth: np.ndarray, predictions: np.ndarray, *,
        k: float | int = 0.25, auc: bool = False) -> np.ndarray:
-    """Sign agreement per row: shared top-k features whose signs agree with the flipped ground truth."""
+    """Sign agreement per row: shared top-k features whose signs agree with the flipped ground truth.
+
+    Examples
+    --------
+    >>> E = np.array([[0.9, 0.1, 0.5, 0.0]])
+    >>> sa(E, np.array([1.0, 0.0, 0.0, 2.0]), np.array([1]), k=0.5).tolist()
+    [0.5]
+    """
     return _agreement(explanations, ground_truth, predictions, k, auc, "sign")
 
 
 def sra(explanations: np.ndarray, ground_truth: np.ndarray, predictions: np.ndarray, *,
         k: float | int = 0.25, auc: bool = False) -> np.ndarray:
-    """Signed rank agreement per row: RA with matching signs."""
+    """Signed rank agreement per row: RA with matching signs.
+
+    Examples
+    --------
+    >>> E = np.array([[0.9, 0.1, 0.5, 0.0]])
+    >>> sra(E, np.array([1.0, 0.0, 0.0, 2.0]), np.array([1]), k=0.5).tolist()
+    [0.0]
+    """
     return _agreement(explanations, ground_truth, predictions, k, auc, "ranksign")

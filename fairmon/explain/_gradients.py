@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairmon.errors import MethodError
+from fairmon.explain._prob import torch_model_errors
 
 if TYPE_CHECKING:
     import torch
@@ -37,7 +38,9 @@ def _grad(model: Model, X: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     import torch
 
     X = X.detach().clone().requires_grad_(True)
-    probs = torch.softmax(model.logits(X).double(), dim=1)  # float64: no saturation at large |logit|
+    with torch_model_errors(X):
+        logits = model.logits(X)
+    probs = torch.softmax(logits.double(), dim=1)  # float64: no saturation at large |logit|
     sel = probs.gather(1, labels.view(-1, 1)).sum()
     (g,) = torch.autograd.grad(sel, X)
     return g

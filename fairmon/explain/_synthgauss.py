@@ -64,7 +64,13 @@ class SynthGauss:
 
 
 def cluster_centers(n_clusters: int, d: int, distance: float) -> np.ndarray:
-    """Axis-aligned, well separated centres (the reference generator's layout)."""
+    """Axis-aligned, well separated centres (the reference generator's layout).
+
+    Examples
+    --------
+    >>> cluster_centers(2, 3, 1.0).shape
+    (2, 3)
+    """
     mus = np.zeros((n_clusters, d))
     if n_clusters == 2 * d:
         for i in range(d):

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fairmon._device import resolve_device
+from fairmon.registry.model import build_mlp
+
 if TYPE_CHECKING:
     import torch
 
@@ -44,11 +47,17 @@ def train_mlp(
 
     Mini-batches of ``batch_size`` rows are reshuffled every epoch (Keras' ``fit`` default, as in the
     reference code); the last batch may be smaller.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(64, 3))
+    >>> net = train_mlp(Z, (Z[:, 0] > 0).astype(int), lr=1e-2, epochs=3, device="cpu")
+    >>> p = predict_proba(net, Z)
+    >>> p.shape, bool(((p >= 0) & (p <= 1)).all())
+    ((64,), True)
     """
     import torch
-
-    from fairmon._device import resolve_device
-    from fairmon.registry.model import build_mlp
 
     dev = resolve_device(device)
     with torch.random.fork_rng(devices=[]):
@@ -76,7 +85,15 @@ def train_mlp(
 
 
 def predict_proba(net: torch.nn.Module, Z: np.ndarray) -> np.ndarray:
-    """P(class 1) of a trained network for encoded rows (float64 numpy)."""
+    """P(class 1) of a trained network for encoded rows (float64 numpy).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(8, 3))
+    >>> predict_proba(train_mlp(Z, (Z[:, 0] > 0).astype(int), lr=1e-2, epochs=1, device="cpu"), Z).shape
+    (8,)
+    """
     import torch
 
     dev = next(net.parameters()).device
@@ -113,9 +130,6 @@ def train_mlps(
     (2, True)
     """
     import torch
-
-    from fairmon._device import resolve_device
-    from fairmon.registry.model import build_mlp
 
     dev = resolve_device(device)
     K, n = len(configs), len(Z)

@@ -1,9 +1,4 @@
-"""Validation suites derived from reference data, stored as versioned JSON.
-
-A :class:`Suite` is a plain, JSON-serialisable list of Great Expectations 1.x expectation
-configurations (``type`` + ``kwargs`` + ``meta``) with the column roles and settings it was built from.
-Building, saving and loading it needs no GX import (GX takes seconds to import); only
-:func:`fairmon.validation.validate` loads GX.
+"""Deriving a validation suite from reference data: what every later window must satisfy.
 
 What :func:`build_suite` expects of every window (each expectation's ``meta.check`` names the rule):
 
@@ -39,77 +34,37 @@ True
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import ConfigError, DatasetError
-
-__all__ = [
-    "SUITE_FORMAT",
-    "SUITE_FORMAT_VERSION",
-    "NUMERIC_TYPES",
-    "BOOL_TYPES",
-    "TEXT_TYPES",
-    "Suite",
-    "build_suite",
-    "save_suite",
-    "load_suite",
-    "column_kind",
-]
-
-SUITE_FORMAT = "fairmon.validation.suite"
-SUITE_FORMAT_VERSION = 1
-
-#: dtype names GX accepts for a numeric column (pandas nullable types included)
-NUMERIC_TYPES: tuple[str, ...] = (
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "Int8",
-    "Int16",
-    "Int32",
-    "Int64",
-    "UInt8",
-    "UInt16",
-    "UInt32",
-    "UInt64",
-    "Float32",
-    "Float64",
+from fairmon.errors import DatasetError
+from fairmon.validation._suite import (
+    BOOL_TYPES,
+    ERR_EMPTY_REFERENCE,
+    ERR_REFERENCE_COLUMNS,
+    NUMERIC_TYPES,
+    TEXT_TYPES,
+    Kind,
+    Role,
+    Suite,
+    _canonical,
 )
-BOOL_TYPES: tuple[str, ...] = ("bool", "boolean")
-#: text columns are validated as ``object`` columns whose non-null values are Python ``str``
-TEXT_TYPES: tuple[str, ...] = ("str",)
 
-Role = Literal["sensitive", "label", "decision", "score", "feature", "extra"]
-Kind = Literal["numeric", "bool", "text", "datetime"]
-
-ERR_EMPTY_REFERENCE = "reference data has no rows; cannot derive a validation suite"
-ERR_REFERENCE_COLUMNS = "reference data lacks declared column(s) {cols}; it has {have}"
-ERR_SUITE_MISSING = "{path}: validation suite file not found"
-ERR_SUITE_FORMAT = "{path}: not a fairmon validation suite ({problem})"
-ERR_SUITE_TAMPERED = (
-    "{path}: suite fingerprint {stored} does not match its content ({actual}); it was edited by hand — "
-    "remove the 'fingerprint' key to accept the edit"
-)
+__all__ = ["build_suite", "column_kind"]
 
 
 def column_kind(series: pd.Series) -> Kind:
-    """The dtype family of a reference column: ``numeric``, ``bool``, ``datetime`` or ``text``."""
+    """The dtype family of a reference column: ``numeric``, ``bool``, ``datetime`` or ``text``.
+
+    Examples
+    --------
+    >>> column_kind(pd.Series([1.0])), column_kind(pd.Series(["a"])), column_kind(pd.Series([True]))
+    ('numeric', 'text', 'bool')
+    """
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
@@ -137,106 +92,6 @@ def _expectation(
     if role is not None:
         meta["role"] = role
     return {"type": etype, "kwargs": kw, "meta": meta}
-
-
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-
-
-@dataclass(frozen=True)
-class Suite:
-    """A derived validation suite: expectations plus what they were derived from.
-
-    ``columns`` maps each declared column to ``{"role": ..., "kind": ...}``; ``params`` holds the
-    settings used; ``reference`` describes the reference data (rows, sha256); ``revision`` increases
-    when a suite at the same path is rebuilt with different content. ``fingerprint`` covers everything
-    except ``revision`` and ``previous``.
-    """
-
-    name: str
-    expectations: tuple[dict[str, Any], ...]
-    columns: dict[str, dict[str, str]]
-    params: dict[str, Any]
-    reference: dict[str, Any] = field(default_factory=dict)
-    revision: int = 1
-    previous: str | None = None
-    format_version: int = SUITE_FORMAT_VERSION
-
-    def content(self) -> dict[str, Any]:
-        """The fingerprinted part of the suite."""
-        return {
-            "format_version": self.format_version,
-            "name": self.name,
-            "columns": self.columns,
-            "params": self.params,
-            "reference": self.reference,
-            "expectations": list(self.expectations),
-        }
-
-    @property
-    def fingerprint(self) -> str:
-        """sha256 of the canonical JSON of :meth:`content`."""
-        return hashlib.sha256(_canonical(self.content()).encode()).hexdigest()
-
-    @property
-    def text_columns(self) -> tuple[str, ...]:
-        return tuple(c for c, info in self.columns.items() if info["kind"] == "text")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (format marker, fingerprint, revision and GX version included)."""
-        return {
-            "format": SUITE_FORMAT,
-            **self.content(),
-            "fingerprint": self.fingerprint,
-            "revision": self.revision,
-            "previous": self.previous,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> Suite:
-        """Rebuild from :meth:`to_dict` output; checks the format and the fingerprint."""
-        if data.get("format") != SUITE_FORMAT:
-            raise ConfigError(
-                ERR_SUITE_FORMAT.format(path=source, problem=f"format is {data.get('format')!r}")
-            )
-        if data.get("format_version") != SUITE_FORMAT_VERSION:
-            raise ConfigError(
-                ERR_SUITE_FORMAT.format(
-                    path=source,
-                    problem=f"format_version {data.get('format_version')!r}, this fairmon reads {SUITE_FORMAT_VERSION}",
-                )
-            )
-        try:
-            suite = cls(
-                name=str(data["name"]),
-                expectations=tuple(dict(e) for e in data["expectations"]),
-                columns={str(k): dict(v) for k, v in data["columns"].items()},
-                params=dict(data["params"]),
-                reference=dict(data.get("reference") or {}),
-                revision=int(data.get("revision", 1)),
-                previous=data.get("previous"),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ConfigError(ERR_SUITE_FORMAT.format(path=source, problem=f"bad field: {exc}")) from exc
-        stored = data.get("fingerprint")
-        if stored is not None and stored != suite.fingerprint:
-            raise ConfigError(
-                ERR_SUITE_TAMPERED.format(path=source, stored=stored[:12], actual=suite.fingerprint[:12])
-            )
-        return suite
-
-    def to_gx(self) -> Any:
-        """The suite as a ``great_expectations.ExpectationSuite`` (imports GX)."""
-        import great_expectations as gx
-        from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
-
-        exps = [
-            ExpectationConfiguration(
-                type=e["type"], kwargs=dict(e["kwargs"]), meta=dict(e["meta"])
-            ).to_domain_obj()
-            for e in self.expectations
-        ]
-        return gx.ExpectationSuite(name=self.name, expectations=exps)
 
 
 def _frame_sha256(frame: pd.DataFrame) -> str:
@@ -287,6 +142,13 @@ def build_suite(
     ------
     DatasetError
         Empty reference data, or a declared column missing from it.
+
+    Examples
+    --------
+    >>> ref = pd.DataFrame({"age": [20, 40, 60], "sex": ["f", "m", "f"], "y": [0, 1, 1]})
+    >>> suite = build_suite(ref, features=["age", "sex"], sensitive=["sex"], label="y", min_rows=2)
+    >>> sorted({e["meta"]["check"] for e in suite.expectations})
+    ['column', 'domain', 'groups', 'min_rows', 'nulls', 'range', 'type']
     """
     if len(reference) == 0:
         raise DatasetError(ERR_EMPTY_REFERENCE)
@@ -376,54 +238,3 @@ def build_suite(
                 exps.append(_expectation("expect_column_values_to_be_between", "range", col, role, **kw))
     ref_info = {"rows": int(len(reference)), "sha256": _frame_sha256(reference[list(roles)])}
     return Suite(name=name, expectations=tuple(exps), columns=columns, params=params, reference=ref_info)
-
-
-def _open(path: str, mode: str) -> Any:
-    if "://" in path:
-        import fsspec
-
-        return fsspec.open(path, mode, encoding="utf-8").open()
-    return open(path, mode, encoding="utf-8")
-
-
-def save_suite(suite: Suite, path: str | os.PathLike[str]) -> str:
-    """Write the suite as pretty JSON (local path or fsspec URL); returns the path.
-
-    Why pretty JSON: suites are reviewed in pull requests and diffed between revisions.
-    """
-    p = os.fspath(path)
-    if "://" not in p:
-        os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
-        tmp = p + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(suite.to_dict(), fh, indent=2, sort_keys=True, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, p)  # atomic: a concurrent reader never sees half a suite
-        return p
-    with _open(p, "w") as fh:
-        json.dump(suite.to_dict(), fh, indent=2, sort_keys=True, allow_nan=False)
-    return p
-
-
-def _exists(path: str) -> bool:
-    if "://" not in path:
-        return os.path.isfile(path)
-    import fsspec
-
-    fs, q = fsspec.core.url_to_fs(path)
-    return bool(fs.exists(q))
-
-
-def load_suite(path: str | os.PathLike[str]) -> Suite:
-    """Read a suite written by :func:`save_suite`; a missing, foreign or hand-edited file → ConfigError."""
-    p = os.fspath(path)
-    if not _exists(p):
-        raise ConfigError(ERR_SUITE_MISSING.format(path=p))
-    try:
-        with _open(p, "r") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(ERR_SUITE_FORMAT.format(path=p, problem=f"invalid JSON: {exc}")) from exc
-    if not isinstance(data, dict):
-        raise ConfigError(ERR_SUITE_FORMAT.format(path=p, problem="top level is not an object"))
-    return Suite.from_dict(data, source=p)

@@ -14,9 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairmon._device import resolve_device, torch_generator
 from fairmon.config import EXPLAINERS, Explainer
 from fairmon.errors import MethodError
 from fairmon.explain._common import ERR_TARGET, Target, check_matrix, resolve_target
+from fairmon.explain._gradients import gradient_attributions, random_attributions
+from fairmon.explain._kernelshap import kernelshap_batched
+from fairmon.explain._library import kernelshap_library, lime_library
+from fairmon.explain._lime import lime_batched
+from fairmon.explain._prob import as_prob_fn
 
 if TYPE_CHECKING:
     from fairmon.registry.model import Model
@@ -95,9 +101,6 @@ def explain(
     """
     import torch
 
-    from fairmon._device import resolve_device, torch_generator
-    from fairmon.explain._prob import as_prob_fn
-
     if method not in METHODS:
         raise MethodError(ERR_UNKNOWN_METHOD.format(method=method, methods=list(METHODS)))
     if target not in ("positive", "predicted"):
@@ -113,8 +116,6 @@ def explain(
     categorical = ~model.schema.continuous_mask
 
     if method in ("gradient", "gradient_x_input", "smoothgrad", "integrated_gradients"):
-        from fairmon.explain.gradients import gradient_attributions
-
         model.require_differentiable(method)
         Zt = torch.as_tensor(Z, dtype=torch.float64, device=dev)
         labels = resolve_target(target, as_prob_fn(model, device=dev), Zt)
@@ -122,31 +123,21 @@ def explain(
         out = gradient_attributions(model, Zt, labels, method=method, background=bg, generator=gen, **params)
         return out.detach().cpu().numpy()
     if method == "random":
-        from fairmon.explain.gradients import random_attributions
-
         return random_attributions(Z.shape[0], d, random_state=random_state)
     if method in ("lime", "lime-lib"):
         bg_l = Z if bg is None else bg
         if method == "lime":
-            from fairmon.explain.lime_batched import lime_batched
-
             return lime_batched(
                 model, Z, background=bg_l, target=target, categorical=categorical,
                 random_state=random_state, device=str(dev), **params,
             )
-        from fairmon.explain.library import lime_library
-
         labels_np = _labels_np(model, Z, target)
         return lime_library(model, Z, labels_np, background=bg_l, categorical=categorical,
                             random_state=random_state, **params)
     bg_s = bg if bg is not None else default_shap_background(Z, random_state=random_state)
     if method == "kernelshap":
-        from fairmon.explain.kernelshap_batched import kernelshap_batched
-
         return kernelshap_batched(model, Z, background=bg_s, target=target, random_state=random_state,
                                   device=str(dev), **params)
-    from fairmon.explain.library import kernelshap_library
-
     return kernelshap_library(model, Z, _labels_np(model, Z, target), background=bg_s,
                               random_state=random_state, **params)
 

@@ -24,7 +24,13 @@ ERR_GROUP_LEN = "protected attribute {name!r} has {got} labels but there are {n}
 
 @dataclass(frozen=True)
 class GroupMeans:
-    """Per-group mean of one metric: labels, means, sizes and NaN counts (largest group first)."""
+    """Per-group mean of one metric: labels, means, sizes and NaN counts (largest group first).
+
+    Examples
+    --------
+    >>> group_means(np.array([1.0, 0.0, 1.0, 1.0]), ["a", "a", "b", "b"]).means.tolist()
+    [0.5, 1.0]
+    """
 
     labels: tuple[str, ...]
     means: np.ndarray
@@ -33,7 +39,13 @@ class GroupMeans:
 
     @property
     def disparity(self) -> float:
-        """|majority − minority| for two groups; range of the group means for more."""
+        """|majority − minority| for two groups; range of the group means for more.
+
+        Examples
+        --------
+        >>> disparity(np.array([1.0, 0.0, 1.0, 1.0]), ["a", "a", "b", "b"])
+        0.5
+        """
         m = self.means[~np.isnan(self.means)]
         if len(m) < 2:
             return float("nan")

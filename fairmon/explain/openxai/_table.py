@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairmon.errors import MethodError
-from fairmon.explain.openxai import groundtruth as gt_metrics
-from fairmon.explain.openxai.fairness import group_means
-from fairmon.explain.openxai.predictive import prediction_gap
+from fairmon.explain import _api  # the module, so a patched explain() is seen
+from fairmon.explain._common import check_matrix
+from fairmon.explain.openxai import _groundtruth as gt_metrics
+from fairmon.explain.openxai._fairness import group_means
+from fairmon.explain.openxai._predictive import prediction_gap
 from fairmon.explain.openxai.stability import relative_stability
 
 if TYPE_CHECKING:
@@ -61,7 +63,6 @@ def instance_metrics(
     device: str | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Per-row values of each metric (``{name: (n,)}``) and notes (e.g. RRS computed as ROS)."""
-    from fairmon.explain._common import check_matrix
 
     names = _resolve_metrics(metrics, ground_truth)
     d = model.schema.n_encoded
@@ -221,11 +222,10 @@ def _explainer_fn(model: Model, explainer: Any, params: dict[str, Any], random_s
                   device: str | None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     if callable(explainer):
         return explainer  # type: ignore[no-any-return]
-    from fairmon.explain.api import explain
 
     def fn(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
         # every kept perturbation has its row's predicted label, so "predicted" explains `labels`
-        return explain(model, X, method=explainer, target="predicted", random_state=random_state,
-                       device=device, **params)
+        return _api.explain(model, X, method=explainer, target="predicted", random_state=random_state,
+                            device=device, **params)
 
     return fn

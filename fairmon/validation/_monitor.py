@@ -17,18 +17,23 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 
-from fairmon.errors import ConfigError
-from fairmon.validation.runner import ValidationReport, validate
-from fairmon.validation.suite import Suite, _exists, build_suite, load_suite, save_suite
+from fairmon.errors import ConfigError, DatasetError
+from fairmon.sources import file_exists, load_file, load_window
+from fairmon.validation._build import build_suite
+from fairmon.validation._report import ValidationReport
+from fairmon.validation._runner import validate
+from fairmon.validation._suite import Suite
+from fairmon.validation._suite_io import _exists, load_suite, save_suite
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from fairmon.config import MonitorSpec
 
-__all__ = ["ensure_suite", "suite_from_spec", "validate_window", "load_reference"]
+__all__ = ["ensure_suite", "suite_from_spec", "validate_window", "load_reference", "ERR_DISABLED", "ERR_REFERENCE_MISSING"]
 
 ERR_DISABLED = "monitor {name!r}: validation is disabled in its spec"
+ERR_REFERENCE_MISSING = "reference data file not found: {path} (validation.reference_data of {name!r})"
 
 
 def _roles(spec: MonitorSpec) -> dict[str, Any]:
@@ -55,19 +60,13 @@ def _reference_location(spec: MonitorSpec) -> str:
 def load_reference(spec: MonitorSpec, *, engine: Engine | str | None = None) -> pd.DataFrame:
     """The spec's reference data: ``validation.reference_data`` (CSV/Parquet, spec-relative) or the data
     source over ``validation.reference_window`` (dates at midnight in the schedule's timezone)."""
-    from fairmon.sources import load_file, load_window
-
     v = spec.validation
     if v.reference_data is not None:
         path = spec.resolve_path(v.reference_data)
         low = path.lower()
         fmt = "parquet" if low.endswith((".parquet", ".pq")) else "csv"
-        if not _exists(path):
-            from fairmon.errors import DatasetError
-
-            raise DatasetError(
-                f"reference data file not found: {path} (validation.reference_data of {spec.name!r})"
-            )
+        if not file_exists(path):
+            raise DatasetError(ERR_REFERENCE_MISSING.format(path=path, name=spec.name))
         return load_file(path, fmt)
     if v.reference_window is not None:
         tz = ZoneInfo(spec.schedule.timezone)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fairmon.feu.nsga import FEUResult
+    from fairmon.feu._result import FEUResult
 
 __all__ = ["pareto_plot"]
 

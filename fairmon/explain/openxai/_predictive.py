@@ -4,7 +4,7 @@ PGI perturbs the top-k features of each row's explanation (by |attribution|) and
 PGU perturbs everything except the top-k. The score per row is the mean over ``n_samples`` (100)
 perturbations of ``|P(class | x') − P(class | x)|`` — the reference takes the first probability
 column; for a binary classifier this equals the change of P(class 1). A faithful explanation has a
-high PGI and a low PGU. Perturbations: :func:`fairmon.explain.openxai.perturb.perturb` (Gaussian
+high PGI and a low PGU. Perturbations: :func:`fairmon.explain.openxai._perturb.perturb` (Gaussian
 std 0.1 on continuous columns, binary flips with probability sqrt(2/π)·0.1, one-hot groups together).
 ``auc=True`` integrates over k = 1..max_k like the ground-truth metrics. An all-zero explanation
 row has no top-k, so its PGI/PGU is NaN (counted as ``n_nan`` by ``evaluate``; the reference would
@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from fairmon._device import resolve_device, torch_generator
 from fairmon.errors import MethodError
-from fairmon.explain.openxai.groundtruth import k_to_int
-from fairmon.explain.openxai.perturb import Layout, perturb
+from fairmon.explain._common import check_matrix
+from fairmon.explain._prob import as_prob_fn
+from fairmon.explain.openxai._groundtruth import k_to_int
+from fairmon.explain.openxai._perturb import Layout, perturb
+from fairmon.registry.model import Model
 
 __all__ = ["pgi", "pgu", "prediction_gap"]
 
@@ -40,10 +44,6 @@ def prediction_gap(
 ) -> np.ndarray:
     """Per-row mean |ΔP| when perturbing the top-k (``invert=False``, PGI) or the rest (PGU)."""
     import torch
-
-    from fairmon._device import resolve_device, torch_generator
-    from fairmon.explain._common import check_matrix
-    from fairmon.explain._prob import as_prob_fn
 
     Z = check_matrix(Z)
     n, d = Z.shape
@@ -100,8 +100,6 @@ def pgu(f: Any, Z: np.ndarray, explanations: np.ndarray, **kwargs: Any) -> np.nd
 
 
 def _layout_of(f: Any, d: int) -> Layout:
-    from fairmon.registry.model import Model
-
     if isinstance(f, Model):
         return Layout.from_schema(f.schema)
     return Layout.all_continuous(d)

@@ -39,7 +39,7 @@ Documented choices of fairmon:
   perturbations), so candidates are compared on equal terms; network initialisation and batch order
   use a per-evaluation seed derived from ``random_state`` and the evaluation id.
 * **Parallelism.** A generation's networks are trained together as one stack of independent MLPs
-  (:func:`fairmon.feu.train.train_mlps`: batched matrix products, one Adam step for all; each network
+  (:func:`fairmon.feu._train.train_mlps`: batched matrix products, one Adam step for all; each network
   keeps its own initialisation, shuffles, learning rate and epoch count). ``n_jobs > 1`` then scores
   the candidates (validation metrics and GESD) in worker processes (spawned; one torch thread each);
   results equal ``n_jobs=1`` because every seed is fixed before dispatch. On a 2-core machine the
@@ -66,20 +66,17 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import ConfigError, DatasetError, InsufficientDataError, MethodError
-from fairmon.feu.metrics import outcome_metrics
+from fairmon.errors import ConfigError, MethodError
+from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
+from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
+from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
 from fairmon.feu.settings import FEUSettings
-from fairmon.schema import FeatureSchema
-
-if TYPE_CHECKING:
-    from fairmon.registry.model import Model
-    from fairmon.registry.registry import Registry, SnapshotInfo
+from fairmon.registry.registry import Registry
 
 __all__ = [
     "search",
@@ -92,309 +89,6 @@ __all__ = [
     "ERR_FAVORABLE",
     "ERR_TOO_FEW",
 ]
-
-ERR_COLUMNS = "FEU data is missing columns {columns}; available: {available}"
-ERR_LABEL = "FEU needs a label column (pass label=... or a Dataset with .label)"
-ERR_FAVORABLE = "label column {label!r} has values {values}; pass favorable=<the favorable label value>"
-ERR_TOO_FEW = "FEU needs both label classes in every split; split {split!r} has {counts}"
-
-WORST = (1.0, 1.0, 1.0)
-OBJECTIVES = ("1-auc", "dp", "gesd")
-
-
-# ---------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class Candidate:
-    """One evaluated configuration: hyperparameters, validation objectives and (Pareto) test metrics."""
-
-    id: int
-    lr: float
-    epochs: int
-    threshold: float
-    seed: int
-    objectives: tuple[float, float, float]  #: (1 - AUC, DP, GESD) on validation, minimised
-    validation: dict[str, float]
-    test: dict[str, float] = field(default_factory=dict)
-    chebyshev: float | None = None
-    generation: int = 0
-    error: str | None = None
-
-    @property
-    def hyperparameters(self) -> dict[str, float | int]:
-        return {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "generation": self.generation,
-            "hyperparameters": self.hyperparameters,
-            "seed": self.seed,
-            "objectives": dict(zip(OBJECTIVES, self.objectives)),
-            "validation": _clean(self.validation),
-            "test": _clean(self.test),
-            "chebyshev": self.chebyshev,
-            "error": self.error,
-        }
-
-
-@dataclass
-class FEUResult:
-    """Pareto set, selected candidate (saved as a registry ``candidate``) and search bookkeeping."""
-
-    pareto: list[Candidate]
-    selected: Candidate
-    evaluations: list[Candidate]
-    model: Model
-    snapshot: SnapshotInfo | None
-    settings: FEUSettings
-    random_state: int
-    generations_run: int
-    stopped_by: str
-    elapsed_s: float
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": "feu",
-            "selected": self.selected.to_dict(),
-            "pareto": [c.to_dict() for c in self.pareto],
-            "n_evaluations": len(self.evaluations),
-            "generations_run": self.generations_run,
-            "stopped_by": self.stopped_by,
-            "elapsed_s": self.elapsed_s,
-            "random_state": self.random_state,
-            "settings": self.settings.to_dict(),
-            "snapshot": None if self.snapshot is None else self.snapshot.to_dict(),
-            "data": self.data,
-        }
-
-
-# ---------------------------------------------------------------------- selection helpers
-def non_dominated(F: np.ndarray) -> np.ndarray:
-    """Indices of the rows of ``F`` (minimised objectives) that no other row dominates.
-
-    Example
-    -------
-    >>> non_dominated(np.array([[0, 1], [1, 0], [1, 1]])).tolist()
-    [0, 1]
-    """
-    F = np.asarray(F, dtype=float)
-    keep = []
-    for i in range(len(F)):
-        dominated = np.any(np.all(F <= F[i], axis=1) & np.any(F < F[i], axis=1))
-        if not dominated:
-            keep.append(i)
-    return np.asarray(keep, dtype=int)
-
-
-def chebyshev_select(
-    F: np.ndarray, weights: Sequence[float], *, scale: Literal["unit", "range"] = "unit"
-) -> tuple[int, np.ndarray]:
-    """Index minimising the Chebyshev score ``T = max_i w_i * (f_i - z*_i) / s_i`` and all scores.
-
-    ``z*`` is the ideal point (per-objective minimum over the rows of ``F``, objectives minimised).
-    ``scale="unit"`` keeps the objectives on their own scale (``s_i = 1``; right for objectives that
-    share one scale, such as FEU's ``1 - AUC``, DP and GESD in ``[0, 1]``); ``scale="range"`` divides
-    by each objective's spread over the rows (min-max normalisation; a constant objective gets
-    ``s_i = 1``). Ties go to the lowest index.
-
-    Example
-    -------
-    >>> F = np.array([[0.20, 0.10, 0.010], [0.25, 0.02, 0.005], [0.40, 0.00, 0.000]])
-    >>> chebyshev_select(F, (0.4, 0.3, 0.3))[0], chebyshev_select(F, (0.4, 0.3, 0.3), scale="range")[0]
-    (1, 1)
-    """
-    F = np.asarray(F, dtype=float)
-    if scale not in ("unit", "range"):
-        raise ConfigError(f"chebyshev_select scale must be 'unit' or 'range', got {scale!r}")
-    lo, hi = F.min(axis=0), F.max(axis=0)
-    span = np.where(hi - lo > 0, hi - lo, 1.0) if scale == "range" else np.ones_like(lo)
-    T = (np.asarray(weights, dtype=float)[None, :] * (F - lo) / span).max(axis=1)
-    return int(np.argmin(T)), T
-
-
-# ---------------------------------------------------------------------- data preparation
-@dataclass
-class _Prepared:
-    schema: FeatureSchema
-    Z: dict[str, np.ndarray]
-    y: dict[str, np.ndarray]
-    s: dict[str, np.ndarray]
-    summary: dict[str, Any]
-
-
-def _prepare(
-    data: Any,
-    features: Sequence[str] | None,
-    sensitive: str | Sequence[str] | None,
-    label: str | None,
-    favorable: Any,
-    split: tuple[float, float, float],
-    random_state: int,
-) -> _Prepared:
-    from sklearn.model_selection import train_test_split
-
-    if isinstance(data, pd.DataFrame):
-        frame = data
-    elif hasattr(data, "frame"):
-        frame = data.frame
-        features = features if features is not None else list(getattr(data, "features", []) or []) or None
-        label = label if label is not None else getattr(data, "label", None)
-        if sensitive is None:
-            sensitive = list(getattr(data, "sensitive", []) or []) or None
-        if favorable is None:
-            fav = getattr(data, "favorable", None)
-            favorable = fav if isinstance(fav, int | float | str | bool | np.generic) else None
-    else:
-        raise DatasetError(f"FEU data must be a DataFrame or a Dataset with .frame, got {type(data).__name__}")
-    if label is None:
-        raise DatasetError(ERR_LABEL)
-    if sensitive is None:
-        raise DatasetError("FEU needs the sensitive column(s) (pass sensitive=...)")
-    sens = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-    feats = list(features) if features is not None else [c for c in frame.columns if c != label]
-    missing = [c for c in [*feats, *sens, label] if c not in frame.columns]
-    if missing:
-        raise DatasetError(ERR_COLUMNS.format(columns=missing, available=list(frame.columns)))
-
-    y_raw = frame[label]
-    values = sorted(pd.unique(y_raw.dropna()).tolist(), key=str)
-    if favorable is None:
-        if set(values) <= {0, 1} or set(values) <= {-1, 1} or set(values) <= {False, True}:
-            favorable = 1
-        else:
-            raise DatasetError(ERR_FAVORABLE.format(label=label, values=values[:10]))
-    y = (y_raw == favorable).to_numpy().astype(int)
-    s = frame[sens[0]].astype(str).to_numpy() if len(sens) == 1 else (
-        frame[sens].astype(str).agg("|".join, axis=1).to_numpy()
-    )
-    idx = np.arange(len(frame))
-    tr_f, va_f, te_f = split
-    rest, test = train_test_split(idx, test_size=te_f, random_state=random_state, stratify=y)
-    train, val = train_test_split(
-        rest, test_size=va_f / (tr_f + va_f), random_state=random_state, stratify=y[rest]
-    )
-    parts = {"train": np.sort(train), "validation": np.sort(val), "test": np.sort(test)}
-    for name, rows in parts.items():
-        counts = np.bincount(y[rows], minlength=2).tolist()
-        if min(counts) == 0:
-            raise DatasetError(ERR_TOO_FEW.format(split=name, counts=counts))
-    X = frame[feats]
-    schema = FeatureSchema.fit(X.iloc[parts["train"]].reset_index(drop=True))  # scaler fit on train only
-    Z = {k: schema.transform(X.iloc[v].reset_index(drop=True)) for k, v in parts.items()}
-    summary = {
-        "rows": int(len(frame)),
-        "features": feats,
-        "sensitive": sens,
-        "label": label,
-        "favorable": favorable if not isinstance(favorable, np.generic) else favorable.item(),
-        "split_rows": {k: int(len(v)) for k, v in parts.items()},
-        "encoded_width": int(schema.n_encoded),
-    }
-    return _Prepared(schema, Z, {k: y[v] for k, v in parts.items()}, {k: s[v] for k, v in parts.items()}, summary)
-
-
-# ---------------------------------------------------------------------- evaluation
-class _Evaluator:
-    """Trains and scores one configuration; picklable so worker processes can hold a copy."""
-
-    def __init__(self, prep: _Prepared, settings: FEUSettings, gesd_seed: int, device: str | None) -> None:
-        self.prep = prep
-        self.settings = settings
-        self.gesd_seed = gesd_seed
-        self.device = device
-
-    def decode(self, x: np.ndarray) -> tuple[float, int, float]:
-        lo, hi = self.settings.epoch_bounds
-        epochs = int(min(max(round(float(x[1])), lo), hi))
-        return float(10.0 ** float(x[0])), epochs, float(x[2])
-
-    def model(self, net: Any, threshold: float) -> Model:
-        from fairmon.registry.model import Model
-
-        return Model(net, self.prep.schema, framework="torch", threshold=threshold, device=self.device)
-
-    def gesd_value(self, net: Any, part: str) -> tuple[float, float]:
-        from fairmon.explain.gesd import gesd
-
-        try:
-            res = gesd(
-                self.model(net, 0.5),
-                self.prep.Z[part],
-                self.prep.s[part],
-                X_train=self.prep.Z["train"],
-                random_state=self.gesd_seed,
-                device=self.device,
-                **self.settings.gesd,
-            )
-        except InsufficientDataError:  # the sampled rows hold one group only: GESD undefined
-            return float("nan"), float("nan")
-        return res.value, res.p_value
-
-    def train(self, configs: list[tuple[float, int, int]]) -> list[Any]:
-        """Train a generation's networks together (:func:`fairmon.feu.train.train_mlps`)."""
-        from fairmon.feu.train import train_mlps
-
-        st = self.settings
-        return train_mlps(
-            self.prep.Z["train"], self.prep.y["train"], configs, batch_size=st.batch_size, hidden=st.hidden,
-            device=self.device,
-        )
-
-    def score(self, state: dict[str, Any], lr: float, epochs: int, thr: float, seed: int) -> dict[str, Any]:
-        """Validation metrics and objectives of one trained network."""
-        from fairmon.feu.train import predict_proba
-
-        try:
-            net = self.rebuild(state)
-            proba = predict_proba(net, self.prep.Z["validation"])
-            if not np.all(np.isfinite(proba)):
-                raise FloatingPointError("non-finite predictions after training")
-            val = outcome_metrics(self.prep.y["validation"], proba, self.prep.s["validation"], thr)
-            g, p = self.gesd_value(net, "validation")
-            val["gesd"] = g
-            val["gesd_p_value"] = p
-            objectives: tuple[float, ...] = (1.0 - val["auc"], val["dp"], g if math.isfinite(g) else 1.0)
-            error = None
-        except (FloatingPointError, RuntimeError, ValueError) as exc:
-            val, objectives, error = {}, WORST, f"{type(exc).__name__}: {exc}"
-        return {"lr": lr, "epochs": epochs, "threshold": thr, "seed": seed, "validation": val,
-                "objectives": objectives, "state": state if error is None else None, "error": error}
-
-    def test_metrics(self, state: dict[str, Any], threshold: float) -> dict[str, float]:
-        from fairmon.feu.train import predict_proba
-
-        net = self.rebuild(state)
-        proba = predict_proba(net, self.prep.Z["test"])
-        out = outcome_metrics(self.prep.y["test"], proba, self.prep.s["test"], threshold)
-        g, p = self.gesd_value(net, "test")
-        out["gesd"] = g
-        out["gesd_p_value"] = p
-        return out
-
-    def rebuild(self, state: dict[str, Any]) -> Any:
-        from fairmon._device import resolve_device
-        from fairmon.registry.model import build_mlp
-
-        net = build_mlp(self.prep.schema.n_encoded, self.settings.hidden)
-        net.load_state_dict(state)
-        return net.to(resolve_device(self.device)).eval()
-
-
-_WORKER: _Evaluator | None = None
-
-
-def _worker_init(evaluator: _Evaluator) -> None:
-    import torch
-
-    torch.set_num_threads(1)
-    global _WORKER
-    _WORKER = evaluator
-
-
-def _worker_score(args: tuple[Any, ...]) -> dict[str, Any]:
-    assert _WORKER is not None
-    return _WORKER.score(*args)
 
 
 # ---------------------------------------------------------------------- search
@@ -500,7 +194,7 @@ def search(
             progress(state["generation"], len(archive), time.perf_counter() - t0)
         return np.asarray([r["objectives"] for r in results], dtype=float)
 
-    class _Problem(Problem):
+    class _Problem(Problem):  # type: ignore[misc]  # pymoo ships no type hints
         def __init__(self) -> None:
             lo, hi = st.epoch_bounds
             super().__init__(
@@ -552,8 +246,6 @@ def search(
     stopped_by = _stopped_by(st, state["generation"], len(archive), time.perf_counter() - t0)
     snapshot = None
     if registry is not None:
-        from fairmon.registry.registry import Registry
-
         reg = registry if isinstance(registry, Registry) else Registry(str(registry))
         snapshot = reg.register(
             model,
@@ -600,11 +292,6 @@ def _candidate(r: dict[str, Any], *, test: dict[str, float] | None = None, cheby
         generation=int(r["generation"]),
         error=r["error"],
     )
-
-
-def _clean(d: dict[str, float]) -> dict[str, float | None]:
-    """NaN (e.g. GESD with one sampled group) becomes None so the dict is valid JSON."""
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
 
 
 def _stopped_by(st: FEUSettings, generations: int, n_eval: int, elapsed: float) -> str:

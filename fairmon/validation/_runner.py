@@ -1,4 +1,4 @@
-"""Run a :class:`~fairmon.validation.suite.Suite` on a window with Great Expectations 1.x.
+"""Run a :class:`~fairmon.validation.Suite` on a window with Great Expectations 1.x.
 
 A failing batch is a *result*, not an exception: :func:`validate` returns a :class:`ValidationReport`
 (success flag, every failed expectation as a plain dict with its type, check, column, observed value,
@@ -16,19 +16,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from fairmon.errors import DataValidationError
-from fairmon.validation.suite import Suite
+from fairmon.errors import FairmonError, ValidationEngineError
+from fairmon.validation._report import ValidationReport, _json
+from fairmon.validation._suite import Suite
 
 __all__ = [
-    "ValidationReport",
     "validate",
-    "raise_for_failures",
     "MSG_MISSING_COLUMN",
     "MSG_TYPE",
     "MSG_NULLS",
@@ -37,7 +34,7 @@ __all__ = [
     "MSG_GROUPS",
     "MSG_ROWS",
     "MSG_ERROR",
-    "ERR_INVALID",
+    "ERR_ENGINE",
 ]
 
 MSG_MISSING_COLUMN = "column {column!r} is missing"
@@ -48,7 +45,7 @@ MSG_DOMAIN = "column {column!r} has values not in the reference data: {values}"
 MSG_GROUPS = "column {column!r} is missing protected group(s) {groups}"
 MSG_ROWS = "window has {rows} rows (at least {min_rows} required)"
 MSG_ERROR = "{expectation} on column {column!r} could not be evaluated: {error}"
-ERR_INVALID = "data validation failed ({n} of {total} expectations): {messages}"
+ERR_ENGINE = "Great Expectations could not run validation suite {suite!r}: {error}"
 
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {}
@@ -83,94 +80,6 @@ def _gx_suite(suite: Suite) -> Any:
                 _GX_SUITES.clear()
             _GX_SUITES[fp] = cached
     return cached
-
-
-def _json(value: Any) -> Any:
-    """Plain JSON-able Python (numpy scalars, NaN → None, containers recursively)."""
-    if isinstance(value, dict):
-        return {str(k): _json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_json(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    return str(value)
-
-
-@dataclass(frozen=True)
-class ValidationReport:
-    """The outcome of validating one window against a suite.
-
-    ``failed`` holds one plain dict per failed expectation: ``expectation_type`` (GX name; also as
-    ``expectation``), ``check``
-    (``min_rows``/``column``/``type``/``nulls``/``range``/``domain``/``groups``), ``column``, ``role``,
-    ``observed``, ``expected`` and ``message``. When a column is missing, only its ``column`` failure
-    is listed (the expectations that depend on it cannot say anything more); likewise a column of the
-    wrong type lists its ``type`` failure, not the range check that could not be evaluated. ``results`` lists every
-    expectation with its success flag.
-    """
-
-    success: bool
-    n_rows: int
-    failed: list[dict[str, Any]]
-    results: list[dict[str, Any]]
-    suite_name: str
-    suite_fingerprint: str
-    suite_revision: int = 1
-    seconds: float = 0.0
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n_expectations(self) -> int:
-        return len(self.results)
-
-    @property
-    def failed_checks(self) -> list[tuple[str, str | None]]:
-        """``(check, column)`` of every failure, e.g. ``[("nulls", "sex")]``."""
-        return [(f["check"], f["column"]) for f in self.failed]
-
-    def summary(self) -> str:
-        """One line: ``ok`` or the failure messages joined by ``; ``."""
-        if self.success:
-            return f"ok ({self.n_expectations} expectations, {self.n_rows} rows)"
-        return "; ".join(f["message"] for f in self.failed)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (stored with a ``data_invalid`` run and used by the data alert)."""
-        return _json(
-            {
-                "success": self.success,
-                "n_rows": self.n_rows,
-                "n_expectations": self.n_expectations,
-                "failed": self.failed,
-                "results": self.results,
-                "suite_name": self.suite_name,
-                "suite_fingerprint": self.suite_fingerprint,
-                "suite_revision": self.suite_revision,
-                "seconds": round(self.seconds, 4),
-                **({"meta": self.meta} if self.meta else {}),
-            }
-        )
-
-    def raise_for_failures(self) -> ValidationReport:
-        """Raise :class:`DataValidationError` (carrying :attr:`failed`) unless the window passed."""
-        if not self.success:
-            messages = "; ".join(f["message"] for f in self.failed[:5])
-            if len(self.failed) > 5:
-                messages += f"; ... {len(self.failed) - 5} more"
-            raise DataValidationError(
-                ERR_INVALID.format(n=len(self.failed), total=self.n_expectations, messages=messages),
-                self.failed,
-            )
-        return self
-
-
-def raise_for_failures(report: ValidationReport) -> ValidationReport:
-    """Function form of :meth:`ValidationReport.raise_for_failures`."""
-    return report.raise_for_failures()
 
 
 def _prepare(frame: pd.DataFrame) -> pd.DataFrame:
@@ -285,7 +194,8 @@ def _describe(exp: dict[str, Any], res: Any, frame: pd.DataFrame) -> dict[str, A
         out.update(
             observed=result.get("observed_value"), expected=kw, message=f"{exp['type']} failed on {col!r}"
         )
-    return _json(out)
+    described: dict[str, Any] = _json(out)
+    return described
 
 
 def validate(frame: pd.DataFrame, suite: Suite) -> ValidationReport:
@@ -314,24 +224,14 @@ def validate(frame: pd.DataFrame, suite: Suite) -> ValidationReport:
     [('groups', 'sex')]
     """
     t0 = time.perf_counter()
-    bd = _batch_definition()
-    gx_suite = _gx_suite(suite)
+    gx_suite = _gx_suite(suite)  # a suite GX rejects → ConfigError
     prepared = _prepare(frame)
-    batch = bd.get_batch(batch_parameters={"dataframe": prepared})
-    # pass/fail only first (GX's per-expectation overhead dominates; details cost ~30% more), then the
-    # details for the failed expectations alone
-    by_key: dict[str, Any] = {}
-    for res in batch.validate(gx_suite, result_format="BOOLEAN_ONLY").results:
-        cfg = res.expectation_config
-        by_key[_key(cfg.type, cfg.kwargs)] = res
-    failing = [e for e in suite.expectations if not _ok(by_key.get(_key(e["type"], e["kwargs"])))]
-    if failing:
-        sub = Suite(
-            name=suite.name + "-failed", expectations=tuple(failing), columns=suite.columns, params={}
-        )
-        for res in batch.validate(sub.to_gx(), result_format="SUMMARY").results:
-            cfg = res.expectation_config
-            by_key[_key(cfg.type, cfg.kwargs)] = res
+    try:
+        by_key = _run_gx(gx_suite, suite, prepared)
+    except FairmonError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any GX/pandas failure inside GX → one library-boundary error
+        raise ValidationEngineError(ERR_ENGINE.format(suite=suite.name, error=f"{type(exc).__name__}: {exc}")) from exc
     results, failed = [], []
     missing_cols = set()
     for exp in suite.expectations:
@@ -367,6 +267,26 @@ def validate(frame: pd.DataFrame, suite: Suite) -> ValidationReport:
         suite_revision=suite.revision,
         seconds=time.perf_counter() - t0,
     )
+
+
+def _run_gx(gx_suite: Any, suite: Suite, prepared: pd.DataFrame) -> dict[str, Any]:
+    """GX results by expectation key: pass/fail of every expectation, details for the failed ones."""
+    batch = _batch_definition().get_batch(batch_parameters={"dataframe": prepared})
+    # pass/fail only first (GX's per-expectation overhead dominates; details cost ~30% more), then the
+    # details for the failed expectations alone
+    by_key: dict[str, Any] = {}
+    for res in batch.validate(gx_suite, result_format="BOOLEAN_ONLY").results:
+        cfg = res.expectation_config
+        by_key[_key(cfg.type, cfg.kwargs)] = res
+    failing = [e for e in suite.expectations if not _ok(by_key.get(_key(e["type"], e["kwargs"])))]
+    if failing:
+        sub = Suite(
+            name=suite.name + "-failed", expectations=tuple(failing), columns=suite.columns, params={}
+        )
+        for res in batch.validate(sub.to_gx(), result_format="SUMMARY").results:
+            cfg = res.expectation_config
+            by_key[_key(cfg.type, cfg.kwargs)] = res
+    return by_key
 
 
 def _ok(res: Any) -> bool:

@@ -23,14 +23,26 @@ __all__ = ["dp_difference", "eod_difference", "auc", "f1", "outcome_metrics"]
 
 
 def dp_difference(yhat: np.ndarray, s: np.ndarray) -> float:
-    """Demographic-parity difference: range of the groups' selection rates."""
+    """Demographic-parity difference: range of the groups' selection rates.
+
+    Examples
+    --------
+    >>> dp_difference(np.array([1, 1, 0, 1]), np.array([0, 0, 1, 1]))
+    0.5
+    """
     yhat = np.asarray(yhat)
     rates = [float(yhat[s == g].mean()) for g in np.unique(s)]
     return float(max(rates) - min(rates)) if rates else 0.0
 
 
 def eod_difference(y: np.ndarray, yhat: np.ndarray, s: np.ndarray) -> float:
-    """Equalized-odds difference: max of the TPR range and the FPR range over groups."""
+    """Equalized-odds difference: max of the TPR range and the FPR range over groups.
+
+    Examples
+    --------
+    >>> eod_difference(np.array([1, 1, 1, 1]), np.array([1, 0, 1, 1]), np.array([0, 0, 1, 1]))
+    0.5
+    """
     y, yhat = np.asarray(y), np.asarray(yhat)
     out = 0.0
     for label in (1, 0):
@@ -61,7 +73,14 @@ def f1(y: np.ndarray, yhat: np.ndarray) -> float:
 
 
 def outcome_metrics(y: np.ndarray, proba: np.ndarray, s: np.ndarray, threshold: float) -> dict[str, float]:
-    """AUC, F1, DP and EOD of probabilities ``proba`` thresholded at ``threshold``."""
+    """AUC, F1, DP and EOD of probabilities ``proba`` thresholded at ``threshold``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> sorted(outcome_metrics(rng.integers(0, 2, 40), rng.uniform(size=40), rng.integers(0, 2, 40), 0.5))
+    ['auc', 'dp', 'eod', 'f1', 'selection_rate']
+    """
     yhat = (np.asarray(proba) >= threshold).astype(int)
     return {
         "auc": auc(y, proba),
