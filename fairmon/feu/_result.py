@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["FEUResult", "Candidate", "chebyshev_select", "non_dominated", "WORST", "OBJECTIVES"]
 
 WORST = (1.0, 1.0, 1.0)
-OBJECTIVES = ("1-auc", "dp", "gesd")
+#: the minimised objectives (utility = ``FEUSettings.utility``: balanced accuracy by default, AUC in paper mode)
+OBJECTIVES = ("1-utility", "dp", "gesd")
 
 
 # ---------------------------------------------------------------------- results
