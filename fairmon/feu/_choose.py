@@ -94,8 +94,8 @@ def _recommend(
     prod_yhat = (anchor.proba["validation"] >= anchor.threshold).astype(int)
     dp_lb: dict[int, float] = {}
     for pos in feasible:
-        r = archive[front[pos]]
-        yhat = (predict_proba(evaluator.rebuild(r["state"]), prep.Z["validation"]) >= r["threshold"]).astype(int)
+        cand = archive[front[pos]]
+        yhat = (predict_proba(evaluator.rebuild(cand["state"]), prep.Z["validation"]) >= cand["threshold"]).astype(int)
         dp_lb[pos] = dp_improvement_lower_bound(prod_yhat, yhat, prep.s["validation"], n_boot=st.recommend_bootstrap,
                                                 random_state=random_state)
     eligible = [pos for pos in feasible if dp_lb[pos] > 0]

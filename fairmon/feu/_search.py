@@ -181,7 +181,7 @@ def search(
             max_workers=n_jobs, mp_context=mp.get_context("spawn"), initializer=_worker_init, initargs=(evaluator,)
         )
 
-    def evaluate_batch(X: np.ndarray) -> np.ndarray:
+    def evaluate_batch(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         configs: list[tuple[float, int, int]] = []
         thresholds: list[float] = []
         weights: list[float] = []
@@ -210,7 +210,7 @@ def search(
             [r["constraints"] for r in results], dtype=float
         ).reshape(len(results), evaluator.n_constraints)
 
-    class _Problem(Problem):
+    class _Problem(Problem):  # type: ignore[misc]  # pymoo is untyped
         def __init__(self) -> None:
             lo, hi = st.epoch_bounds
             xl = [math.log10(st.lr_bounds[0]), lo - 0.499, st.threshold_bounds[0]]
