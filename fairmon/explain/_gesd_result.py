@@ -60,6 +60,10 @@ class GESDResult:
     ``value`` is ``nan`` (and ``status`` explains) when fewer than two groups are sufficient.
     ``components`` maps each component explainer to its own per-group stabilities and GESD value
     (``explainer="shap+lime"`` gives the SHAP-only and LIME-only numbers beside the combined one).
+    ``noise_floor`` is the ``noise_floor_quantile`` of GESD under a permutation null over the group
+    labels of the sampled rows (``noise_floor_permutations`` relabellings of the same per-instance
+    stabilities): a value at or below it is indistinguishable from exchangeable groups
+    (:attr:`within_noise`). ``nan`` when the floor was not computed.
     """
 
     value: float
@@ -73,6 +77,9 @@ class GESDResult:
     settings: dict[str, Any] = field(default_factory=dict)
     status: str = "ok"
     elapsed_s: float = 0.0
+    noise_floor: float = float("nan")
+    noise_floor_quantile: float = 0.95
+    noise_floor_permutations: int = 0
 
     @property
     def insufficient_groups(self) -> list[Any]:
@@ -81,6 +88,11 @@ class GESDResult:
     @property
     def group_stability(self) -> dict[Any, float]:
         return {g.group: g.stability for g in self.groups}
+
+    @property
+    def within_noise(self) -> bool:
+        """Whether the value is at or below its noise floor (False when either is unknown)."""
+        return bool(np.isfinite(self.value) and np.isfinite(self.noise_floor) and self.value <= self.noise_floor)
 
     def significant(self, alpha: float = 0.05) -> bool:
         """Whether the groups' stabilities differ at level ``alpha`` (False when untestable)."""
@@ -93,6 +105,9 @@ class GESDResult:
             "value": _nan_to_none(self.value),
             "p_value": _nan_to_none(self.p_value),
             "status": self.status,
+            "noise_floor": _nan_to_none(self.noise_floor),
+            "noise_floor_quantile": self.noise_floor_quantile,
+            "noise_floor_permutations": self.noise_floor_permutations,
             "groups": [g.to_dict() for g in self.groups],
             "insufficient_groups": [_jsonable(g) for g in self.insufficient_groups],
             "pairwise": [p.to_dict() for p in self.pairwise],
@@ -100,6 +115,7 @@ class GESDResult:
                 name: {
                     "value": _nan_to_none(c["value"]),
                     "p_value": _nan_to_none(c["p_value"]),
+                    "noise_floor": _nan_to_none(c.get("noise_floor")),
                     "groups": {str(_jsonable(g)): _nan_to_none(v) for g, v in c["groups"].items()},
                 }
                 for name, c in self.components.items()
