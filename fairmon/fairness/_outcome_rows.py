@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairmon.fairness._outcome_ci import (
+    binomial_se,
     percentile_ci,
     rates,
     simultaneous_ratio_ci,
@@ -105,7 +106,9 @@ def _dp_rows(
         elif method == "percentile":
             lo, hi, skip = percentile_ci(spread(boot, kind), confidence)  # type: ignore[arg-type]
         elif kind == "difference":
-            lo, hi, skip = simultaneous_spread_ci([point], [boot], confidence)
+            se = binomial_se(point * sizes, sizes)
+            se_star = binomial_se(boot * sizes[:, None], sizes[:, None])
+            lo, hi, skip = simultaneous_spread_ci([point], [boot], confidence, [se], [se_star])
             hi = min(hi, 1.0)
         else:
             lo, hi, skip = simultaneous_ratio_ci(point, boot, sizes, confidence)
@@ -138,6 +141,8 @@ def _label_disparity_rows(
         families = ("tpr",) if name == "eop_difference" else ("tpr", "fpr")
         points: list[np.ndarray] = []
         boots: list[np.ndarray] = []
+        ses: list[np.ndarray] = []
+        boot_ses: list[np.ndarray] = []
         for fam in families:
             col = 0 if fam == "tpr" else 1
             point = np.array([rates(s.cells)[col] for s in lab_ok], dtype=np.float64)
@@ -148,8 +153,14 @@ def _label_disparity_rows(
                 points = []
                 break
             points.append(point[keep])
+            # cells TP, FP, FN, TN: TPR = TP / (TP + FN), FPR = FP / (FP + TN)
+            hit, miss = (0, 2) if fam == "tpr" else (1, 3)
+            cells = np.array([s.cells for s in lab_ok])[keep]
+            ses.append(binomial_se(cells[:, hit], cells[:, hit] + cells[:, miss]))
             if all(s.boot_cells is not None for s in lab_ok):
                 boots.append(np.vstack([rates(s.boot_cells)[col] for s in lab_ok])[keep])  # type: ignore[arg-type]
+                bc = np.stack([s.boot_cells for s in lab_ok])[keep]  # type: ignore[misc]
+                boot_ses.append(binomial_se(bc[..., hit], bc[..., hit] + bc[..., miss]))
         if not points:
             rows.append(MetricRow(name, attr, None, NAN, NAN, NAN, n_lab, nan_lab, "undefined"))
             continue
@@ -160,7 +171,7 @@ def _label_disparity_rows(
             samples = np.max(np.vstack([spread(b, "difference") for b in boots]), axis=0)
             lo, hi, skip = percentile_ci(samples, confidence)
         else:
-            lo, hi, skip = simultaneous_spread_ci(points, boots, confidence)
+            lo, hi, skip = simultaneous_spread_ci(points, boots, confidence, ses, boot_ses)
             hi = min(hi, 1.0)
         rows.append(MetricRow(name, attr, None, value, lo, hi, n_lab, nan_lab, n_skipped=skip))
     return rows
