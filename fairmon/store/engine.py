@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -24,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine
 
+from fairmon.config import ENV_DATABASE_URL, ENV_HOME
 from fairmon.errors import StoreError
 
 __all__ = [
@@ -46,8 +48,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ENV_DATABASE_URL = "FAIRMON_DATABASE_URL"
-ENV_HOME = "FAIRMON_HOME"
 
 ERR_CONNECT = "cannot reach the fairmon database {where}: {reason}"
 ERR_BAD_URL = "invalid database URL {url!r}: {reason} (expected postgresql://user@host:port/database)"
@@ -99,8 +99,6 @@ def normalize_url(url: str | URL) -> URL:
 
 def _mask_password_text(text: str) -> str:
     # "scheme://user:secret@host" → "scheme://user:***@host" for unparsable strings
-    import re
-
     return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", text)
 
 
@@ -138,7 +136,7 @@ def embedded_url(path: str | Path | None = None, *, database: str = "fairmon") -
                     import pgserver
 
                     pgdata.mkdir(parents=True, exist_ok=True)
-                    server = pgserver.get_server(pgdata, cleanup_mode="stop")
+                    server = pgserver.get_server(pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
             except Exception as exc:  # noqa: BLE001 - any start-up failure becomes one clear error
                 raise StoreError(ERR_EMBEDDED.format(path=pgdata, reason=exc)) from exc
             _SERVERS[key] = server
