@@ -91,7 +91,7 @@ from fairmon.fairness._outcome_types import (
     OutcomeResult,
 )
 
-__all__ = [
+__all__ = [  # pinned with fairmon.fairness.__all__ (tests/fairness/test_rumie_public_surface.py)
     "MetricRow",
     "OutcomeResult",
     "outcome_metrics",
@@ -100,23 +100,17 @@ __all__ = [
     "demographic_parity_ratio",
     "equal_opportunity_difference",
     "equalized_odds_difference",
-    "group_key",
-    "parse_group_key",
     "GROUP_METRICS",
     "DISPARITY_METRICS",
     "LABEL_METRICS",
     "DEFAULT_METRICS",
     "MISSING_GROUP",
     "INTERSECTION_SEP",
-    "ERR_UNKNOWN_METRIC",
-    "ERR_LENGTH",
-    "ERR_NOT_BINARY",
-    "ERR_NO_SENSITIVE",
-    "ERR_UNKNOWN_ATTRIBUTE",
-    "ERR_CONFIDENCE",
-    "ERR_BOOTSTRAP",
-    "ERR_MIN_GROUP",
 ]
+# also importable from here (re-exported from the private modules): group_key, parse_group_key and
+# the ERR_* texts
+_REEXPORTED = (group_key, parse_group_key, ERR_LENGTH, ERR_NO_SENSITIVE, ERR_NOT_BINARY, ERR_UNKNOWN_ATTRIBUTE,
+               ERR_BOOTSTRAP, ERR_CONFIDENCE, ERR_MIN_GROUP, ERR_UNKNOWN_METRIC)
 
 ERR_DISPARITY_CI = "disparity_ci must be 'simultaneous' or 'percentile', got {value!r}"
 
