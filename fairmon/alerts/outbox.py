@@ -49,6 +49,7 @@ from fairmon.alerts.render import (
     render_feu_followup,
     render_finding,
 )
+from fairmon.alerts.slack import RateLimitedError
 from fairmon.drift.findings import Finding, Severity, severity_at_least
 from fairmon.errors import AlertDeliveryError
 from fairmon.store.records import AlertRecord
@@ -198,6 +199,8 @@ class DeliveryReport:
     deferred: list[str] = field(default_factory=list)  #: back to pending (outage, bad config, parent not sent)
     failed: list[str] = field(default_factory=list)
     error: str | None = None
+    #: when Slack rate-limited beyond the sender's wait cap: the UTC time to deliver again (nothing was posted)
+    retry_at: datetime | None = None
 
 
 class Outbox:
@@ -338,6 +341,7 @@ class Outbox:
                     repo.outbox_transition(fp, "sending", "pending", error=str(exc))
                     report.deferred.append(fp)
                     report.error = str(exc)
+                    report.retry_at = exc.retry_at if isinstance(exc, RateLimitedError) else None
                     _log.warning("alert delivery deferred: %s", exc)
                     break
                 if exc.configuration:
