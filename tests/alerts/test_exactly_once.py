@@ -149,3 +149,31 @@ def test_retry_after_within_the_cap_is_slept_and_the_cap_is_configurable(slack_s
     with pytest.raises(AlertDeliveryError) as bad:
         SlackSender()
     assert str(bad.value) == ERR_MAX_WAIT.format(value="soon")
+
+
+def test_crash_after_a_threaded_reply_was_posted_recovers_it_from_the_thread(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """The outbox's crash recovery looks a reply up in its thread (history does not list replies)."""
+
+    class CrashOnSent(InMemoryOutboxRepository):
+        crash_on: str | None = None
+
+        def outbox_transition(self, fingerprint, from_state, to_state, **kw):  # type: ignore[no-untyped-def, override]
+            if to_state == "sent" and fingerprint == self.crash_on:
+                self.crash_on = None
+                raise RuntimeError("worker killed")
+            return super().outbox_transition(fingerprint, from_state, to_state, **kw)
+
+    repo = CrashOnSent()
+    ob = Outbox(repo, sender)
+    f = rumie_finding()
+    ob.notify_findings([f], ctx(), channels=CH)
+    ob.deliver()
+    fp_feu = ob.notify_feu({"candidates": []}, ctx(), parent_finding=f, channel=CH)
+    repo.crash_on = fp_feu
+    with pytest.raises(RuntimeError, match="worker killed"):
+        ob.deliver()
+    rep = Outbox(repo, sender).deliver(stale_after_s=0.0)
+    assert rep.recovered == [fp_feu] and rep.sent == []
+    parent, reply = slack_server.posted(CH)  # still one reply
+    assert repo.outbox_get(fp_feu).slack_ts == reply["ts"]  # type: ignore[union-attr]
+    assert slack_server.calls("conversations.replies")[0].params["ts"] == parent["ts"]
