@@ -11,7 +11,9 @@
   the message up by the fingerprint in its metadata (``conversations.history``, or
   ``conversations.replies`` inside a thread, with ``include_all_metadata`` — the lookup the outbox's
   crash recovery uses) and re-posts only when it is not there. Reads are idempotent and keep all
-  three slack-sdk handlers (429, 500/503, reset/refused).
+  three slack-sdk handlers (429, 500/503, reset/refused). The lookup needs the bot's
+  ``channels:history`` (``groups:history`` for private channels) scope; without it the error is a
+  configuration error (``missing_scope``) and the alert stays queued rather than risk a duplicate.
 * Rate limits: a ``Retry-After`` up to ``max_rate_limit_wait_s`` (default 10 s, or
   ``FAIRMON_SLACK_MAX_RETRY_AFTER_S``) is slept inside the call; a longer one is not: it raises
   :class:`RateLimitedError` (retryable) with ``retry_after_s`` / ``retry_at``, so the caller schedules
