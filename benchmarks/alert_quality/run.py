@@ -61,9 +61,10 @@ MONITOR = "alert-quality"
 def _window_summary(w: Any, fav: Any, prev_ev: dict | None, args: argparse.Namespace, version: str) -> tuple[Any, dict]:
     import numpy as np
 
-    from fairmon.drift import WindowSummary, group_overlap
+    from fairmon.drift import WindowSummary
     from fairmon.fairness.outcome import outcome_metrics
     from fairmon.fairness.rumie import mine
+    from fairmon.rules import jaccard, membership
 
     frame = w.frame
     outcome = outcome_metrics(
@@ -75,7 +76,7 @@ def _window_summary(w: Any, fav: Any, prev_ev: dict | None, args: argparse.Names
     evd = ev.to_dict()
     overlap = None
     if prev_ev and prev_ev.get("rule_conditions") and ev.status == "ok":
-        overlap = group_overlap(np.asarray(ev.mask), prev_ev["rule_conditions"], X)
+        overlap = jaccard(np.asarray(ev.mask), membership(prev_ev["rule_conditions"], X))
     summary = WindowSummary.build(MONITOR, w.start, w.end, outcome=outcome, evidence=evd, group_overlap=overlap,
                                   model_version=version)
     return summary, evd

@@ -73,7 +73,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import DatasetError
+from fairmon.errors import DatasetError, MethodError
+from fairmon.rules import parse_rules
 
 if TYPE_CHECKING:
     from fairmon.registry import Model, Registry, SnapshotInfo
@@ -389,65 +390,17 @@ def _as_utc_midnight(value: str | date | datetime) -> datetime:
 
 
 # ---------------------------------------------------------------------- rules
-_OPS = ("<=", ">=", "!=", "=", "<", ">")
-
-
 def evaluate_rule(rule: str, frame: pd.DataFrame) -> np.ndarray:
-    """Evaluate a rule in the planted-rule syntax on raw rows.
-
-    Syntax: clauses joined by ``OR``; a clause is conditions joined by ``AND``; a condition is
-    ``column OP value`` with OP in ``<= >= < > = !=`` (numeric comparison when the column is numeric,
-    string equality otherwise).
+    """Evaluate a rule in the planted-rule syntax (:func:`fairmon.rules.parse_rules`) on raw rows.
 
     >>> df = pd.DataFrame({"age": [20, 40], "region": ["south", "north"]})
     >>> evaluate_rule("age <= 30 OR region = north", df).tolist()
     [True, True]
     """
-    out = np.zeros(len(frame), dtype=bool)
-    for clause in _split_word(rule, "OR"):
-        acc = np.ones(len(frame), dtype=bool)
-        for cond in _split_word(clause, "AND"):
-            acc &= _condition(cond.strip(), frame, rule)
-        out |= acc
-    return out
-
-
-def _split_word(text: str, word: str) -> list[str]:
-    import re
-
-    parts = [p.strip() for p in re.split(rf"\s+{word}\s+", text.strip())]
-    return [p for p in parts if p]
-
-
-def _condition(cond: str, frame: pd.DataFrame, rule: str) -> np.ndarray:
-    for op in _OPS:
-        if op in cond:
-            col, value = (s.strip().strip("'\"") for s in cond.split(op, 1))
-            break
-    else:
-        raise DatasetError(ERR_RULE.format(rule=rule, problem=f"no comparison operator in {cond!r}"))
-    if col not in frame.columns:
-        raise DatasetError(ERR_RULE.format(rule=rule, problem=f"unknown column {col!r}"))
-    s = frame[col]
-    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-        try:
-            v: Any = float(value)
-        except ValueError as exc:
-            raise DatasetError(ERR_RULE.format(rule=rule, problem=f"{value!r} is not a number")) from exc
-        x = s.to_numpy(dtype=float)
-    else:
-        v, x = value, s.astype(str).to_numpy()
-    if op == "<=":
-        return x <= v
-    if op == ">=":
-        return x >= v
-    if op == "<":
-        return x < v
-    if op == ">":
-        return x > v
-    if op == "=":
-        return x == v
-    return x != v
+    try:
+        return parse_rules(rule).membership(frame)
+    except MethodError as exc:
+        raise DatasetError(ERR_RULE.format(rule=rule, problem=str(exc))) from exc
 
 
 # ---------------------------------------------------------------------- models

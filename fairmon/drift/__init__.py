@@ -25,7 +25,6 @@ from fairmon.drift.findings import (
     finding_key,
     severity_at_least,
 )
-from fairmon.drift.overlap import group_overlap, jaccard, rules_membership
 from fairmon.drift.policy import AlertPolicy, baseline_note, decide, reference_window, replay
 from fairmon.drift.spec import DriftSettings, settings_from_spec
 from fairmon.drift.window import Measurement, WindowSummary
@@ -52,9 +51,6 @@ __all__ = [
     "finding_key",
     "baseline_note",
     "reference_window",
-    "group_overlap",
-    "jaccard",
-    "rules_membership",
     "replay",
     "severity_at_least",
 ]

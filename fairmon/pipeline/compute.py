@@ -7,71 +7,22 @@ Only translation lives here: every number comes from the method modules (:func:`
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import ConfigError
+from fairmon.errors import ConfigError, MethodError
 from fairmon.pipeline.context import RunContext
-from fairmon.schema import category_strings
+from fairmon.rules import jaccard, membership
 
 log = logging.getLogger(__name__)
 
-__all__ = ["run_rumie", "run_explanations", "run_feu", "rule_membership", "jaccard", "reference_frame"]
+__all__ = ["run_rumie", "run_explanations", "run_feu", "reference_frame"]
 
 
 # ------------------------------------------------------------------------------------------ RUMIE
-
-
-def rule_membership(conditions: Sequence[Sequence[Mapping[str, Any]]], frame: pd.DataFrame) -> np.ndarray:
-    """Rows of ``frame`` inside a RUMIE rule set (OR of AND-ed conditions, original units).
-
-    Conditions are those of ``Evidence.rule_conditions``: ``{"column", "op", "value"}`` with op one of
-    ``<=``, ``>``, ``in (a, b]``, ``=``, ``!=``, ``in``, ``not in``. Numeric thresholds were mapped
-    back to original units (integers floored) by RUMIE, so this reproduces the group up to that
-    rounding. Categories compare as the feature schema encodes them (a missing value is ``<NA>``).
-
-    >>> f = pd.DataFrame({"age": [20, 40, 50], "region": ["north", "south", "north"]})
-    >>> rule_membership([[{"column": "age", "op": "<=", "value": 30}],
-    ...                  [{"column": "region", "op": "=", "value": "north"}]], f).tolist()
-    [True, False, True]
-    """
-    out = np.zeros(len(frame), dtype=bool)
-    for conj in conditions:
-        m = np.ones(len(frame), dtype=bool)
-        for c in conj:
-            col, op, val = c["column"], c["op"], c["value"]
-            if col not in frame.columns:
-                m &= False
-                continue
-            s = frame[col]
-            if op == "<=":
-                m &= pd.to_numeric(s, errors="coerce").to_numpy() <= float(val)
-            elif op == ">":
-                m &= pd.to_numeric(s, errors="coerce").to_numpy() > float(val)
-            elif op == "in (a, b]":
-                x = pd.to_numeric(s, errors="coerce").to_numpy()
-                m &= (x > float(val[0])) & (x <= float(val[1]))
-            elif op == "=":
-                m &= category_strings(s) == str(val)
-            elif op == "!=":
-                m &= category_strings(s) != str(val)
-            elif op == "in":
-                m &= np.isin(category_strings(s), [str(v) for v in val])
-            elif op == "not in":
-                m &= ~np.isin(category_strings(s), [str(v) for v in val])
-            else:  # an operator this code does not know: the overlap is unknown, not guessed
-                raise ValueError(f"unknown rule operator {op!r}")
-        out |= m
-    return out
-
-
-def jaccard(a: np.ndarray, b: np.ndarray) -> float | None:
-    """``|a ∩ b| / |a ∪ b|`` (None when both are empty)."""
-    union = int(np.sum(a | b))
-    return None if union == 0 else float(np.sum(a & b)) / union
 
 
 def _previous_conditions(ctx: RunContext) -> list[Any] | None:
@@ -121,8 +72,8 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> dict[s
     try:
         prev = _previous_conditions(ctx)
         if prev is not None and d.get("status") == "ok":
-            overlap = jaccard(np.asarray(ev.mask, dtype=bool), rule_membership(prev, X))
-    except ValueError as exc:
+            overlap = jaccard(np.asarray(ev.mask, dtype=bool), membership(prev, X, on_missing="false"))
+    except MethodError as exc:  # an operator or value the rules module cannot evaluate: unknown, not guessed
         log.warning("group overlap not computed: %s", exc)
     d.update(
         {

@@ -233,22 +233,6 @@ def test_finding_round_trip_and_fingerprint_stability() -> None:
     assert len({x.fingerprint for x in f}) == len(f)
 
 
-def test_rules_membership_and_overlap() -> None:
-    import pandas as pd
-
-    from fairmon.drift import group_overlap, rules_membership
-    from fairmon.drift.overlap import ERR_RULE_COLUMN
-
-    X = pd.DataFrame({"age": [20, 40, 25, 60, 33], "region": ["north", "south", "east", "north", "west"]})
-    rules = [[{"column": "age", "op": "in (a, b]", "value": [24, 35]}, {"column": "region", "op": "not in",
-                                                                       "value": ["north"]}]]
-    assert rules_membership(rules, X).tolist() == [False, False, True, False, True]
-    assert group_overlap(np.array([False, False, True, False, False]), rules, X) == pytest.approx(0.5)
-    with pytest.raises(MethodError) as ei:
-        rules_membership([[{"column": "zip", "op": "=", "value": "1", "text": "zip = 1"}]], X)
-    assert str(ei.value) == ERR_RULE_COLUMN.format(cond="zip = 1", column="zip")
-
-
 def test_window_summary_reads_store_metric_records() -> None:
     from fairmon.store.records import MetricRecord
 

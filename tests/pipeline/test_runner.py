@@ -8,8 +8,6 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 import sqlalchemy as sa
 
@@ -22,7 +20,6 @@ from pipeline_demo_setup import prepare_demo  # noqa: E402
 from fairmon.config import MonitorSpec, load_spec  # noqa: E402
 from fairmon.errors import ConfigError  # noqa: E402
 from fairmon.pipeline import run_step, window_for, windows_between  # noqa: E402
-from fairmon.pipeline.compute import jaccard, rule_membership  # noqa: E402
 from fairmon.pipeline.runner import ERR_UNKNOWN_STEP  # noqa: E402
 
 SPEC = {
@@ -56,18 +53,6 @@ def test_unknown_step_is_a_clear_error() -> None:
     with pytest.raises(ConfigError) as err:
         run_step("nope", spec, {"logical_date": "2026-01-02"})
     assert str(err.value).startswith(ERR_UNKNOWN_STEP.format(step="nope", steps="resolve_window")[:40])
-
-
-def test_rule_membership_and_jaccard() -> None:
-    f = pd.DataFrame({"age": [20, 31, 45, 60], "region": ["north", "south", "east", "north"], "x": [0.1, 0.5, 0.9, 0.3]})
-    conds = [[{"column": "age", "op": "<=", "value": 30}],
-             [{"column": "region", "op": "=", "value": "north"}, {"column": "x", "op": "in (a, b]", "value": [0.2, 0.4]}]]
-    m = rule_membership(conds, f)
-    assert m.tolist() == [True, False, False, True]
-    assert rule_membership([[{"column": "region", "op": "not in", "value": ["north", "east"]}]], f).tolist() == [
-        False, True, False, False]
-    assert jaccard(m, np.array([True, True, False, False])) == pytest.approx(1 / 3)
-    assert jaccard(np.zeros(3, bool), np.zeros(3, bool)) is None
 
 
 @pytest.mark.postgres
