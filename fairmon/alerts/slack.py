@@ -14,8 +14,8 @@
   three slack-sdk handlers (429, 500/503, reset/refused). The lookup needs the bot's
   ``channels:history`` (``groups:history`` for private channels) scope; without it the error is a
   configuration error (``missing_scope``) and the alert stays queued rather than risk a duplicate.
-* Rate limits: a ``Retry-After`` up to ``max_rate_limit_wait_s`` (default 10 s, or
-  ``FAIRMON_SLACK_MAX_RETRY_AFTER_S``) is slept inside the call; a longer one is not: it raises
+* Rate limits: a ``Retry-After`` up to ``max_rate_limit_wait_s`` (default 10 s) is slept inside the
+  call; a longer one is not: it raises
   :class:`RateLimitedError` (retryable) with ``retry_after_s`` / ``retry_at``, so the caller schedules
   the alert instead of a step sleeping for minutes.
 * Errors become :class:`~fairmon.errors.AlertDeliveryError` naming the channel. Configuration errors
@@ -45,6 +45,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from fairmon.alerts.render import EVENT_TYPE, SlackMessage
+from fairmon.config import ENV_SLACK_BASE_URL as BASE_URL_ENV
+from fairmon.config import ENV_SLACK_TOKEN as TOKEN_ENV
 from fairmon.errors import AlertDeliveryError
 
 if TYPE_CHECKING:
@@ -56,7 +58,6 @@ __all__ = [
     "retry_after_seconds",
     "TOKEN_ENV",
     "BASE_URL_ENV",
-    "MAX_WAIT_ENV",
     "DEFAULT_MAX_WAIT_S",
     "FATAL_SLACK_ERRORS",
     "CONFIG_SLACK_ERRORS",
@@ -68,10 +69,7 @@ __all__ = [
     "ERR_MAX_WAIT",
 ]
 
-TOKEN_ENV = "FAIRMON_SLACK_TOKEN"
-BASE_URL_ENV = "FAIRMON_SLACK_BASE_URL"
-#: the longest ``Retry-After`` (seconds) a call sleeps; longer waits go back to the caller
-MAX_WAIT_ENV = "FAIRMON_SLACK_MAX_RETRY_AFTER_S"
+#: the longest ``Retry-After`` (seconds) a call sleeps by default; longer waits go back to the caller
 DEFAULT_MAX_WAIT_S = 10.0
 DEFAULT_BASE_URL = "https://slack.com/api/"
 #: Slack error codes that no retry can fix (configuration problems)
@@ -94,7 +92,7 @@ ERR_FATAL = "Slack refused {method} for channel {channel}: {error} (not retried;
 ERR_TRANSIENT = "Slack {method} for channel {channel} failed after retries: {error} (will be re-delivered)"
 ERR_RATE_LIMITED = ("Slack rate-limited {method} for channel {channel}: retry after {seconds:g} s "
                     "(nothing was posted; will be re-delivered)")
-ERR_MAX_WAIT = f"{MAX_WAIT_ENV} must be a number of seconds >= 0, got {{value!r}}"
+ERR_MAX_WAIT = "max_rate_limit_wait_s must be a number of seconds >= 0, got {value!r}"
 
 _log = logging.getLogger(__name__)
 
@@ -140,19 +138,6 @@ def retry_after_seconds(headers: Mapping[str, Any] | None) -> float:
     return 1.0
 
 
-def _max_wait_from_env() -> float:
-    raw = os.environ.get(MAX_WAIT_ENV)
-    if raw is None or raw == "":
-        return DEFAULT_MAX_WAIT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        raise AlertDeliveryError(ERR_MAX_WAIT.format(value=raw)) from None
-    if not value >= 0:
-        raise AlertDeliveryError(ERR_MAX_WAIT.format(value=raw))
-    return value
-
-
 def _client_logger() -> logging.Logger:
     lg = logging.getLogger("fairmon.alerts.slack_sdk_client")
     lg.setLevel(logging.INFO)  # never DEBUG: slack-sdk's debug lines include the Authorization header
@@ -195,8 +180,8 @@ class SlackSender:
         HTTP timeout in seconds.
     history_pages : int
         How many ``conversations.history`` pages (200 messages each) :meth:`find` scans.
-    max_rate_limit_wait_s : float, optional
-        Longest ``Retry-After`` slept inside a call; default ``FAIRMON_SLACK_MAX_RETRY_AFTER_S`` or 10 s.
+    max_rate_limit_wait_s : float
+        Longest ``Retry-After`` slept inside a call (seconds); a longer one raises :class:`RateLimitedError`.
     """
 
     def __init__(
@@ -208,7 +193,7 @@ class SlackSender:
         backoff_factor: float = 0.5,
         timeout: int = 30,
         history_pages: int = 5,
-        max_rate_limit_wait_s: float | None = None,
+        max_rate_limit_wait_s: float = DEFAULT_MAX_WAIT_S,
     ) -> None:
         from slack_sdk import WebClient  # slack-sdk: lazy, keeps `import fairmon.alerts` light
         from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, ServerErrorRetryHandler
@@ -221,8 +206,9 @@ class SlackSender:
         self.max_retries = max_retries
         self.backoff_factor = backoff_factor
         self.history_pages = history_pages
-        self.max_rate_limit_wait_s = (_max_wait_from_env() if max_rate_limit_wait_s is None
-                                      else max_rate_limit_wait_s)
+        if not max_rate_limit_wait_s >= 0:  # also refuses NaN
+            raise AlertDeliveryError(ERR_MAX_WAIT.format(value=max_rate_limit_wait_s))
+        self.max_rate_limit_wait_s = float(max_rate_limit_wait_s)
         backoff = BackoffRetryIntervalCalculator(backoff_factor=backoff_factor)
         common: dict[str, Any] = {"token": tok, "base_url": self.base_url, "timeout": timeout,
                                   "logger": _client_logger()}
