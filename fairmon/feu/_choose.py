@@ -14,7 +14,7 @@ import numpy as np
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import outcome_metrics
-from fairmon.feu._recommend import NO_BETTER_CANDIDATE, dp_improvement_lower_bound, gesd_noise_floor
+from fairmon.feu._recommend import NO_BETTER_CANDIDATE, dp_improvement_lower_bound
 from fairmon.feu._result import chebyshev_select
 from fairmon.feu._train import predict_proba, train_mlps
 from fairmon.registry.model import Model
@@ -75,12 +75,9 @@ def _recommend(
     random_state: int,
 ) -> _Recommendation:
     st, prep = evaluator.settings, evaluator.prep
-    floor = None
-    if anchor.gesd_validation is not None:
-        r = anchor.gesd_validation
-        f = gesd_noise_floor(r.instance_stability, r.instance_group, n_permutations=st.gesd_noise_permutations,
-                             random_state=random_state)
-        floor = f if math.isfinite(f) else None
+    # GESD's own noise floor (explain.gesd: a permutation null over the group labels of the sampled rows)
+    nf = anchor.gesd_validation.noise_floor if anchor.gesd_validation is not None else float("nan")
+    floor = float(nf) if math.isfinite(nf) else None
     if st.paper_mode:  # the paper: Chebyshev over the whole front, no constraints, no noise gate
         pos, T = chebyshev_select(F[front], st.weights, scale=st.selection_scale)
         return _Recommendation(pos, "paper mode: the Chebyshev choice over the Pareto set (no constraints, "

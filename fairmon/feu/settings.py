@@ -83,8 +83,6 @@ class FEUSettings:
     recommend_bootstrap
         Paired bootstrap resamples of the validation rows for "better than production by more than
         noise" (the recommendation rule, :mod:`fairmon.feu._recommend`).
-    gesd_noise_permutations
-        Group-label permutations for GESD's noise floor; GESD differences below it are ties.
     baselines
         Compute the baselines (production, constant, fairlearn ThresholdOptimizer and
         ExponentiatedGradient under demographic parity) on the same split.
@@ -112,7 +110,6 @@ class FEUSettings:
     utility_tolerance: float | None = 0.02
     fairness_weight_bounds: tuple[float, float] | None = (0.0, 10.0)
     recommend_bootstrap: int = 200
-    gesd_noise_permutations: int = 200
     baselines: bool = True
 
     def __post_init__(self) -> None:
@@ -157,9 +154,8 @@ class FEUSettings:
         fw = self.fairness_weight_bounds
         if fw is not None and not (0 <= fw[0] <= fw[1]):
             raise ConfigError(ERR_SETTING.format(name="fairness_weight_bounds", value=fw, why="need 0 <= low <= high"))
-        if self.recommend_bootstrap < 20 or self.gesd_noise_permutations < 20:
-            raise ConfigError(ERR_SETTING.format(name="recommend_bootstrap/gesd_noise_permutations",
-                                                 value=(self.recommend_bootstrap, self.gesd_noise_permutations),
+        if self.recommend_bootstrap < 20:
+            raise ConfigError(ERR_SETTING.format(name="recommend_bootstrap", value=self.recommend_bootstrap,
                                                  why="need >= 20 resamples"))
 
     @property
