@@ -46,7 +46,7 @@ FIRST_RUN = {
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "init",
         help="write a first monitor spec from reference data and a registered model",

@@ -34,7 +34,7 @@ Exit status: 0 registered, 2 refused or bad input.
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "model",
         help="register a model trained outside fairmon",
@@ -59,6 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--input", choices=("raw", "encoded"), help="input mode (default: detected)")
     r.add_argument("--tolerance", type=float, default=0.0,
                    help="largest share of reference rows allowed to disagree (default 0)")
+    r.add_argument("--threshold", type=float, default=0.5,
+                   help="P(class 1) cut-off of the model's decisions (default 0.5, scikit-learn's predict)")
     r.add_argument("--status", choices=("production", "candidate"), default="production",
                    help="status of the new version (default production: 'latest' resolves to it)")
     r.add_argument("--json", action="store_true", help="machine-readable output")
@@ -80,6 +82,7 @@ def run_register(args: argparse.Namespace) -> int:
         features=args.features,
         input=args.input,
         tolerance=args.tolerance,
+        threshold=args.threshold,
         status=args.status,
         description=f"registered from {args.path} by fairmon model register",
     )

@@ -79,7 +79,8 @@ ERR_DISAGREE = (
 ERR_DISAGREE_BOTH = (
     "fairmon's predictions agree with the model's own on {rate:.1%} of the {rows} reference rows "
     "(tolerance: {tol:.1%} disagreement) with input mode {mode!r}, and on {other_rate:.1%} with "
-    "{other!r}; check --features and that the reference data is what the model was trained on"
+    "{other!r}; check --features, --threshold (the model's P(class 1) cut-off, 0.5 unless given) and that "
+    "the reference data is what the model was trained on"
 )
 
 
@@ -181,7 +182,7 @@ def _check_binary(estimator: Any) -> None:
         raise SnapshotError(ERR_NO_PREDICT.format(cls=type(estimator).__name__))
     classes = getattr(estimator, "classes_", None)
     if classes is not None and len(classes) != 2:
-        raise SnapshotError(ERR_NOT_BINARY.format(cls=type(estimator).__name__, classes=list(classes)))
+        raise SnapshotError(ERR_NOT_BINARY.format(cls=type(estimator).__name__, classes=[c.item() if hasattr(c, "item") else c for c in classes]))
 
 
 def _check_encoded_width(estimator: Any, schema: FeatureSchema) -> None:
@@ -191,8 +192,8 @@ def _check_encoded_width(estimator: Any, schema: FeatureSchema) -> None:
         raise SnapshotError(ERR_ENCODED_WIDTH.format(n_in=n_in, features=schema.names, n_enc=schema.n_encoded))
 
 
-def _wrap(estimator: Any, schema: FeatureSchema, mode: InputMode) -> Model:
-    return Model(estimator, schema, framework="sklearn", input=mode)
+def _wrap(estimator: Any, schema: FeatureSchema, mode: InputMode, threshold: float) -> Model:
+    return Model(estimator, schema, framework="sklearn", input=mode, threshold=threshold)
 
 
 def register_estimator(
@@ -205,13 +206,15 @@ def register_estimator(
     features: list[str] | None = None,
     input: InputMode | None = None,
     tolerance: float = 0.0,
+    threshold: float = 0.5,
     status: Status = "production",
     description: str = "",
 ) -> tuple[SnapshotInfo, RegistrationCheck]:
     """Register a fitted scikit-learn estimator or ``Pipeline`` after checking fairmon scores it right.
 
     The feature schema is fitted on the reference rows' model columns; ``input`` defaults to
-    :func:`detect_input`. Raises :class:`~fairmon.errors.SnapshotError` (:data:`ERR_DISAGREE`) when the
+    :func:`detect_input`; ``threshold`` is the P(class 1) cut-off the model's own ``predict``
+    applies (0.5 for scikit-learn classifiers). Raises :class:`~fairmon.errors.SnapshotError` (:data:`ERR_DISAGREE`) when the
     share of rows where fairmon's decision differs from ``estimator.predict`` exceeds ``tolerance``;
     nothing is written then.
     """
@@ -222,11 +225,11 @@ def register_estimator(
     schema = FeatureSchema.fit(reference, columns=cols)
     _check_encoded_width(estimator, schema)
     mode: InputMode = input or detect_input(estimator)
-    check = check_agreement(_wrap(estimator, schema, mode), estimator, reference, tolerance=tolerance)
+    check = check_agreement(_wrap(estimator, schema, mode, threshold), estimator, reference, tolerance=tolerance)
     if not check.passed:
         other: InputMode = "raw" if mode == "encoded" else "encoded"
         try:
-            alt = check_agreement(_wrap(estimator, schema, other), estimator, reference, tolerance=tolerance)
+            alt = check_agreement(_wrap(estimator, schema, other, threshold), estimator, reference, tolerance=tolerance)
         except SnapshotError:
             alt = RegistrationCheck(other, check.own_input, check.rows, 0, tolerance)
         fmt = dict(rate=check.agreement, rows=check.rows, tol=tolerance, mode=mode, other=other)
@@ -234,7 +237,7 @@ def register_estimator(
             raise SnapshotError(ERR_DISAGREE.format(**fmt))
         raise SnapshotError(ERR_DISAGREE_BOTH.format(**fmt, other_rate=alt.agreement))
     info = registry.register(
-        _wrap(estimator, schema, mode),
+        _wrap(estimator, schema, mode, threshold),
         name=name,
         status=status,
         metrics={"registration_check": check.to_dict()},

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import joblib
 import numpy as np
+import own_model_setup as _credit
 import pandas as pd
 import pytest
 
 from fairmon.config import load_spec
 from fairmon.pipeline.artifacts import ArtifactStore
-import own_model_setup as _credit
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
