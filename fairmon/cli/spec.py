@@ -144,6 +144,7 @@ def path_notes(spec: Any, file: Path) -> list[str]:
     """``file:line: field: problem`` for every local path the spec reads that does not exist, and
     ``...: not checked: remote`` for each URI (nothing is fetched)."""
     import glob
+    import os
     import re
 
     import yaml
@@ -168,7 +169,7 @@ def path_notes(spec: Any, file: Path) -> list[str]:
             continue
         if kind == "pattern":
             pattern = re.sub(r"\{(start|end)(:[^}]*)?\}", "*", resolved)
-            folder = Path(pattern.split("*", 1)[0]).parent
+            folder = Path(os.path.dirname(pattern.split("*", 1)[0]))
             if not glob.glob(pattern) and not folder.is_dir():
                 notes.append(f"{where}: {field}: " + ERR_NO_WINDOW_FILES.format(glob=pattern, folder=folder))
         elif not Path(resolved).exists():
