@@ -68,6 +68,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--artifacts", default="artifacts", metavar="DIR", help="artifact folder (default: artifacts)")
     p.add_argument("--out", metavar="SPEC", help="spec file to write (default: monitors/NAME.yaml)")
     p.add_argument("--force", action="store_true", help="overwrite an existing spec file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_init)
 
 
@@ -233,9 +234,17 @@ def run_init(args: argparse.Namespace) -> int:
         tmp.unlink()
         raise
     tmp.replace(out)
+    day = args.start_date or "YYYY-MM-DD"
+    steps = [
+        "fairmon db upgrade --db URL",
+        f"fairmon run --monitor {out} --logical-date {day} --db URL",
+        f"fairmon report --monitor {name} --spec {out} --db URL",
+    ]
+    if args.json:
+        print(json.dumps({"spec": str(out), "name": name, "features": roles["features"], "extra": roles["extra"],
+                          "rumie_attributes": roles["rumie"], "next": steps}))
+        return 0
     print(f"wrote {out} (monitor {name!r}: {len(roles['features'])} features, {len(roles['extra'])} extra, "
           f"RUMIE over {', '.join(roles['rumie'])})\nnext:")
-    day = args.start_date or "YYYY-MM-DD"
-    print(f"  fairmon db upgrade --db URL\n  fairmon run --monitor {out} --logical-date {day} --db URL\n"
-          f"  fairmon report --monitor {name} --spec {out} --db URL")
+    print("\n".join(f"  {step}" for step in steps))
     return 0

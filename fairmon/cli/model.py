@@ -39,12 +39,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "model",
         help="register a model trained outside fairmon",
         description="Manage the models a monitor watches.",
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
     r = msub.add_parser(
         "register",
-        help="register a pickled/joblib scikit-learn estimator or Pipeline, checked on reference rows",
+        help="register a joblib/pickle scikit-learn model, checked on reference rows",
         description="Register a fitted scikit-learn estimator or Pipeline as the next production version "
         "of NAME, after checking that fairmon's predictions match the model's own on the reference rows.",
         epilog=EPILOG,

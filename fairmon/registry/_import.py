@@ -8,6 +8,12 @@ agreement with ``pipeline.predict``). So registration compares fairmon's decisio
 own ``predict`` on the reference rows and refuses above a tolerance, naming the agreement rate; the
 check (rate, rows, input mode) is stored in the version's ``metrics["registration_check"]``.
 
+The estimator's own ``predict`` is called the way its fit recorded (a ``Pipeline`` or an estimator
+with ``feature_names_in_`` on the raw columns, else on fairmon's encoded matrix), so the reference
+answer never depends on the mode under test. Only scikit-learn-style estimators are handled here:
+torch modules go through :func:`fairmon.registry.build_mlp` and ``Registry.register``; MLflow URIs
+are not supported.
+
 Trust: :func:`load_estimator` unpickles a user's file, and unpickling runs code. It is only called on a
 path the user passed on the command line (``fairmon model register PATH``), never on a path from a
 spec or a registry (the registry verifies sha256 before it unpickles, see

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import joblib
 import own_model_setup as credit
 import pytest
 
 from fairmon.cli import main
 from fairmon.cli.init import ERR_EXISTS, ERR_LABEL_VALUES, ERR_NO_COLUMN, FIRST_RUN
-from fairmon.cli.spec import ERR_NO_MODEL_IN_REGISTRY, ERR_NO_WINDOW_FILES, ERR_PATH_MISSING, NOT_CHECKED_REMOTE
+from fairmon.cli.spec import (
+    ERR_NO_MODEL_IN_REGISTRY,
+    ERR_NO_WINDOW_FILES,
+    ERR_PATH_MISSING,
+    NOT_CHECKED_REMOTE,
+)
 from fairmon.config import load_spec
 from fairmon.registry import Registry
 from fairmon.registry._import import register_estimator
@@ -109,6 +113,5 @@ def test_spec_check_names_each_missing_path(workdir: Path, capsys: pytest.Captur
     err = capsys.readouterr().err
     msg = ERR_NO_MODEL_IN_REGISTRY.format(registry=workdir / "registry", name="credit")
     assert f"error  {spec}:5: model.name: {msg}" in err
-    joblib.dump(None, workdir / "unused.joblib")  # a file beside the registry changes nothing
     (workdir / "registry" / "credit").mkdir()
     assert main(["spec", "check", str(spec), "--strict"]) == 0
