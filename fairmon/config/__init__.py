@@ -134,7 +134,7 @@ from fairmon.config._retraining import (
     Split,
     TrainingData,
 )
-from fairmon.config._rumie import RumieSignificance, RumieSpec
+from fairmon.config._rumie import RumieRuleSearch, RumieSignificance, RumieSpec
 from fairmon.config._runtime import Settings, resolve_runtime
 from fairmon.config._schedule import DateRange, Schedule
 from fairmon.config._validation import ValidationSpec
@@ -163,6 +163,7 @@ __all__ = [
     "OutcomeSpec",
     "RumieSignificance",
     "RumieSpec",
+    "RumieRuleSearch",
     "GesdSpec",
     "OpenXAISpec",
     "ExplanationsSpec",
