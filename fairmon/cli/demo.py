@@ -2,7 +2,7 @@
 
 What it does (all through the same pipeline the Airflow DAG runs):
 
-1. generates the synthetic loan stream (:func:`fairmon.datasets.stream.generate_stream`: ``--windows``
+1. generates the synthetic loan stream (:func:`fairmon.datasets.generate_stream`: ``--windows``
    daily windows of ``--rows`` rows; group ``age <= 30 OR region = north`` planted),
 2. trains and registers the production model and, valid from the drift window (window 6 of 10), the
    retrained, more discriminating version in a registry under ``--output``,
@@ -135,7 +135,7 @@ def write_demo_spec(output: Path, overrides: dict[str, Any]) -> Path:
 
 def prepare(output: Path, *, windows: int, rows: int, drift_window: int, seed: int) -> dict[str, Any]:
     """Generate the stream, register both model versions, write partitions. Returns the manifest."""
-    from fairmon.datasets.stream import deploy_models, generate_stream, write_partitions
+    from fairmon.datasets import deploy_models, generate_stream, write_partitions
 
     for sub in ("registry", "stream", "artifacts", "reports"):
         shutil.rmtree(output / sub, ignore_errors=True)

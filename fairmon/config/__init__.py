@@ -73,6 +73,8 @@ from fairmon.config._env import (
     ENV_DATA_DIR,
     ENV_DATABASE_URL,
     ENV_DB_CONN_ID,
+    ENV_DB_LOCK_TIMEOUT_S,
+    ENV_DB_STATEMENT_TIMEOUT_S,
     ENV_DEVICE,
     ENV_HEAVY_QUEUE,
     ENV_HOME,
@@ -221,6 +223,8 @@ __all__ = [
     "ENV_CACHE_DIR",
     "ENV_MONITORS_DIR",
     "ENV_DB_CONN_ID",
+    "ENV_DB_LOCK_TIMEOUT_S",
+    "ENV_DB_STATEMENT_TIMEOUT_S",
     "ENV_SLACK_CONN_ID",
     "ENV_STRICT_SPECS",
     # error texts (tests assert them)

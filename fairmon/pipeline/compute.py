@@ -1,7 +1,7 @@
 """Spec → method calls for the heavy steps (RUMIE, GESD/OpenXAI, FEU) and their JSON results.
 
 Only translation lives here: every number comes from the method modules (:func:`fairmon.fairness.rumie.mine`,
-:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.nsga`).
+:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.search`).
 """
 
 from __future__ import annotations
@@ -288,7 +288,7 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
 
 def run_feu(ctx: RunContext) -> dict[str, Any]:
     """FEU retraining candidates on the spec's training data (NSGA-II; proposed, never deployed)."""
-    from fairmon.feu.nsga import search
+    from fairmon.feu import search
     from fairmon.feu.settings import FEUSettings
     from fairmon.sources import load_file
 
