@@ -65,7 +65,7 @@ def gradient_attributions(
     model.require_differentiable(method)
     if method not in GRADIENT_METHODS:
         raise MethodError(f"unknown gradient method {method!r}; expected one of {GRADIENT_METHODS}")
-    X = Zt.to(torch.float32)
+    X = Zt.to(next(model.estimator.parameters()).dtype)  # float32, or float64 for a float64 copy (stability)
     labels = labels.to(X.device)
     n, d = X.shape
     out = torch.empty((n, d), dtype=torch.float64, device=X.device)

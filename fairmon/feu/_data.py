@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fairmon.errors import DatasetError
 from fairmon.schema import FeatureSchema
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["ERR_COLUMNS", "ERR_LABEL", "ERR_FAVORABLE", "ERR_TOO_FEW"]
 
@@ -30,6 +27,10 @@ class _Prepared:
     y: dict[str, np.ndarray]
     s: dict[str, np.ndarray]
     summary: dict[str, Any]
+    #: the raw rows of each split (a production model scores them as it would in production)
+    X: dict[str, pd.DataFrame]
+    #: integer group codes of each split (the fair-training penalty's groups)
+    codes: dict[str, np.ndarray]
 
 
 def _prepare(
@@ -100,6 +101,11 @@ def _prepare(
         "split_rows": {k: int(len(v)) for k, v in parts.items()},
         "encoded_width": int(schema.n_encoded),
     }
-    return _Prepared(schema, Z, {k: y[v] for k, v in parts.items()}, {k: s[v] for k, v in parts.items()}, summary)
+    _, codes = np.unique(s, return_inverse=True)
+    return _Prepared(
+        schema, Z, {k: y[v] for k, v in parts.items()}, {k: s[v] for k, v in parts.items()}, summary,
+        X={k: frame.iloc[v].reset_index(drop=True) for k, v in parts.items()},
+        codes={k: codes[v] for k, v in parts.items()},
+    )
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from fairmon._device import resolve_device
 from fairmon.errors import InsufficientDataError
-from fairmon.explain.gesd import gesd
+from fairmon.explain.gesd import GESDResult, gesd
 from fairmon.feu._data import _Prepared
 from fairmon.feu._metrics import outcome_metrics
 from fairmon.feu._result import WORST
@@ -29,38 +29,60 @@ class _Evaluator:
         self.gesd_seed = gesd_seed
         self.device = device
 
-    def decode(self, x: np.ndarray) -> tuple[float, int, float]:
+    #: the production model's validation selection rate and utility (the constraints' anchor)
+    anchor: dict[str, float] | None = None
+
+    def decode(self, x: np.ndarray) -> tuple[float, int, float, float]:
+        """``(lr, epochs, threshold, fairness_weight)`` of a pymoo decision vector."""
         lo, hi = self.settings.epoch_bounds
         epochs = int(min(max(round(float(x[1])), lo), hi))
-        return float(10.0 ** float(x[0])), epochs, float(x[2])
+        weight = float(x[3]) if len(x) > 3 else 0.0
+        return float(10.0 ** float(x[0])), epochs, float(x[2]), weight
+
+    def constraints(self, val: dict[str, float]) -> tuple[float, ...]:
+        """pymoo inequality constraints (``<= 0`` is feasible): positive-rate band, utility floor."""
+        st, a = self.settings, self.anchor
+        out: list[float] = []
+        if st.positive_rate_band is not None:
+            assert a is not None
+            out.append(abs(val["selection_rate"] - a["selection_rate"]) - st.positive_rate_band)
+        if st.utility_tolerance is not None:
+            assert a is not None
+            out.append((a["utility"] - st.utility_tolerance) - val[st.utility])
+        return tuple(out)
+
+    @property
+    def n_constraints(self) -> int:
+        st = self.settings
+        return int(st.positive_rate_band is not None) + int(st.utility_tolerance is not None)
 
     def model(self, net: Any, threshold: float) -> Model:
         return Model(net, self.prep.schema, framework="torch", threshold=threshold, device=self.device)
 
-    def gesd_value(self, net: Any, part: str) -> tuple[float, float]:
+    def gesd_result(self, model: Model, part: str, *, raw: bool = False) -> GESDResult | None:
+        """GESD of ``model`` on a split (the encoded rows, or the raw ones for a production model)."""
+        X, X_train = (self.prep.X[part], self.prep.X["train"]) if raw else (self.prep.Z[part], self.prep.Z["train"])
         try:
-            res = gesd(
-                self.model(net, 0.5),
-                self.prep.Z[part],
-                self.prep.s[part],
-                X_train=self.prep.Z["train"],
-                random_state=self.gesd_seed,
-                device=self.device,
-                **self.settings.gesd,
-            )
+            return gesd(model, X, self.prep.s[part], X_train=X_train, random_state=self.gesd_seed, device=self.device,
+                        **self.settings.gesd)
         except InsufficientDataError:  # the sampled rows hold one group only: GESD undefined
-            return float("nan"), float("nan")
-        return res.value, res.p_value
+            return None
 
-    def train(self, configs: list[tuple[float, int, int]]) -> list[Any]:
+    def gesd_value(self, net: Any, part: str) -> tuple[float, float]:
+        res = self.gesd_result(self.model(net, 0.5), part)
+        return (float("nan"), float("nan")) if res is None else (res.value, res.p_value)
+
+    def train(self, configs: list[tuple[float, int, int]], weights: list[float] | None = None) -> list[Any]:
         """Train a generation's networks together (:func:`fairmon.feu._train.train_mlps`)."""
         st = self.settings
         return train_mlps(
             self.prep.Z["train"], self.prep.y["train"], configs, batch_size=st.batch_size, hidden=st.hidden,
-            device=self.device,
+            device=self.device, fairness_weights=weights, groups=self.prep.codes["train"],
         )
 
-    def score(self, state: dict[str, Any], lr: float, epochs: int, thr: float, seed: int) -> dict[str, Any]:
+    def score(
+        self, state: dict[str, Any], lr: float, epochs: int, thr: float, seed: int, weight: float = 0.0
+    ) -> dict[str, Any]:
         """Validation metrics and objectives of one trained network."""
         try:
             net = self.rebuild(state)
@@ -71,12 +93,15 @@ class _Evaluator:
             g, p = self.gesd_value(net, "validation")
             val["gesd"] = g
             val["gesd_p_value"] = p
-            objectives: tuple[float, ...] = (1.0 - val["auc"], val["dp"], g if math.isfinite(g) else 1.0)
+            objectives: tuple[float, ...] = (1.0 - val[self.settings.utility], val["dp"], g if math.isfinite(g) else 1.0)
+            constraints = self.constraints(val)
             error = None
         except (FloatingPointError, RuntimeError, ValueError) as exc:
             val, objectives, error = {}, WORST, f"{type(exc).__name__}: {exc}"
-        return {"lr": lr, "epochs": epochs, "threshold": thr, "seed": seed, "validation": val,
-                "objectives": objectives, "state": state if error is None else None, "error": error}
+            constraints = (1.0,) * self.n_constraints
+        return {"lr": lr, "epochs": epochs, "threshold": thr, "seed": seed, "fairness_weight": weight, "validation": val,
+                "objectives": objectives, "constraints": constraints, "state": state if error is None else None,
+                "error": error}
 
     def test_metrics(self, state: dict[str, Any], threshold: float) -> dict[str, float]:
         net = self.rebuild(state)

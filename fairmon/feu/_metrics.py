@@ -19,7 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dp_difference", "eod_difference", "auc", "f1", "outcome_metrics"]
+__all__ = [
+    "dp_difference",
+    "eod_difference",
+    "auc",
+    "f1",
+    "balanced_accuracy",
+    "outcome_metrics",
+    "decision_metrics",
+]
 
 
 def dp_difference(yhat: np.ndarray, s: np.ndarray) -> float:
@@ -72,18 +80,36 @@ def f1(y: np.ndarray, yhat: np.ndarray) -> float:
     return float(f1_score(y, yhat, zero_division=0))
 
 
+def balanced_accuracy(y: np.ndarray, yhat: np.ndarray) -> float:
+    """Mean of the true-positive and true-negative rates (0.5 for a constant predictor).
+
+    >>> balanced_accuracy(np.array([1, 1, 0, 0]), np.array([1, 1, 1, 1]))
+    0.5
+    """
+    y, yhat = np.asarray(y), np.asarray(yhat)
+    rates = [float((yhat[y == c] == c).mean()) for c in (0, 1) if np.any(y == c)]
+    return float(np.mean(rates)) if rates else 0.5
+
+
 def outcome_metrics(y: np.ndarray, proba: np.ndarray, s: np.ndarray, threshold: float) -> dict[str, float]:
-    """AUC, F1, DP and EOD of probabilities ``proba`` thresholded at ``threshold``.
+    """AUC, balanced accuracy, accuracy, F1, DP, EOD and positive rate at ``threshold``.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> sorted(outcome_metrics(rng.integers(0, 2, 40), rng.uniform(size=40), rng.integers(0, 2, 40), 0.5))
-    ['auc', 'dp', 'eod', 'f1', 'selection_rate']
+    ['accuracy', 'auc', 'balanced_accuracy', 'dp', 'eod', 'f1', 'selection_rate']
     """
     yhat = (np.asarray(proba) >= threshold).astype(int)
+    return decision_metrics(y, yhat, s) | {"auc": auc(y, proba)}
+
+
+def decision_metrics(y: np.ndarray, yhat: np.ndarray, s: np.ndarray) -> dict[str, float]:
+    """The threshold-dependent metrics of 0/1 decisions (AUC needs scores: :func:`outcome_metrics`)."""
+    y, yhat = np.asarray(y), np.asarray(yhat).astype(int)
     return {
-        "auc": auc(y, proba),
+        "balanced_accuracy": balanced_accuracy(y, yhat),
+        "accuracy": float((yhat == y).mean()),
         "f1": f1(y, yhat),
         "dp": dp_difference(yhat, s),
         "eod": eod_difference(y, yhat, s),

@@ -34,16 +34,23 @@ def pareto_plot(result: FEUResult, path: str | Path, *, title: str | None = None
     ok = [c for c in result.evaluations if c.error is None]
     allF = np.array([c.objectives for c in ok]) if ok else np.zeros((0, 3))
     P = np.array([c.objectives for c in result.pareto])
-    sel = np.array(result.selected.objectives)
+    utility = result.settings.utility.replace("_", " ")
+    prod = result.baselines.get("production", {}).get("validation", {})
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     panels = ((1, "DP difference (validation)", 2, "GESD"), (2, "GESD (validation)", 1, "DP"))
     for ax, (j, label, c, cname) in zip(axes, panels):
         ax.scatter(allF[:, j], 1 - allF[:, 0], s=10, color="0.75", label="evaluated")
         sc = ax.scatter(P[:, j], 1 - P[:, 0], s=36, c=P[:, c], cmap="viridis", edgecolors="k", linewidths=0.4,
                         label="Pareto set")
-        ax.scatter([sel[j]], [1 - sel[0]], s=160, marker="*", color="red", edgecolors="k", label="selected")
+        if result.selected is not None:
+            sel = result.selected.objectives
+            ax.scatter([sel[j]], [1 - sel[0]], s=160, marker="*", color="red", edgecolors="k", label="recommended")
+        x_prod = prod.get("dp") if j == 1 else prod.get("gesd")
+        if x_prod is not None and prod.get(result.settings.utility) is not None:
+            ax.scatter([x_prod], [prod[result.settings.utility]], s=90, marker="s", color="orange", edgecolors="k",
+                       label="production")
         ax.set_xlabel(label)
-        ax.set_ylabel("AUC (validation)")
+        ax.set_ylabel(f"{utility} (validation)")
         fig.colorbar(sc, ax=ax, label=f"{cname} (colour)")
         ax.grid(alpha=0.3)
     axes[0].legend(loc="lower right", fontsize=8)

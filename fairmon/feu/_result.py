@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["FEUResult", "Candidate", "chebyshev_select", "non_dominated", "WORST", "OBJECTIVES"]
 
 WORST = (1.0, 1.0, 1.0)
-OBJECTIVES = ("1-auc", "dp", "gesd")
+#: the minimised objectives (utility = ``FEUSettings.utility``: balanced accuracy by default, AUC in paper mode)
+OBJECTIVES = ("1-utility", "dp", "gesd")
 
 
 # ---------------------------------------------------------------------- results
@@ -32,16 +33,25 @@ class Candidate:
     epochs: int
     threshold: float
     seed: int
-    objectives: tuple[float, float, float]  #: (1 - AUC, DP, GESD) on validation, minimised
+    objectives: tuple[float, float, float]  #: (1 - utility, DP, GESD) on validation, minimised
     validation: dict[str, float]
     test: dict[str, float] = field(default_factory=dict)
     chebyshev: float | None = None
     generation: int = 0
     error: str | None = None
+    fairness_weight: float = 0.0  #: the DP-penalty weight it was trained with (0: the paper's network)
+    constraints: tuple[float, ...] = ()  #: pymoo constraint values on validation (<= 0: satisfied)
+    dp_improvement_lb: float | None = None  #: 95% lower bound of DP(production) - DP(this), validation
+
+    @property
+    def feasible(self) -> bool:
+        """Whether every constraint holds (no constraints: feasible)."""
+        return self.error is None and all(c <= 0 for c in self.constraints)
 
     @property
     def hyperparameters(self) -> dict[str, float | int]:
-        return {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold}
+        return {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold,
+                "fairness_weight": self.fairness_weight}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,22 +64,29 @@ class Candidate:
             "test": _clean(self.test),
             "chebyshev": self.chebyshev,
             "error": self.error,
+            "constraints": list(self.constraints),
+            "feasible": self.feasible,
+            "dp_improvement_lb": self.dp_improvement_lb,
         }
 
 
-def _clean(d: dict[str, float]) -> dict[str, float | None]:
+def _clean(d: dict[str, Any]) -> dict[str, Any]:
     """NaN (e.g. GESD with one sampled group) becomes None so the dict is valid JSON."""
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
 
 
 @dataclass
 class FEUResult:
-    """Pareto set, selected candidate (saved as a registry ``candidate``) and search bookkeeping."""
+    """Pareto set, the recommended candidate (saved as a registry ``candidate``) and the baselines.
+
+    ``selected`` is None when no feasible candidate is better than production by more than noise
+    (``recommendation`` then says so and nothing is registered).
+    """
 
     pareto: list[Candidate]
-    selected: Candidate
+    selected: Candidate | None
     evaluations: list[Candidate]
-    model: Model
+    model: Model | None
     snapshot: SnapshotInfo | None
     settings: FEUSettings
     random_state: int
@@ -77,11 +94,17 @@ class FEUResult:
     stopped_by: str
     elapsed_s: float
     data: dict[str, Any] = field(default_factory=dict)
+    recommendation: str = ""
+    baselines: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    gesd_noise_floor: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "method": "feu",
-            "selected": self.selected.to_dict(),
+            "selected": None if self.selected is None else self.selected.to_dict(),
+            "recommendation": self.recommendation,
+            "baselines": {k: {part: _clean(m) for part, m in v.items()} for k, v in self.baselines.items()},
+            "gesd_noise_floor": self.gesd_noise_floor,
             "pareto": [c.to_dict() for c in self.pareto],
             "n_evaluations": len(self.evaluations),
             "generations_run": self.generations_run,

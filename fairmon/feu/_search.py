@@ -72,10 +72,13 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import ConfigError, MethodError
+from fairmon.feu._baselines import baseline_metrics
+from fairmon.feu._choose import _production, _recommend
 from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
 from fairmon.feu.settings import FEUSettings
+from fairmon.registry.model import Model
 from fairmon.registry.registry import Registry
 
 __all__ = [
@@ -107,6 +110,7 @@ def search(
     n_jobs: int = 1,
     device: str | None = None,
     progress: Callable[[int, int, float], None] | None = None,
+    production: Model | None = None,
 ) -> FEUResult:
     """Run FEU on labelled data and return the Pareto set and the selected candidate.
 
@@ -135,6 +139,10 @@ def search(
         Torch device for training and GESD (None: CUDA when available, else CPU).
     progress
         Optional ``callback(generation, n_evaluations, elapsed_s)`` after each generation.
+    production
+        The production model (a :class:`fairmon.registry.Model` over the raw columns; its class 1 is
+        the favourable label). It anchors the constraints and is the first baseline. Without one, the
+        paper's network at reference hyperparameters (lr 1e-3, 20 epochs, threshold 0.5) plays it.
 
     Returns
     -------
@@ -157,6 +165,8 @@ def search(
     t0 = time.perf_counter()
     prep = _prepare(data, features, sensitive, label, favorable, st.split, random_state)
     evaluator = _Evaluator(prep, st, gesd_seed=random_state + 1, device=device)
+    anchor = _production(evaluator, production, random_state)
+    evaluator.anchor = {"selection_rate": anchor.validation["selection_rate"], "utility": anchor.validation[st.utility]}
     archive: list[dict[str, Any]] = []
     state = {"generation": 0}
 
@@ -169,17 +179,19 @@ def search(
             max_workers=n_jobs, mp_context=mp.get_context("spawn"), initializer=_worker_init, initargs=(evaluator,)
         )
 
-    def evaluate_batch(X: np.ndarray) -> np.ndarray:
+    def evaluate_batch(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         configs: list[tuple[float, int, int]] = []
         thresholds: list[float] = []
+        weights: list[float] = []
         for row in np.asarray(X, dtype=float):
-            lr, epochs, thr = evaluator.decode(row)
+            lr, epochs, thr, weight = evaluator.decode(row)
             configs.append((lr, epochs, random_state * 1_000_003 + len(archive) + len(configs)))
             thresholds.append(thr)
-        nets = evaluator.train(configs)
+            weights.append(weight)
+        nets = evaluator.train(configs, weights)
         jobs = [
-            ({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, lr, ep, thr, seed)
-            for net, (lr, ep, seed), thr in zip(nets, configs, thresholds)
+            ({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, lr, ep, thr, seed, w)
+            for net, (lr, ep, seed), thr, w in zip(nets, configs, thresholds, weights)
         ]
         if pool is not None:
             results = list(pool.map(_worker_score, jobs))
@@ -192,20 +204,25 @@ def search(
         state["generation"] += 1
         if progress is not None:
             progress(state["generation"], len(archive), time.perf_counter() - t0)
-        return np.asarray([r["objectives"] for r in results], dtype=float)
+        return np.asarray([r["objectives"] for r in results], dtype=float), np.asarray(
+            [r["constraints"] for r in results], dtype=float
+        ).reshape(len(results), evaluator.n_constraints)
 
     class _Problem(Problem):  # type: ignore[misc]  # pymoo ships no type hints
         def __init__(self) -> None:
             lo, hi = st.epoch_bounds
-            super().__init__(
-                n_var=3,
-                n_obj=3,
-                xl=np.array([math.log10(st.lr_bounds[0]), lo - 0.499, st.threshold_bounds[0]]),
-                xu=np.array([math.log10(st.lr_bounds[1]), hi + 0.499, st.threshold_bounds[1]]),
-            )
+            xl = [math.log10(st.lr_bounds[0]), lo - 0.499, st.threshold_bounds[0]]
+            xu = [math.log10(st.lr_bounds[1]), hi + 0.499, st.threshold_bounds[1]]
+            if st.fairness_weight_bounds is not None:  # the fair-training knob
+                xl.append(st.fairness_weight_bounds[0])
+                xu.append(st.fairness_weight_bounds[1])
+            super().__init__(n_var=len(xl), n_obj=3, n_ieq_constr=evaluator.n_constraints, xl=np.array(xl),
+                             xu=np.array(xu))
 
         def _evaluate(self, x: np.ndarray, out: dict[str, Any], *args: Any, **kwargs: Any) -> None:
-            out["F"] = evaluate_batch(x)
+            out["F"], G = evaluate_batch(x)
+            if evaluator.n_constraints:
+                out["G"] = G
 
     algorithm = NSGA2(
         pop_size=st.population,
@@ -232,20 +249,29 @@ def search(
     valid = [i for i, r in enumerate(archive) if r["state"] is not None]
     if not valid:
         raise MethodError(f"every FEU candidate failed to train; first error: {archive[0]['error']}")
-    front = [valid[i] for i in non_dominated(F[valid])]
-    sel_pos, T = chebyshev_select(F[front], st.weights, scale=st.selection_scale)
+    # the front of the feasible candidates when there are any (infeasible ones stay in ``evaluations``,
+    # marked, and are never recommended); otherwise the front of all, every one marked infeasible
+    feasible = [i for i in valid if all(c <= 0 for c in archive[i]["constraints"])]
+    pool_ids = feasible or valid
+    front = [pool_ids[i] for i in non_dominated(F[pool_ids])]
+    rec = _recommend(evaluator, anchor, archive, front, F, random_state)
     pareto = []
     for pos, i in enumerate(front):
         r = archive[i]
         test = evaluator.test_metrics(r["state"], r["threshold"])
-        pareto.append(_candidate(r, test=test, chebyshev=float(T[pos])))
-    selected = pareto[sel_pos]
-    r_sel = archive[front[sel_pos]]
-    model = evaluator.model(evaluator.rebuild(r_sel["state"]), selected.threshold)
+        pareto.append(_candidate(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos)))
+    selected = None if rec.position is None else pareto[rec.position]
+    model = None
+    if rec.position is not None:
+        model = evaluator.model(evaluator.rebuild(archive[front[rec.position]]["state"]), pareto[rec.position].threshold)
+    baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state) if st.baselines else {
+        "production": {"validation": anchor.validation, "test": anchor.test}}
+    baselines["production"]["validation"]["gesd"] = anchor.gesd.get("validation")
+    baselines["production"]["test"]["gesd"] = anchor.gesd.get("test")
 
     stopped_by = _stopped_by(st, state["generation"], len(archive), time.perf_counter() - t0)
     snapshot = None
-    if registry is not None:
+    if registry is not None and selected is not None and model is not None:
         reg = registry if isinstance(registry, Registry) else Registry(str(registry))
         snapshot = reg.register(
             model,
@@ -257,7 +283,14 @@ def search(
                 "validation": selected.validation,
                 "hyperparameters": selected.hyperparameters,
                 "chebyshev": selected.chebyshev,
-                "weights": dict(zip(("auc", "dp", "gesd"), st.weights)),
+                "weights": dict(zip(("utility", "dp", "gesd"), st.weights)),
+                "utility": st.utility,
+                "constraints": {"positive_rate_band": st.positive_rate_band,
+                                "utility_tolerance": st.utility_tolerance,
+                                "values": list(selected.constraints), "anchor": evaluator.anchor},
+                "dp_improvement_lb": selected.dp_improvement_lb,
+                "gesd_noise_floor": rec.noise_floor,
+                "baselines": baselines,
                 "pareto_size": len(pareto),
                 "random_state": random_state,
                 **dict(registry_metadata or {}),
@@ -275,10 +308,16 @@ def search(
         stopped_by=stopped_by,
         elapsed_s=round(time.perf_counter() - t0, 3),
         data=prep.summary,
+        recommendation=rec.message,
+        baselines=baselines,
+        gesd_noise_floor=rec.noise_floor,
     )
 
 
-def _candidate(r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None) -> Candidate:
+def _candidate(
+    r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None,
+    dp_lb: float | None = None,
+) -> Candidate:
     return Candidate(
         id=int(r["id"]),
         lr=float(r["lr"]),
@@ -291,6 +330,9 @@ def _candidate(r: dict[str, Any], *, test: dict[str, float] | None = None, cheby
         chebyshev=chebyshev,
         generation=int(r["generation"]),
         error=r["error"],
+        fairness_weight=float(r.get("fairness_weight", 0.0)),
+        constraints=tuple(float(v) for v in r.get("constraints", ())),
+        dp_improvement_lb=dp_lb,
     )
 
 

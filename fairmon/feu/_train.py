@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -110,8 +111,19 @@ def train_mlps(
     batch_size: int = 32,
     hidden: tuple[int, ...] = (64, 32),
     device: str | None = None,
+    fairness_weights: Sequence[float] | None = None,
+    groups: np.ndarray | None = None,
 ) -> list[torch.nn.Module]:
     """Train one network per ``(lr, epochs, seed)`` at once, as a stack of independent MLPs.
+
+    ``fairness_weights`` (one per network, with integer group codes ``groups`` per row) add FEU's
+    fair-training knob to each network's loss: ``BCE + w * DP_penalty``, where ``DP_penalty`` is the
+    mean squared deviation of the mini-batch's group means of ``P(y=1)`` from their average (for two
+    groups ``((mu_a - mu_b) / 2)^2``). This is the squared form of the mean-difference demographic-
+    parity regulariser (the "discrimination" term of Kamishima et al., ECML PKDD 2012, prejudice
+    remover, uses mutual information instead; Zemel et al., ICML 2013, the same statistical-parity
+    difference): a weight of 0 is the paper's network, larger weights trade likelihood for parity
+    during training rather than only by moving the threshold.
 
     Why: FEU trains a whole generation of tiny networks on the same data. Stepping them together
     (batched matrix products over the stack, one Adam update for all) replaces ``K`` Python training
@@ -154,6 +166,11 @@ def train_mlps(
         gens.append(g)
     Xt = torch.as_tensor(np.asarray(Z, dtype=np.float32), device=dev)
     yt = torch.as_tensor(np.asarray(y, dtype=np.float32), device=dev)
+    lam = None
+    if fairness_weights is not None and groups is not None and any(float(w) > 0 for w in fairness_weights):
+        lam = torch.tensor([float(w) for w in fairness_weights], dtype=torch.float32, device=dev)
+        codes = torch.as_tensor(np.asarray(groups, dtype=np.int64), device=dev)
+        onehot_all = torch.nn.functional.one_hot(codes, int(codes.max().item()) + 1).to(torch.float32)
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     step = 0
     for epoch in range(int(epochs.max().item())):
@@ -169,6 +186,8 @@ def train_mlps(
             logits = h.squeeze(-1)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, yt[idx], reduction="none")
             total = loss.mean(dim=1).sum()  # each network's own mean loss; gradients stay separate
+            if lam is not None:
+                total = total + (lam * _dp_penalty(torch.sigmoid(logits), onehot_all[idx])).sum()
             grads = torch.autograd.grad(total, params)
             step += 1
             bc1, bc2 = 1 - beta1**step, 1 - beta2**step
@@ -187,3 +206,16 @@ def train_mlps(
                 lin.bias.copy_(B[i][k].detach().cpu())
         nets.append(net.to(dev).eval())
     return nets
+
+
+def _dp_penalty(p: torch.Tensor, onehot: torch.Tensor) -> torch.Tensor:
+    """Per network: mean squared deviation of the batch's group means of ``p`` (K, b) from their mean.
+
+    Groups absent from a mini-batch are left out (``onehot``: (K, b, groups)).
+    """
+    counts = onehot.sum(dim=1)
+    present = (counts > 0).to(p.dtype)
+    means = (p.unsqueeze(-1) * onehot).sum(dim=1) / counts.clamp(min=1.0)
+    n_present = present.sum(dim=1).clamp(min=1.0)
+    centre = (means * present).sum(dim=1) / n_present
+    return (((means - centre.unsqueeze(-1)) ** 2) * present).sum(dim=1) / n_present

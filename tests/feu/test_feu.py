@@ -24,8 +24,15 @@ from fairmon.feu import (
 )
 from fairmon.feu._data import ERR_COLUMNS
 
-#: CI setting: the issue's population 8 x 3 generations with a very light GESD objective.
+#: CI setting: the issue's population 8 x 3 generations with a very light GESD objective, in the paper's
+#: mode (AUC utility, no constraints, no fair-training variable: the search mechanics these tests pin;
+#: the default mode's recommendation rule is tested in test_feu_deployable.py)
 SETTINGS = FEUSettings.small(
+    utility="auc",
+    positive_rate_band=None,
+    utility_tolerance=None,
+    fairness_weight_bounds=None,
+    baselines=False,
     epoch_bounds=(3, 8),
     gesd={
         "explainer": "shap+lime",

@@ -10,6 +10,7 @@ import numpy as np
 from fairmon.errors import MethodError
 from fairmon.explain import _api  # the module, so a patched explain() is seen
 from fairmon.explain._common import check_matrix
+from fairmon.explain._gradients import GRADIENT_METHODS
 from fairmon.explain.openxai import _groundtruth as gt_metrics
 from fairmon.explain.openxai._fairness import group_means
 from fairmon.explain.openxai._predictive import prediction_gap
@@ -93,9 +94,12 @@ def instance_metrics(
     if stab:
         if explainer is None:
             raise MethodError(ERR_NEEDS_EXPLAINER.format(names=list(stab)))
-        fn = _explainer_fn(model, explainer, dict(explainer_params or {}), random_state, device)
+        # a gradient method by name is explained inside relative_stability, in float64 end to end
+        named = isinstance(explainer, str) and explainer in GRADIENT_METHODS and model.differentiable
+        fn = explainer if named else _explainer_fn(model, explainer, dict(explainer_params or {}), random_state, device)
         res = relative_stability(model, Z, E, fn, metrics=stab, std=stability_std, n_draws=stability_draws,
-                                 n_keep=stability_keep, random_state=random_state, device=device)
+                                 n_keep=stability_keep, random_state=random_state, device=device,
+                                 explainer_params=explainer_params if named else None)
         out.update(res.values)
         notes.update(res.notes)
     return {m: out[m] for m in names}, notes
