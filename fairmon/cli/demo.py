@@ -169,7 +169,7 @@ def run_demo(
     ``("window", outcome_dict)`` for live display.
     """
     from fairmon.pipeline import run_window
-    from fairmon.pipeline.window import Window, parse_date
+    from fairmon.window import Window, parse_date
     from fairmon.store import open_store
 
     t0 = time.perf_counter()

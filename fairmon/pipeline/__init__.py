@@ -36,7 +36,7 @@ _LAZY = {
     "windows_between": "fairmon.pipeline.runner",
     "feu_on_demand": "fairmon.pipeline.runner",
     "WindowOutcome": "fairmon.pipeline.runner",
-    "Window": "fairmon.pipeline.window",
+    "Window": "fairmon.window",
     "RunContext": "fairmon.pipeline.context",
     "ArtifactStore": "fairmon.pipeline.artifacts",
     "STEP_ORDER": "fairmon.pipeline.steps",

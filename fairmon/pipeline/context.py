@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from fairmon.config import MonitorSpec
 from fairmon.pipeline.artifacts import ArtifactStore
-from fairmon.pipeline.window import Window
+from fairmon.window import Window
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.store import Store

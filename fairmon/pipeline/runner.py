@@ -22,7 +22,7 @@ from typing import Any
 from fairmon.config import MonitorSpec, load_spec
 from fairmon.errors import ConfigError, DataValidationError, FairmonError
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.window import Window, parse_date, resolve_window, window_from_logical_date
+from fairmon.window import Window, parse_date, resolve_window, window_from_logical_date
 
 log = logging.getLogger(__name__)
 

@@ -176,7 +176,7 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
 
 
 def _parse_window(window: datetime | str) -> datetime:
-    from fairmon.pipeline.window import parse_date
+    from fairmon.window import parse_date
 
     return parse_date(window) if isinstance(window, str) else window
 

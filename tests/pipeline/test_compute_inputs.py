@@ -12,7 +12,7 @@ import pandas as pd
 
 from fairmon.config import MonitorSpec
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.window import Window
+from fairmon.window import Window
 
 
 def _spec(tmp_path: Path, **sections: Any) -> MonitorSpec:

@@ -115,7 +115,7 @@ def test_every_window_wrote_its_report_with_images(demo: dict) -> None:
     from PIL import Image
 
     from fairmon.alerts.render import report_path
-    from fairmon.pipeline.window import parse_date
+    from fairmon.window import parse_date
     from fairmon.report import SECTIONS
 
     out = Path(demo["summary"]["output"])
