@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fairmon.alerts.message import mrkdwn_unescape
+
 EPILOG = """examples:
   fairmon demo                                  10 daily windows into the embedded Postgres
   fairmon demo --db postgresql://postgres@127.0.0.1/fairmon_demo --output /tmp/fairmon-demo
@@ -250,7 +252,7 @@ def _slack_panel(msg: dict[str, Any]) -> Any:
     from rich.panel import Panel
     from rich.text import Text
 
-    return Panel(Text(msg.get("text", "")), title=f"Slack {msg.get('channel') or ''}", expand=False)
+    return Panel(Text(mrkdwn_unescape(msg.get("text", ""))), title=f"Slack {msg.get('channel') or ''}", expand=False)
 
 
 def _live(args: argparse.Namespace) -> dict[str, Any]:
@@ -261,12 +263,13 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from fairmon.alerts.slack import TOKEN_ENV
-    from fairmon.pipeline.steps import STEP_ORDER
+    from fairmon.pipeline.table import STEP_ORDER
 
     if not getattr(args, "debug", False):  # the live view replaces the per-step INFO log lines
         logging.getLogger().setLevel(logging.WARNING)
     if not os.environ.get(TOKEN_ENV):  # said once here instead of a "delivery skipped" warning per window
-        logging.getLogger("fairmon.pipeline.storeio").setLevel(logging.ERROR)
+        for name in ("fairmon.alerts.dispatch", "fairmon.pipeline.judge"):
+            logging.getLogger(name).setLevel(logging.ERROR)
     console = Console()
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),

@@ -57,7 +57,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from fairmon.drift.findings import Severity, finding_key
-from fairmon.drift.window import Measurement, WindowSummary, evidence_value
+from fairmon.drift.window import Measurement, WindowSummary
 from fairmon.errors import ConfigError
 
 __all__ = [
@@ -480,7 +480,8 @@ class NewGroup:
                 f"{window.group_overlap:.2f} (Jaccard; minimum {self.min_jaccard:g})",
                 numbers={"jaccard": window.group_overlap, "min_jaccard": self.min_jaccard, "p_value": p,
                          "honest_dscore": honest, "min_dscore": self.min_dscore,
-                         "previous_rules": evidence_value(ctx.previous.evidence, "rules")},
+                         "previous_rules": (list(ctx.previous.evidence.rules)
+                                            if ctx.previous.evidence is not None else None)},
             )
         return [Evaluation(self.kind, self.metric, "", meas, violation)]
 

@@ -62,13 +62,14 @@ import dataclasses
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta
+from datetime import datetime
 from typing import Any
 
 from fairmon.drift.checks import Baseline, Check, Evaluation, SignificantChange, Violation, default_checks
 from fairmon.drift.findings import SEVERITIES, Finding, Severity, severity_at_least
 from fairmon.drift.window import COMPLETED, Measurement, WindowSummary
 from fairmon.errors import ConfigError, MethodError
+from fairmon.window import reference_day as window_reference_day
 
 __all__ = [
     "AlertPolicy",
@@ -85,6 +86,7 @@ ERR_HISTORY_ORDER = (
     "drift history must hold only windows before the current one ({current}); got a window starting {bad}"
 )
 ERR_POLICY = "alert policy: {problem}"
+ERR_NO_REFERENCE_START = "drift baseline mode 'reference' needs reference_start"
 
 
 @dataclass(frozen=True)
@@ -283,12 +285,11 @@ def _continued(finding: Finding, open_since: Mapping[str, datetime]) -> Finding:
 
 
 def reference_day(baseline: Baseline) -> tuple[datetime, datetime]:
-    """``[start, end)`` of the reference date: from ``baseline.reference_start`` to the next midnight
-    in its timezone (23 or 25 hours on a daylight-saving change)."""
-    start = baseline.reference_start
-    if start is None:
-        raise ConfigError("drift baseline mode 'reference' needs reference_start")
-    return start, datetime.combine(start.date() + timedelta(days=1), time(), tzinfo=start.tzinfo)
+    """``[start, end)`` of the reference date (:func:`fairmon.window.reference_day` of
+    ``baseline.reference_start``)."""
+    if baseline.reference_start is None:
+        raise ConfigError(ERR_NO_REFERENCE_START)
+    return window_reference_day(baseline.reference_start)
 
 
 def reference_window(windows: Iterable[WindowSummary], baseline: Baseline) -> WindowSummary | None:

@@ -8,6 +8,7 @@ failed once succeeds); persist's own run row is built by :mod:`fairmon.pipeline.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,17 @@ from fairmon.pipeline.table import A_PERSIST, A_SNAPSHOT, AFTER_PERSIST, STEP_OR
 
 log = logging.getLogger(__name__)
 
-__all__ = ["start_run", "mark_failed", "clear_failure", "mark_data_invalid", "timings", "model_version"]
+__all__ = [
+    "start_run",
+    "mark_failed",
+    "clear_failure",
+    "mark_data_invalid",
+    "record_alert_error",
+    "timed",
+    "timings",
+    "model_version",
+    "merged_details",
+]
 
 #: run details that describe one failure or its recovery: a later status mark replaces them
 _FAILURE_KEYS = frozenset({"failed_step", "results_kept", "persisted_status", "recovered_step", "failed_attempt"})
@@ -24,6 +35,13 @@ _FAILURE_KEYS = frozenset({"failed_step", "results_kept", "persisted_status", "r
 _RESULT_KEYS = frozenset({"prediction_source", "favorable_rate", "artifacts"})
 #: longest error text a run row keeps
 _MAX_ERROR = 4000
+
+
+def timed(ctx: RunContext, name: str, started: float, result: dict[str, Any]) -> dict[str, Any]:
+    """Record the step's wall time next to its result (persist collects them into ``runs.timings``)."""
+    result = {**result, "seconds": round(time.perf_counter() - started, 3)}
+    ctx.artifacts.put_json(f"step_{name}", result)
+    return result
 
 
 def timings(ctx: RunContext) -> dict[str, float]:
