@@ -110,17 +110,17 @@ def deliver(ctx: DispatchContext, outbox: Outbox) -> dict[str, Any]:
     }
 
 
-def _deliver_keeping_window(ctx: DispatchContext, outbox: Outbox, what: str, stays: str) -> dict[str, Any]:
+def _deliver_keeping_window(ctx: DispatchContext, outbox: Outbox, what: str) -> dict[str, Any]:
     """:func:`deliver`, but a Slack configuration error (bad token or channel) is reported, not raised:
     the alert stays pending in the outbox and goes out once the configuration is fixed, and the
-    window keeps its status (``stays``)."""
+    computed window keeps its status."""
     try:
         return deliver(ctx, outbox)
     except AlertDeliveryError as exc:
         if not exc.configuration:
             raise
-        log.error("%s %s: the %s was not delivered (the window stays %s): %s",
-                  ctx.monitor, ctx.window.key, what, stays, exc)
+        log.error("%s %s: the %s was not delivered (the window keeps its status): %s",
+                  ctx.monitor, ctx.window.key, what, exc)
         return {"delivered": False, "delivery_error": str(exc), "configuration_error": True}
 
 
@@ -193,7 +193,7 @@ def send_alerts(
         findings, alert, channels={channel: ctx.spec.alerts.min_severity}, backfill=not ctx.notify,
         notify=ctx.notify, run_id=run_id,
     )
-    delivery = _deliver_keeping_window(ctx, outbox, "fairness alert", "computed")
+    delivery = _deliver_keeping_window(ctx, outbox, "fairness alert")
     return {"queued": len(queued), **delivery, "rendered": rendered_alerts(ctx, kind="fairness", feu=False)}
 
 
@@ -214,7 +214,7 @@ def send_followup(
     parent = max(opened, key=lambda f: _SEVERITY_ORDER.index(f.severity)) if opened else None
     outbox = outbox_for(ctx)
     fp = outbox.notify_feu(feu_result, alert, parent_finding=parent, channel=channel, run_id=run_id)
-    delivery = _deliver_keeping_window(ctx, outbox, "FEU follow-up", "computed")
+    delivery = _deliver_keeping_window(ctx, outbox, "FEU follow-up")
     posted = rendered_alerts(ctx, feu=True)
     return {"status": "queued" if fp else "already_queued", "fingerprint": fp, "threaded": parent is not None,
             **delivery, "rendered": posted}
