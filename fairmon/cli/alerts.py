@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from fairmon.store import Store, get_engine, require_head
+
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.store import Store
 
@@ -54,8 +56,6 @@ def requeue_failed(store: Store, monitor: str) -> list[str]:
 
 
 def run_retry(args: argparse.Namespace) -> int:
-    from fairmon.store import Store, get_engine, require_head
-
     engine = get_engine(args.db)
     require_head(engine)
     try:

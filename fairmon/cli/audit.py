@@ -6,7 +6,12 @@ import argparse
 import json
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from fairmon.errors import ConfigError, DatasetError
+from fairmon.fairness.rumie import mine
+from fairmon.registry import Registry
 
 __all__ = ["register", "run", "parse_model_ref", "ERR_MODEL_REF", "ERR_FAVORABLE_VALUE", "ERR_READ"]
 
@@ -92,8 +97,6 @@ def parse_model_ref(ref: str) -> tuple[str, str | None, str]:
 
 
 def _read(path: str) -> Any:
-    import pandas as pd
-
     try:
         if path.endswith((".parquet", ".pq")):
             return pd.read_parquet(path)
@@ -103,15 +106,9 @@ def _read(path: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from fairmon.fairness.rumie import mine
-
     df = _read(args.data)
     attributes = args.attributes
     if args.model:
-        from fairmon.registry import Registry
-
         uri, name, version = parse_model_ref(args.model)
         reg = Registry(uri)
         if name is None:

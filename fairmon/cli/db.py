@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from fairmon.store.admin import grant_readonly, schema_status
+from fairmon.store.engine import describe_url, get_engine
+from fairmon.store.migrations import current_version, require_head, upgrade
+
 EPILOG = """examples:
   fairmon db upgrade                              migrate the embedded database (no URL configured)
   fairmon db upgrade --db postgresql://fm@db:5432/fairmon
@@ -66,9 +70,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
-    from fairmon.store.engine import describe_url, get_engine
-    from fairmon.store.migrations import current_version, upgrade
-
     engine = get_engine(args.db)
     applied = upgrade(engine)
     version = current_version(engine)
@@ -85,9 +86,6 @@ def run_upgrade(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from fairmon.store.admin import schema_status
-    from fairmon.store.engine import get_engine
-
     status = schema_status(get_engine(args.db))
     if args.json:
         print(json.dumps(status))
@@ -102,10 +100,6 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_grant(args: argparse.Namespace) -> int:
-    from fairmon.store.admin import grant_readonly
-    from fairmon.store.engine import describe_url, get_engine
-    from fairmon.store.migrations import require_head
-
     engine = get_engine(args.db)
     require_head(engine)
     grant_readonly(engine, args.role)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from fairmon.cli.run import print_outcome
+from fairmon.pipeline import feu_on_demand
+
 EPILOG = """examples:
   fairmon feu --monitor monitors/demo.yaml --window 2026-01-03
   fairmon feu --monitor monitors/adult.yaml --window 2026-01-03 --db postgresql://fairmon@db/fairmon
@@ -50,9 +53,6 @@ def outcome_code(o: object) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairmon.cli.run import print_outcome
-    from fairmon.pipeline import feu_on_demand
-
     o = feu_on_demand(args.monitor, args.window, db_url=args.db, notify=not args.no_notify)
     print_outcome(o, as_json=args.json)
     return outcome_code(o)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 
+from fairmon.config import DriftSpec
 from fairmon.drift.checks import Baseline, Check, default_checks
 from fairmon.drift.policy import AlertPolicy
 
@@ -46,8 +47,6 @@ def settings_from_spec(drift: Any = None, alerts: Any = None, *, tz: tzinfo = UT
     (:func:`fairmon.drift.policy.reference_window`), whatever time the schedule starts windows at.
     """
     if drift is None:
-        from fairmon.config import DriftSpec
-
         drift = DriftSpec()
     b = drift.baseline
     min_hist = max(2, int(drift.cold_start.min_history))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-
 from fairmon._device import resolve_device
 from fairmon.config import MonitorSpec
 from fairmon.pipeline.artifacts import ArtifactStore

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from fairmon.drift.checks import level_text
 from fairmon.report import charts
-from fairmon.report._template import CSS
+from fairmon.report._template import CSS, TEMPLATE
 from fairmon.report.charts import GroupStabilityRow, fmt_num
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -385,8 +385,6 @@ def render_html(data: ReportData, *, rebuild_command: str | None = None) -> str:
     8
     """
     import jinja2
-
-    from fairmon.report._template import TEMPLATE
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.from_string(TEMPLATE).render(**_context(data, rebuild_command=rebuild_command))

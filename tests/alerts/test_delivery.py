@@ -8,9 +8,8 @@ import time
 import pytest
 from alert_helpers import RULE, ctx, dp_finding, rumie_finding
 
-from fairmon.alerts.message import mrkdwn_escape
-
 from fairmon.alerts import InMemoryOutboxRepository, Outbox, SlackSender, alert_fingerprint
+from fairmon.alerts.message import mrkdwn_escape
 from fairmon.alerts.slack import CONFIG_SLACK_ERRORS, ERR_FATAL, ERR_NO_TOKEN
 from fairmon.errors import AlertDeliveryError
 

@@ -6,8 +6,6 @@ import json
 
 from alert_helpers import EVIDENCE, GESD, RULE, T0, ctx, dp_finding, rumie_finding
 
-from fairmon.alerts.message import mrkdwn_escape
-
 from fairmon.alerts import (
     EVENT_TYPE,
     render_data_validation,
@@ -15,6 +13,7 @@ from fairmon.alerts import (
     render_finding,
     report_path,
 )
+from fairmon.alerts.message import mrkdwn_escape
 
 
 def _all_text(msg) -> str:  # type: ignore[no-untyped-def]
