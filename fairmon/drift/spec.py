@@ -44,7 +44,7 @@ def settings_from_spec(drift: Any = None, alerts: Any = None, *, tz: tzinfo = UT
     a significance test (``ranges_only``: the allowed-range rule still alerts); with ``suppress`` no
     finding is notified before that. A reference baseline's date starts at midnight in ``tz`` (the
     schedule's timezone); the reference is the window containing that date
-    (:func:`fairmon.drift.policy.reference_window`), whatever time the schedule starts windows at.
+    (:func:`fairmon.drift.reference.reference_window`), whatever time the schedule starts windows at.
     """
     if drift is None:
         drift = DriftSpec()

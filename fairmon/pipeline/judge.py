@@ -14,7 +14,8 @@ from fairmon.config import MonitorSpec
 from fairmon.drift import WindowSummary, baseline_note, decide, reference_window
 from fairmon.drift.checks import Baseline, Check
 from fairmon.drift.history import history_summaries, open_drift_since, reference_summary
-from fairmon.drift.policy import AlertPolicy, reference_day
+from fairmon.drift.policy import AlertPolicy
+from fairmon.drift.reference import reference_day
 from fairmon.drift.spec import settings_from_spec
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.records import finding_records, read_explain, read_rumie
