@@ -39,7 +39,7 @@ with a p-value. With --model, favorable = the snapshot's predicted class 1 on th
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "audit",
         help="find the most discriminated group in a data file (RUMIE evidence)",

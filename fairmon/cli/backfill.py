@@ -19,7 +19,7 @@ Exit status: 0 when every window completed, 1 otherwise.
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "backfill",
         help="run the windows between two dates in order",

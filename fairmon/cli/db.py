@@ -26,7 +26,7 @@ def _add_db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "db",
         help="database migrations and roles",
@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_db(gr)
     gr.add_argument("--role", default="fairmon_analyst", help="role name (default: fairmon_analyst)")
     gr.set_defaults(func=run_grant)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    p.set_defaults(func=lambda args: _help(p))
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
@@ -109,3 +109,9 @@ def run_grant(args: argparse.Namespace) -> int:
     else:
         print(f"{where}: role {args.role} can read every fairmon table and view (SELECT only)")
     return 0
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    """Without a subcommand: the group's help, exit status 2."""
+    parser.print_help()
+    return 2

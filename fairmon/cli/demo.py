@@ -76,7 +76,7 @@ DEMO_SETTINGS: dict[str, Any] = {
 DEFAULT_OUTPUT = "demo-output"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "demo",
         help="run the end-to-end demo on a synthetic drifting stream",

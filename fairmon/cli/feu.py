@@ -25,7 +25,7 @@ the monitor's DAG with conf {"feu": true} instead. Exit status: 0 candidates sto
 EXIT_CODES = {"failed": 1, "data_invalid": 3}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "feu",
         help="propose FEU retraining candidates for one window on demand",

@@ -39,7 +39,7 @@ COLUMNS = (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "history",
         help="print a metric's time series for a monitor",

@@ -23,7 +23,7 @@ else ~/.fairmon/reports.
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report",
         help="rebuild the HTML run reports of a monitor from the store",

@@ -19,7 +19,7 @@ The window is the schedule interval that starts at the logical date (for a daily
 EXIT_CODES = {"succeeded": 0, "labels_pending": 0, "failed": 1, "data_invalid": 3}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
         help="run one monitoring window without Airflow",

@@ -27,7 +27,7 @@ EPILOG = """examples:
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "spec",
         help="check, show and document monitor specs",

@@ -8,7 +8,7 @@ import json
 from fairmon import __version__
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "version",
         help="print the fairmon version",

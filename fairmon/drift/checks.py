@@ -204,7 +204,9 @@ class SignificantChange:
             dist = "t"
         diff = meas.value - base
         stat = diff / scale
-        sf = (lambda s: float(stats.norm.sf(s))) if dist == "z" else (lambda s: float(stats.t.sf(s, k - 1)))
+        def sf(x: float) -> float:
+            return float(stats.norm.sf(x)) if dist == "z" else float(stats.t.sf(x, k - 1))
+
         alpha = self.alpha / max(1, ctx.n_tests) if self.correction == "bonferroni" else self.alpha
         if self.direction == "increase":
             p = sf(stat)

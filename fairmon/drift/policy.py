@@ -63,6 +63,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from fairmon.drift.checks import Baseline, Check, Evaluation, SignificantChange, Violation, default_checks
 from fairmon.drift.findings import SEVERITIES, Finding, Severity, severity_at_least
@@ -232,7 +233,7 @@ class _Replay:
 
     def _finding(
         self, window: WindowSummary, st: _KeyState, meas: Measurement | None, viol: Violation | None,
-        status: str, severity: Severity, notify: bool, numbers: dict,
+        status: str, severity: Severity, notify: bool, numbers: dict[str, Any],
     ) -> Finding:
         if status == "resolved":
             message = _resolved_message(st.metric, st.group, None if meas is None else meas.value, st.since)

@@ -21,6 +21,7 @@ from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.records import finding_records, read_explain, read_rumie
 from fairmon.pipeline.runs import model_version
 from fairmon.pipeline.table import A_OUTCOME, A_PERSIST
+from fairmon.results import encode
 from fairmon.window import scheduled_windows_on
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ def decide_and_store_findings(ctx: RunContext) -> dict[str, Any]:
         log.warning("%s %s: %s", ctx.monitor, ctx.window.key, short)
     run_id = int(ctx.artifacts.get_json(A_PERSIST)["run_id"])
     ctx.store.write_findings(run_id, finding_records(findings))
-    dicts = [f.to_dict() for f in findings]
+    dicts = [encode(f) for f in findings]
     return {
         "run_id": run_id,
         "history": len(history),

@@ -18,6 +18,7 @@ from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.records import read_explain, read_rumie
 from fairmon.pipeline.runs import model_version, record_alert_error
 from fairmon.pipeline.table import A_DRIFT
+from fairmon.results import decode
 
 __all__ = ["alert_context", "window_findings", "send_alerts", "send_followup", "data_alert", "rendered_alerts"]
 
@@ -42,7 +43,7 @@ def alert_context(ctx: RunContext) -> AlertContext:
 def window_findings(ctx: RunContext) -> tuple[int, list[Finding]]:
     """The drift step's run id and findings (typed)."""
     out = ctx.artifacts.get_json(A_DRIFT)
-    return int(out["run_id"]), [Finding.from_dict(d) for d in out["findings"]]
+    return int(out["run_id"]), [decode("finding", d) for d in out["findings"]]
 
 
 def _keep_error(ctx: RunContext, result: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from fairmon.fairness.rumie import Evidence
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.runs import model_version, timings
 from fairmon.pipeline.table import A_EXPLAIN, A_OUTCOME, A_PERSIST, A_RUMIE
-from fairmon.results import decode, encode, evidence_record
+from fairmon.results import decode, encode, evidence_record, outcome_from_dict
 from fairmon.store.records import (
     EvidenceRecord,
     ExplanationMetricRecord,
@@ -78,7 +78,7 @@ def read_outcome(ctx: RunContext) -> OutcomeResult | None:
     """The outcome step's result (None when outcome fairness is off or did not run)."""
     a = ctx.artifacts
     raw = a.get_json(A_OUTCOME) if a.exists(A_OUTCOME) else None
-    return None if raw is None else decode("outcome", raw)  # type: ignore[no-any-return]
+    return None if raw is None else outcome_from_dict(raw)
 
 
 def read_rumie(ctx: RunContext) -> RumieOutput | None:
