@@ -18,9 +18,9 @@ from fairmon.drift.policy import AlertPolicy
 from fairmon.drift.reference import reference_day
 from fairmon.drift.spec import settings_from_spec
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.records import finding_records, read_explain, read_rumie
+from fairmon.pipeline.records import finding_records, read_explain, read_outcome, read_rumie
 from fairmon.pipeline.runs import model_version
-from fairmon.pipeline.table import A_OUTCOME, A_PERSIST
+from fairmon.pipeline.table import A_PERSIST
 from fairmon.results import encode
 from fairmon.window import scheduled_windows_on
 
@@ -41,14 +41,13 @@ def drift_settings(spec: MonitorSpec) -> tuple[list[Check], Baseline, AlertPolic
 
 def current_summary(ctx: RunContext) -> WindowSummary:
     """This window's summary from its step artifacts."""
-    a = ctx.artifacts
     rumie = read_rumie(ctx)
     expl = read_explain(ctx)
     return WindowSummary.build(
         ctx.monitor,
         ctx.window.start,
         ctx.window.end,
-        outcome=a.get_json(A_OUTCOME) if a.exists(A_OUTCOME) else None,
+        outcome=read_outcome(ctx),
         evidence=rumie.evidence if rumie is not None else None,
         gesd=(expl or {}).get("gesd"),
         group_overlap=rumie.group_overlap if rumie is not None else None,
