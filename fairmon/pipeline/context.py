@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from fairmon._device import resolve_device
-from fairmon.config import MonitorSpec
+from fairmon.config import ENV_ARTIFACT_LOCATION, ENV_DEVICE, ENV_SLACK_TOKEN, MonitorSpec
 from fairmon.pipeline.artifacts import ArtifactStore
 from fairmon.registry import Registry
 from fairmon.store import Store, get_engine, require_head
@@ -19,12 +19,6 @@ from fairmon.window import Window
 
 __all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE", "ENV_SLACK_TOKEN", "model_name", "model_registry"]
 
-#: overrides ``execution.artifact_location`` (e.g. a shared volume or bucket in a deployment)
-ENV_ARTIFACT_LOCATION = "FAIRMON_ARTIFACT_LOCATION"
-#: overrides ``execution.device`` (e.g. ``cuda`` on the GPU worker)
-ENV_DEVICE = "FAIRMON_DEVICE"
-#: the Slack bot token when none is passed
-ENV_SLACK_TOKEN = "FAIRMON_SLACK_TOKEN"
 
 
 @dataclass

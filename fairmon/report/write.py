@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fairmon.alerts.render import report_path
+from fairmon.config import ENV_REPORT_LOCATION
 from fairmon.errors import ConfigError
 from fairmon.report._template import CSS, INDEX_TEMPLATE
 from fairmon.report.data import DEFAULT_HISTORY, ERR_NO_RUNS, load_report_data, report_status
@@ -39,9 +40,6 @@ __all__ = [
     "rebuild_reports",
     "WrittenReport",
 ]
-
-#: overrides where reports are written (a folder or fsspec URI served at ``alerts.report_base_url``)
-ENV_REPORT_LOCATION = "FAIRMON_REPORT_LOCATION"
 
 
 @dataclass(frozen=True)
