@@ -26,6 +26,7 @@ test: venv
 	./scripts/ensure-system-deps.sh
 	$(BIN)/ruff check fairmon dags tests benchmarks
 	$(BIN)/mypy fairmon
+	$(BIN)/pytest -q --doctest-modules fairmon
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest $(PYTEST_ARGS)
 
 ## the fast subset for development (seconds)

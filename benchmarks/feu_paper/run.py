@@ -78,7 +78,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     from fairmon.datasets import load_gesd
     from fairmon.explain.gesd import gesd
     from fairmon.feu import pareto_plot, search
-    from fairmon.feu.nsga import _prepare
+    from fairmon.feu._data import _prepare
 
     args = argparse.Namespace(**job["args"])
     ds = load_gesd(job["dataset"])
@@ -131,7 +131,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def aggregate(out: Path, datasets: list[str]) -> list[dict[str, Any]]:
-    from fairmon.feu.nsga import chebyshev_select
+    from fairmon.feu import chebyshev_select
 
     rows = []
     for f in sorted((out / "runs").glob("*.json")):

@@ -2,7 +2,7 @@
 
 What it does (all through the same pipeline the Airflow DAG runs):
 
-1. generates the synthetic loan stream (:func:`fairmon.datasets.stream.generate_stream`: ``--windows``
+1. generates the synthetic loan stream (:func:`fairmon.datasets.generate_stream`: ``--windows``
    daily windows of ``--rows`` rows; group ``age <= 30 OR region = north`` planted),
 2. trains and registers the production model and, valid from the drift window (window 6 of 10), the
    retrained, more discriminating version in a registry under ``--output``,
@@ -41,7 +41,7 @@ from rich.text import Text
 
 from fairmon.alerts.message import mrkdwn_unescape
 from fairmon.alerts.slack import TOKEN_ENV
-from fairmon.datasets.stream import deploy_models, generate_stream, write_partitions
+from fairmon.datasets import deploy_models, generate_stream, write_partitions
 from fairmon.errors import ConfigError
 from fairmon.pipeline import run_window
 from fairmon.pipeline.table import STEP_ORDER

@@ -34,7 +34,7 @@ def _default_gesd() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class FEUSettings:
-    """Everything :func:`fairmon.feu.nsga` needs besides the data.
+    """Everything :func:`fairmon.feu._search` needs besides the data.
 
     Parameters
     ----------

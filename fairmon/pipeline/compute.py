@@ -1,7 +1,7 @@
 """Spec → method calls for the heavy steps (RUMIE, GESD/OpenXAI, FEU) and their JSON results.
 
 Only translation lives here: every number comes from the method modules (:func:`fairmon.fairness.rumie.mine`,
-:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.nsga`).
+:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.search`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fairmon.errors import ConfigError, InsufficientDataError, MethodError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.gesd import gesd
 from fairmon.fairness.rumie import mine
-from fairmon.feu.nsga import search
+from fairmon.feu import search
 from fairmon.feu.settings import FEUSettings
 from fairmon.pipeline.context import RunContext, model_name, model_registry
 from fairmon.pipeline.records import RumieOutput
@@ -73,6 +73,7 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
         random_state=r.random_state,
         significance="split",
         split_fraction=1.0 - r.significance.honest_fraction,  # RUMIE's share of rows used for mining
+        rule_search=r.rule_search,
     )
     overlap = None
     try:

@@ -10,10 +10,19 @@ import pandas as pd
 import pytest
 
 from fairmon.errors import ConfigError, DatasetError
-from fairmon.feu import FEUSettings, chebyshev_select, non_dominated, pareto_plot, search
-from fairmon.feu.metrics import dp_difference, eod_difference
-from fairmon.feu.nsga import ERR_COLUMNS
-from fairmon.feu.train import predict_proba, train_mlp, train_mlps
+from fairmon.feu import (
+    FEUSettings,
+    chebyshev_select,
+    dp_difference,
+    eod_difference,
+    non_dominated,
+    pareto_plot,
+    predict_proba,
+    search,
+    train_mlp,
+    train_mlps,
+)
+from fairmon.feu._data import ERR_COLUMNS
 
 #: CI setting: the issue's population 8 x 3 generations with a very light GESD objective.
 SETTINGS = FEUSettings.small(

@@ -11,6 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 @pytest.mark.datasets
 def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     spec = importlib.util.spec_from_file_location("bench_feu_paper_run", REPO / "benchmarks" / "feu_paper" / "run.py")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairmon.errors import MethodError
-from fairmon.explain.openxai.perturb import Layout, perturb
+from fairmon.explain.openxai._perturb import Layout, perturb
 
 if TYPE_CHECKING:
     import torch
