@@ -16,6 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from fairmon.config import load_spec, spec_json_schema
+from fairmon.errors import ConfigError
+from fairmon.validation import ensure_suite
+
 EPILOG = """examples:
   fairmon spec check monitors/                 every *.yaml in the folder (exit 2 on any problem)
   fairmon spec check monitors/demo.yaml --json
@@ -67,9 +73,6 @@ def _spec_files(paths: list[str]) -> list[Path]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from fairmon.config import load_spec
-    from fairmon.errors import ConfigError
-
     results: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     for f in _spec_files(args.paths):
@@ -182,10 +185,6 @@ def path_notes(spec: Any, file: Path) -> list[str]:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    import yaml
-
-    from fairmon.config import load_spec
-
     spec = load_spec(args.path)
     doc = spec.model_dump(mode="json", by_alias=True)
     if args.json:
@@ -197,16 +196,11 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_schema(args: argparse.Namespace) -> int:
-    from fairmon.config import spec_json_schema
-
     print(json.dumps(spec_json_schema(), indent=1, sort_keys=True))
     return 0
 
 
 def run_suite(args: argparse.Namespace) -> int:
-    from fairmon.config import load_spec
-    from fairmon.validation import ensure_suite
-
     spec = load_spec(args.path)
     suite = ensure_suite(spec, rebuild=args.rebuild)
     checks: dict[str, int] = {}

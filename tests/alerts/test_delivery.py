@@ -9,6 +9,7 @@ import pytest
 from alert_helpers import RULE, ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import InMemoryOutboxRepository, Outbox, SlackSender, alert_fingerprint
+from fairmon.alerts.message import mrkdwn_escape
 from fairmon.alerts.slack import CONFIG_SLACK_ERRORS, ERR_FATAL, ERR_NO_TOKEN
 from fairmon.errors import AlertDeliveryError
 
@@ -38,7 +39,7 @@ def test_message_carries_rules_numbers_and_metadata(slack_server, sender) -> Non
     posted = slack_server.posted(CH)
     assert len(posted) == 2
     text = posted[0]["text"]
-    assert RULE in text and "0.412" in text and "0.626" in text and "2,350" in text
+    assert mrkdwn_escape(RULE) in text and "0.412" in text and "0.626" in text and "2,350" in text
     assert any(b["type"] == "header" for b in posted[0]["blocks"])
     assert posted[0]["metadata"]["event_type"] == "fairmon_alert"
     assert posted[0]["metadata"]["event_payload"]["fingerprint"] == queued[0]
