@@ -20,6 +20,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from fairmon.config import load_spec
 from fairmon.errors import ConfigError
 from fairmon.registry import Registry
 
@@ -98,7 +101,6 @@ def _y(value: Any) -> str:
 
 def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
     """Features (the model's inputs), extra columns, kinds and the label's favorable value."""
-    import pandas as pd  # heavy third-party import, only when the command runs
 
     columns = [str(c) for c in ref.columns]
     for option, wanted in (("label", [args.label]), ("sensitive", args.sensitive)):
@@ -214,9 +216,6 @@ execution:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    import pandas as pd  # heavy third-party import, only when the command runs
-
-    from fairmon.config import load_spec  # pydantic: kept out of `fairmon --help` (see fairmon.cli)
 
     name = _monitor_name(args)
     out = Path(args.out or f"monitors/{name}.yaml")

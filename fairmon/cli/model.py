@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
+import pandas as pd
+
 from fairmon.registry import Registry
 from fairmon.registry._import import load_estimator, register_estimator
 
@@ -69,7 +71,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_register(args: argparse.Namespace) -> int:
-    import pandas as pd  # heavy third-party import, only when the command runs
 
     reference = pd.read_csv(args.reference)
     estimator = load_estimator(args.path)

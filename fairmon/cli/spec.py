@@ -116,7 +116,6 @@ ERR_NO_WINDOW_FILES = "no file matches {glob} and its folder {folder} does not e
 
 def _line(root: Any, dotted: str) -> int | None:
     """1-based line of the deepest key of ``dotted`` in the YAML node tree ``root``."""
-    import yaml
 
     node, line = root, None
     for part in dotted.split("."):
@@ -149,10 +148,6 @@ def path_notes(spec: Any, file: Path) -> list[str]:
     import glob
     import os
     import re
-
-    import yaml
-
-    from fairmon.errors import ConfigError
 
     try:
         root = yaml.compose(file.read_text(), Loader=yaml.SafeLoader)  # load_spec accepted this file
