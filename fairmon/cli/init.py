@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from fairmon.cli._args import SubParsers, add_command
 from fairmon.config import load_spec
 from fairmon.errors import ConfigError
 from fairmon.registry import Registry
@@ -49,15 +50,15 @@ FIRST_RUN = {
 }
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "init",
         help="write a first monitor spec from reference data and a registered model",
         description="Write a commented, validated monitor spec: column roles detected from the reference "
         "data and the registered model, RUMIE searching the sensitive and non-model columns, small "
         "explanation settings for a first run; prints the next commands.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--reference", required=True, metavar="CSV", help="reference rows (the model's training/validation data)")
     p.add_argument("--label", required=True, metavar="COL", help="ground-truth label column")
