@@ -115,6 +115,9 @@ class Measurement:
     n: int | None = None
     p_value: float | None = None
     level: float = 0.95
+    #: the value a metric shows on pure noise at this sample size (GESD's permutation null); a value or a
+    #: change below it is not evidence of drift
+    noise_floor: float | None = None
 
     @property
     def ci(self) -> tuple[float, float] | None:
@@ -242,7 +245,7 @@ class WindowSummary:
         for attr, gd in gesd_by_attribute(self.gesd).items():
             g = finite_float(gd.get("value"))
             if g is not None:
-                out[("gesd", attr)] = Measurement(g, p_value=finite_float(gd.get("p_value")))
+                out[("gesd", attr)] = Measurement(g, p_value=finite_float(gd.get("p_value")), noise_floor=finite_float(gd.get("noise_floor")))
         return out
 
     @property
