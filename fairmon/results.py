@@ -197,6 +197,7 @@ def gesd_from_dict(d: Mapping[str, Any]) -> GESDResult:
 
     Examples
     --------
+    >>> import math
     >>> g = gesd_from_dict({"value": 0.06, "p_value": None, "status": "ok",
     ...                     "groups": [{"group": "f", "size": 5, "population": 9, "stability": 0.8}]})
     >>> g.group_stability, math.isnan(g.p_value)
