@@ -138,6 +138,15 @@ def build_dags(folder: Path) -> dict[str, DAG]:
     A broken spec must not take the other monitors down with it: it is logged (file, line and field
     path, from :class:`~fairmon.errors.ConfigError`) and skipped; ``FAIRMON_STRICT_SPECS=1`` turns it
     into an import error of the DAG file instead (what CI's DAG integrity test uses).
+
+    Examples
+    --------
+    >>> dags = build_dags(Path(__file__).resolve().parents[1] / "monitors")  # the repo's specs
+    >>> demo = dags["fairmon_demo"]
+    >>> sorted(demo.get_task("persist").upstream_task_ids)  # the table's upstream + the window
+    ['explain', 'outcome', 'resolve_window', 'rumie']
+    >>> demo.get_task("rumie").execution_timeout > demo.get_task("outcome").execution_timeout
+    True
     """
     strict = os.environ.get(ENV_STRICT_SPECS, "0") == "1"
     dags: dict[str, DAG] = {}
