@@ -1,4 +1,5 @@
 -- Drift events across all monitors in the last 30 days (onsets first), for the on-call overview.
+-- Relative to now(): events of windows older than 30 days are not returned.
 SELECT monitor,
        window_start,
        kind,

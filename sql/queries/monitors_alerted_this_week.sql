@@ -1,4 +1,5 @@
 -- Which monitors alerted this week (since Monday 00:00 in the session time zone), how often, how badly.
+-- Relative to now(): alerts created before this Monday are not counted.
 SELECT monitor,
        count(*) AS alerts,
        count(*) FILTER (WHERE state = 'sent') AS delivered,

@@ -2,6 +2,7 @@
 -- pending) and windows stuck in 'running' (no progress for 6 hours: the worker died mid-window, e.g.
 -- the database went away after the computation), per monitor: the pipeline-health view an on-call
 -- engineer checks first. A stuck window is fixed by re-running it (fairmon run / backfill).
+-- Relative to now(): windows older than 30 days are not returned.
 SELECT m.name AS monitor,
        r.window_start,
        CASE WHEN r.status = 'running' THEN 'running (stale)' ELSE r.status END AS status,

@@ -18,6 +18,9 @@ SECRETS = {
     "FAIRMON_DB_PASSWORD": "fpw",
     "AIRFLOW_FERNET_KEY": "k",
     "AIRFLOW_JWT_SECRET": "j",
+    "AIRFLOW_ADMIN_PASSWORD": "ap",
+    "GRAFANA_ADMIN_PASSWORD": "gp",
+    "GRAFANA_DB_PASSWORD": "gdp",
 }
 
 
@@ -28,8 +31,24 @@ def _doc() -> dict:
 def test_services_present() -> None:
     services = _doc()["services"]
     for name in ("postgres", "redis", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor",
-                 "airflow-triggerer", "worker-cpu", "worker-gpu"):
+                 "airflow-triggerer", "worker-cpu", "worker-gpu", "reports", "grafana"):
         assert name in services, name
+
+
+def test_every_long_running_service_has_a_healthcheck_and_workers_shut_down_warm() -> None:
+    services = _doc()["services"]
+    for name, svc in services.items():
+        if name != "airflow-init":  # the one-shot migration job
+            assert "test" in svc.get("healthcheck", {}), name
+    for worker in ("worker-cpu", "worker-gpu"):
+        assert services[worker]["environment"]["DUMB_INIT_SETSID"] == "0"
+    common = _doc()["x-airflow-common"]
+    assert "airflow-logs:/opt/airflow/logs" in common["volumes"]  # one logs volume for every component
+    assert common["environment"]["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS"].endswith(":admin")
+    grafana = services["grafana"]
+    assert "./grafana/provisioning:/etc/grafana/provisioning:ro" in grafana["volumes"]
+    assert grafana["environment"]["GF_SECURITY_ADMIN_PASSWORD"].startswith("${GRAFANA_ADMIN_PASSWORD")
+    assert any(v.startswith("fairmon-reports:") and v.endswith(":ro") for v in services["reports"]["volumes"])
 
 
 def test_gpu_worker_reserves_nvidia_gpus_and_listens_on_gpu_queue() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -346,3 +347,19 @@ def test_grant_readonly_is_idempotent_and_takes_a_role_name(store: Store) -> Non
             )
         ).one()
     assert n == 1 and tuple(can) == (True, False)
+
+
+def test_example_queries_name_real_metrics_and_say_when_they_are_relative_to_now() -> None:
+    """A metric name in an example (SQL or comment) must be one fairmon stores (a misspelt name returns
+    no rows without an error), and an example filtered on now() must say so in its header."""
+    from fairmon.fairness.outcome import DISPARITY_METRICS, GROUP_METRICS
+
+    known = set(GROUP_METRICS) | set(DISPARITY_METRICS)
+    metric_like = re.compile(r"\b[a-z]+_(?:difference|ratio|rate)\b")
+    for f in sorted(QUERIES.glob("*.sql")):
+        text = f.read_text()
+        for name in set(metric_like.findall(text)):
+            assert name in known, f"{f.name} names metric {name!r}, which fairmon does not store"
+        header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("--"))
+        if "now()" in text:
+            assert "Relative to now()" in header, f"{f.name} filters on now() without saying so"
