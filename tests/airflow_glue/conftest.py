@@ -6,9 +6,13 @@ pointing it at a throw-away folder keeps the developer's ``~/airflow`` untouched
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
-if "airflow" not in sys.modules:
-    os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="fairmon-airflow-glue-"))
+if "airflow" not in sys.modules and "AIRFLOW_HOME" not in os.environ:
+    _home = tempfile.mkdtemp(prefix="fairmon-airflow-glue-")
+    os.environ["AIRFLOW_HOME"] = _home
+    atexit.register(shutil.rmtree, _home, ignore_errors=True)
