@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fairmon.alerts.render import EVENT_TYPE, SlackMessage
+from fairmon.config import ENV_SLACK_BASE_URL as BASE_URL_ENV
+from fairmon.config import ENV_SLACK_TOKEN as TOKEN_ENV
 from fairmon.errors import AlertDeliveryError
 
 __all__ = [
@@ -39,8 +41,6 @@ __all__ = [
     "ERR_TRANSIENT",
 ]
 
-TOKEN_ENV = "FAIRMON_SLACK_TOKEN"
-BASE_URL_ENV = "FAIRMON_SLACK_BASE_URL"
 DEFAULT_BASE_URL = "https://slack.com/api/"
 #: Slack error codes that no retry can fix (configuration problems)
 FATAL_SLACK_ERRORS = frozenset({

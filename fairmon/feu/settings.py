@@ -16,21 +16,16 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from fairmon.config import EPOCH_BOUNDS, LR_BOUNDS, THRESHOLD_BOUNDS
 from fairmon.errors import ConfigError
 
-__all__ = ["FEUSettings", "ERR_SETTING", "LR_BOUNDS", "EPOCH_BOUNDS", "THRESHOLD_BOUNDS"]
+__all__ = ["FEUSettings", "ERR_SETTING"]
 
 ERR_SETTING = "FEU setting {name}={value!r} is invalid: {why}"
 
-# Default decision-variable bounds: the one source of truth for FEUSettings and the monitor spec's
-# ``retraining.bounds`` (fairmon.config.SearchBounds). The paper gives no ranges; these are the
-# settings benchmarks/feu_paper ran with (its recorded ``settings`` show them).
-#: learning rate, searched log-uniformly
-LR_BOUNDS: tuple[float, float] = (1e-4, 1e-1)
-#: training epochs (integers, inclusive)
-EPOCH_BOUNDS: tuple[int, int] = (5, 50)
-#: decision threshold
-THRESHOLD_BOUNDS: tuple[float, float] = (0.2, 0.8)
+# The default decision-variable bounds (LR_BOUNDS, EPOCH_BOUNDS, THRESHOLD_BOUNDS) live with the monitor
+# spec's ``retraining`` section (fairmon.config), so a spec without ``bounds`` and ``FEUSettings()``
+# search the same space; FEU imports them from there, never the reverse.
 
 
 def _default_gesd() -> dict[str, Any]:

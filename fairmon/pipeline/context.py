@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fairmon.config import MonitorSpec
+from fairmon.config import ENV_ARTIFACT_LOCATION, ENV_DEVICE, MonitorSpec
 from fairmon.pipeline.artifacts import ArtifactStore
 from fairmon.pipeline.window import Window
 
@@ -20,10 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE"]
 
-#: overrides ``execution.artifact_location`` (e.g. a shared volume or bucket in a deployment)
-ENV_ARTIFACT_LOCATION = "FAIRMON_ARTIFACT_LOCATION"
-#: overrides ``execution.device`` (e.g. ``cuda`` on the GPU worker)
-ENV_DEVICE = "FAIRMON_DEVICE"
 
 
 @dataclass

@@ -12,11 +12,12 @@ import logging
 import os
 from typing import Any
 
+from fairmon.config import ENV_PIPELINE_SLACK_CHANNEL as ENV_PIPELINE_CHANNEL
+
 __all__ = ["notify_pipeline_failure", "failure_text", "ENV_PIPELINE_CHANNEL"]
 
 log = logging.getLogger(__name__)
 
-ENV_PIPELINE_CHANNEL = "FAIRMON_PIPELINE_SLACK_CHANNEL"
 _DATA_INVALID_MARK = "DataValidationError"
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from fairmon.config import ENV_REPORT_LOCATION
+
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.config import MonitorSpec
     from fairmon.pipeline.context import RunContext
@@ -33,9 +35,6 @@ __all__ = [
     "rebuild_reports",
     "WrittenReport",
 ]
-
-#: overrides where reports are written (a folder or fsspec URI served at ``alerts.report_base_url``)
-ENV_REPORT_LOCATION = "FAIRMON_REPORT_LOCATION"
 
 
 @dataclass(frozen=True)

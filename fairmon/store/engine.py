@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine
 
+from fairmon.config import ENV_DATABASE_URL, ENV_HOME
 from fairmon.errors import StoreError
 
 __all__ = [
@@ -46,8 +47,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ENV_DATABASE_URL = "FAIRMON_DATABASE_URL"
-ENV_HOME = "FAIRMON_HOME"
 
 ERR_CONNECT = "cannot reach the fairmon database {where}: {reason}"
 ERR_BAD_URL = "invalid database URL {url!r}: {reason} (expected postgresql://user@host:port/database)"

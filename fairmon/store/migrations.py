@@ -19,6 +19,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from fairmon.config import ENV_SQL_DIR
 from fairmon.errors import SchemaNotAtHeadError, StoreError
 from fairmon.store.engine import translate_errors
 
@@ -39,7 +40,6 @@ __all__ = [
     "require_head",
 ]
 
-ENV_SQL_DIR = "FAIRMON_SQL_DIR"
 
 ERR_NOT_AT_HEAD = "database at version {current}, code expects {head}; run `fairmon db upgrade`"
 ERR_CHECKSUM = (

@@ -1,0 +1,61 @@
+"""The names of fairmon's environment variables, each defined once (the modules that read one import it).
+
+Why one table: the spec decides routing and thresholds, the environment supplies secrets, endpoints
+and deployment overrides; with every name here, a deployment's settings are greppable in one place
+and two modules cannot drift apart on a spelling.
+
+Examples
+--------
+>>> ENV_DATABASE_URL, ENV_SLACK_TOKEN
+('FAIRMON_DATABASE_URL', 'FAIRMON_SLACK_TOKEN')
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# ---- store --------------------------------------------------------------------------------------------
+#: the store's SQLAlchemy URL (``--db`` wins; without both, the embedded PostgreSQL)
+ENV_DATABASE_URL: Final = "FAIRMON_DATABASE_URL"
+#: fairmon's home folder (embedded PostgreSQL data under ``$FAIRMON_HOME/pgdata``)
+ENV_HOME: Final = "FAIRMON_HOME"
+#: folder of the store's SQL migration files (default: the package's own)
+ENV_SQL_DIR: Final = "FAIRMON_SQL_DIR"
+
+# ---- Slack --------------------------------------------------------------------------------------------
+#: the Slack bot token (a secret; the DAG passes its Slack connection's password instead)
+ENV_SLACK_TOKEN: Final = "FAIRMON_SLACK_TOKEN"
+#: the Slack Web API base URL (tests point it at a local fake)
+ENV_SLACK_BASE_URL: Final = "FAIRMON_SLACK_BASE_URL"
+#: the channel of a monitor whose spec names none (``alerts.slack_channel`` wins)
+ENV_SLACK_CHANNEL: Final = "FAIRMON_SLACK_CHANNEL"
+#: the channel of pipeline-failure messages (default: ``FAIRMON_SLACK_CHANNEL``)
+ENV_PIPELINE_SLACK_CHANNEL: Final = "FAIRMON_PIPELINE_SLACK_CHANNEL"
+
+# ---- execution ----------------------------------------------------------------------------------------
+#: overrides ``execution.artifact_location`` (e.g. a shared volume or bucket in a deployment)
+ENV_ARTIFACT_LOCATION: Final = "FAIRMON_ARTIFACT_LOCATION"
+#: overrides ``execution.device`` (e.g. ``cuda`` on the GPU worker)
+ENV_DEVICE: Final = "FAIRMON_DEVICE"
+#: overrides ``execution.queue`` of the heavy tasks
+ENV_HEAVY_QUEUE: Final = "FAIRMON_HEAVY_QUEUE"
+#: where reports are written (a folder or fsspec URI served at ``alerts.report_base_url``)
+ENV_REPORT_LOCATION: Final = "FAIRMON_REPORT_LOCATION"
+#: default of ``data.sql.url_env``: the variable holding the SQL source's URL outside Airflow
+ENV_SOURCE_URL: Final = "FAIRMON_SOURCE_URL"
+
+# ---- datasets -----------------------------------------------------------------------------------------
+#: folder of the public datasets (default ``../shared/datasets`` beside the repository)
+ENV_DATA_DIR: Final = "FAIRMON_DATA_DIR"
+#: download cache of the public datasets (default ``~/.cache/fairmon/datasets``)
+ENV_CACHE_DIR: Final = "FAIRMON_CACHE_DIR"
+
+# ---- Airflow DAG file ---------------------------------------------------------------------------------
+#: folder of the monitor specs the DAG file loads (default the repository's ``monitors/``)
+ENV_MONITORS_DIR: Final = "FAIRMON_MONITORS_DIR"
+#: Airflow connection id of the store (default ``fairmon_db``)
+ENV_DB_CONN_ID: Final = "FAIRMON_DB_CONN_ID"
+#: Airflow connection id of Slack (default ``fairmon_slack``)
+ENV_SLACK_CONN_ID: Final = "FAIRMON_SLACK_CONN_ID"
+#: ``1``: a broken spec fails the whole DAG file instead of only its own DAG
+ENV_STRICT_SPECS: Final = "FAIRMON_STRICT_SPECS"

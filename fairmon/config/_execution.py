@@ -1,0 +1,33 @@
+"""The ``execution`` section: where heavy steps run, where artifacts go, retries and timeouts.
+
+Examples
+--------
+>>> ExecutionSpec().queue, ExecutionSpec().task_timeout_s
+('default', 3600)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from fairmon.config._limits import MAX_RETRIES, MAX_RETRY_DELAY_S, MAX_TASK_TIMEOUT_S
+from fairmon.config._parsers import SpecSection
+from fairmon.config._paths import SpecPath
+
+__all__ = ["ExecutionSpec"]
+
+class ExecutionSpec(SpecSection):
+    """Where heavy steps run and where intermediate artifacts go.
+
+    ``queue`` is the Airflow/Celery queue of the heavy tasks (``gpu`` for GPU workers);
+    ``artifact_location`` a local directory or fsspec URI, keyed below by monitor and window.
+    """
+
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    queue: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")] = "default"
+    artifact_location: SpecPath = "~/.fairmon/artifacts"
+    retries: Annotated[int, Field(ge=0, le=MAX_RETRIES)] = 2
+    retry_delay_s: Annotated[int, Field(ge=0, le=MAX_RETRY_DELAY_S)] = 300
+    task_timeout_s: Annotated[int, Field(ge=1, le=MAX_TASK_TIMEOUT_S)] = 3600

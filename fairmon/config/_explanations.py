@@ -1,0 +1,150 @@
+"""The ``explanations`` section: explainers, GESD (explanation stability disparity) and OpenXAI metrics.
+
+Examples
+--------
+>>> ExplanationsSpec().gesd.sample_size, ExplanationsSpec().openxai.metrics
+(100, ('PGI', 'PGU', 'RIS', 'RRS', 'ROS'))
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import Field, field_validator
+
+from fairmon.config._limits import (
+    MAX_BACKGROUND_SIZE,
+    MAX_GESD_PERTURBATIONS,
+    MAX_GESD_SAMPLE_SIZE,
+    MAX_KERNELSHAP_SAMPLES,
+    MAX_LIME_SAMPLES,
+    MAX_OPENXAI_PERTURBATIONS,
+    MAX_OPENXAI_SAMPLE_SIZE,
+)
+from fairmon.config._messages import ERR_NEEDS_GROUND_TRUTH, excerpt
+from fairmon.config._parsers import PositiveInt, SpecSection, check_unique
+
+__all__ = [
+    "EXPLAINERS",
+    "GESD_EXPLAINER_COMPONENTS",
+    "OPENXAI_GROUND_TRUTH_METRICS",
+    "OPENXAI_METRICS",
+    "Explainer",
+    "ExplanationsSpec",
+    "GesdSpec",
+    "OpenXAIMetric",
+    "OpenXAISpec",
+]
+
+Explainer = Literal[
+    "lime",
+    "kernelshap",
+    "lime-lib",
+    "kernelshap-lib",
+    "gradient",
+    "gradient_x_input",
+    "smoothgrad",
+    "integrated_gradients",
+    "random",
+]
+EXPLAINERS: tuple[str, ...] = get_args(Explainer)
+#: OpenXAI metrics a monitoring window can compute (no ground truth needed)
+OpenXAIMetric = Literal["PGI", "PGU", "RIS", "RRS", "ROS"]
+OPENXAI_METRICS: tuple[str, ...] = get_args(OpenXAIMetric)
+#: OpenXAI metrics that need ground-truth importances (benchmarks only; refused in a spec)
+OPENXAI_GROUND_TRUTH_METRICS: tuple[str, ...] = ("PRA", "RC", "FA", "RA", "SA", "SRA")
+
+
+#: components of a GESD ``explainer`` ("shap+lime" = the mean of KernelSHAP and LIME attributions)
+GESD_EXPLAINER_COMPONENTS = frozenset({"shap", "lime", "deepshap", "deep", "deepexplainer", *EXPLAINERS})
+
+
+class GesdSpec(SpecSection):
+    """GESD settings (reference defaults: m=100 instances, N=10 perturbations, sigma 0.1, p 0.2, baseline 0).
+
+    ``explainer`` is a ``+``-joined list of components averaged per instance: ``shap+lime`` (default,
+    batched KernelSHAP + LIME), ``deepshap+lime`` (the reference code's DeepExplainer, torch models), or
+    any :func:`fairmon.explain.explain` method.
+
+    ``attribute`` is the sensitive attribute whose groups are compared (default: each sensitive
+    attribute, one GESD each, stored under the attribute's name; the cost grows with their number);
+    groups with fewer than ``min_group_size`` sampled members are skipped. FEU's GESD objective uses
+    ``attribute`` or, without one, the first sensitive attribute (its DP objective is for one attribute).
+
+    ``stratify`` (default true) shares the ``sample_size`` rows equally among the attribute's groups
+    (a smaller group gives all its rows), so a minority group present in the window is always
+    sampled; ``false`` draws the paper's plain random sample, which misses a 1 % group about a third
+    of the time. A group's mean stability is a mean over a random sample within the group either way,
+    so stratifying changes the precision of GESD, not what it estimates. A window whose GESD is still
+    undefined (the attribute has one group, or too few sampled members) stores it as NULL with the
+    reason in ``status``; its other results are kept.
+    """
+
+    enabled: bool = True
+    explainer: str = "shap+lime"
+    attribute: str | None = None
+    sample_size: Annotated[int, Field(ge=1, le=MAX_GESD_SAMPLE_SIZE)] = 100
+    stratify: bool = True
+    n_perturbations: Annotated[int, Field(ge=1, le=MAX_GESD_PERTURBATIONS)] = 10
+    sigma: Annotated[float, Field(gt=0.0)] = 0.1
+    mask_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2
+    baseline: float = 0.0
+    min_group_size: PositiveInt = 10
+
+    @field_validator("explainer")
+    @classmethod
+    def _components(cls, v: str) -> str:
+        names = [n.strip().lower() for n in v.split("+")]
+        bad = [n for n in names if n not in GESD_EXPLAINER_COMPONENTS]
+        if bad or not names:
+            raise ValueError(
+                f"unknown GESD explainer component(s) {excerpt(bad)}; use a '+'-joined list of {sorted(GESD_EXPLAINER_COMPONENTS)}"
+            )
+        return "+".join(names)
+
+
+class OpenXAISpec(SpecSection):
+    """OpenXAI metrics computed per window for each explainer.
+
+    Only the metrics without ground truth (PGI, PGU, RIS, RRS, ROS) are allowed: the ground-truth
+    metrics (PRA, RC, FA, RA, SA, SRA) need true feature importances, which a production model does
+    not come with, so a spec naming one is refused instead of failing every window.
+    """
+
+    enabled: bool = True
+    metrics: tuple[OpenXAIMetric, ...] = OPENXAI_METRICS  # type: ignore[assignment]
+    k_fraction: Annotated[float, Field(gt=0.0, le=1.0)] = 0.25
+    n_perturbations: Annotated[int, Field(ge=1, le=MAX_OPENXAI_PERTURBATIONS)] = 100
+    sample_size: Annotated[int, Field(ge=1, le=MAX_OPENXAI_SAMPLE_SIZE)] = 200
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _no_ground_truth(cls, v: Any) -> Any:
+        if isinstance(v, list | tuple):
+            gt = [m for m in v if isinstance(m, str) and m.upper() in OPENXAI_GROUND_TRUTH_METRICS]
+            if gt:
+                raise ValueError(ERR_NEEDS_GROUND_TRUTH.format(metrics=excerpt(gt), allowed=list(OPENXAI_METRICS)))
+        return v
+
+    @field_validator("metrics")
+    @classmethod
+    def _unique(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unique(v)
+
+
+class ExplanationsSpec(SpecSection):
+    """Explanation fairness: explainers, sample sizes, GESD and OpenXAI settings."""
+
+    enabled: bool = True
+    explainers: tuple[Explainer, ...] = ("kernelshap", "lime")
+    background_size: Annotated[int, Field(ge=1, le=MAX_BACKGROUND_SIZE)] = 100
+    lime_samples: Annotated[int, Field(ge=1, le=MAX_LIME_SAMPLES)] = 1000
+    kernelshap_samples: Annotated[int, Field(ge=1, le=MAX_KERNELSHAP_SAMPLES)] = 512
+    gesd: GesdSpec = GesdSpec()
+    openxai: OpenXAISpec = OpenXAISpec()
+    random_state: int = 0
+
+    @field_validator("explainers")
+    @classmethod
+    def _unique(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return check_unique(v)

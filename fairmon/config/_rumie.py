@@ -1,0 +1,74 @@
+"""The ``rumie`` section: mining the most discriminated unnamed group (DESIGN §4.1).
+
+Examples
+--------
+>>> RumieSpec().k, RumieSpec().significance.honest_fraction
+(5, 0.5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from fairmon.config._limits import MAX_RUMIE_ITERATIONS, MAX_RUMIE_K
+from fairmon.config._messages import ERR_ALPHA_BETA, ERR_MOVED
+from fairmon.config._parsers import ColumnName, Fraction, PositiveInt, SpecSection
+
+__all__ = ["RumieSignificance", "RumieSpec"]
+
+_RUMIE_SIGNIFICANCE_MOVED = {
+    "alpha": "RUMIE's held-out p-value is judged at drift.significance_level",
+    "random_state": "the held-out split is seeded by rumie.random_state",
+}
+
+class RumieSignificance(SpecSection):
+    """How RUMIE's optimistic DScore is made honest (DESIGN §4.1).
+
+    The group is mined on ``1 - honest_fraction`` of the window and its DScore evaluated on the held-out
+    ``honest_fraction``; the held-out two-proportion test gives the p-value (calibrated: see
+    ``benchmarks/rumie_calibration``). One source of truth per setting: the p-value is judged by the
+    drift checks at ``drift.significance_level`` and the split is seeded by ``rumie.random_state``, so
+    the former ``alpha`` and ``random_state`` keys here (never read) are refused with that pointer.
+    """
+
+    honest_fraction: Fraction = 0.5
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for key, where in _RUMIE_SIGNIFICANCE_MOVED.items():
+                if key in data:
+                    raise ValueError(f"{key}: " + ERR_MOVED.format(key=key, where=where))
+        return data
+
+
+class RumieSpec(SpecSection):
+    """RUMIE settings (paper defaults: k=5, alpha=0.45, beta=0.55, lam=1, 2500 SGD steps at lr 0.1).
+
+    ``alpha``/``beta`` bound the group's share of the window; ``attributes`` restricts the searched
+    columns (default: features + extra, see :attr:`MonitorSpec.rumie_attributes`); ``max_rows``
+    subsamples large windows for speed (None = all).
+    """
+
+    enabled: bool = True
+    method: Literal["ie", "ie-dt"] = "ie-dt"
+    attributes: tuple[ColumnName, ...] | None = None
+    k: Annotated[int, Field(ge=1, le=MAX_RUMIE_K)] = 5
+    alpha: Fraction = 0.45
+    beta: Fraction = 0.55
+    lam: Annotated[float, Field(ge=0.0)] = 1.0
+    iterations: Annotated[int, Field(ge=1, le=MAX_RUMIE_ITERATIONS)] = 2500
+    lr: Annotated[float, Field(gt=0.0)] = 0.1
+    max_rows: PositiveInt | None = None
+    significance: RumieSignificance = RumieSignificance()
+    random_state: int = 0
+
+    @model_validator(mode="after")
+    def _alpha_beta(self) -> RumieSpec:
+        if self.alpha >= self.beta:
+            raise ValueError("alpha: " + ERR_ALPHA_BETA.format(alpha=self.alpha, beta=self.beta))
+        return self

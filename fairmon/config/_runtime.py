@@ -1,0 +1,75 @@
+"""Runtime settings: the spec decides routing, the environment supplies secrets and endpoints.
+
+Examples
+--------
+>>> Settings().slack_token is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, SecretStr
+
+from fairmon.config._alerts import CHANNEL_RE
+from fairmon.config._env import ENV_DATABASE_URL, ENV_SLACK_BASE_URL, ENV_SLACK_CHANNEL, ENV_SLACK_TOKEN
+from fairmon.config._messages import ERR_CHANNEL, excerpt
+from fairmon.config._monitor import MonitorSpec
+from fairmon.errors import ConfigError
+
+__all__ = ["Settings", "resolve_runtime"]
+
+
+class Settings(BaseModel):
+    """Secrets and endpoints for one monitor at run time; secrets never show in repr/str/logs.
+
+    >>> Settings(slack_token="xoxb-secret")
+    Settings(database_url=None, slack_token=SecretStr('**********'), slack_base_url=None, slack_channel=None, channel_from=None, source_url=None)
+
+    ``slack_channel`` is the spec's channel; ``FAIRMON_SLACK_CHANNEL`` only fills a spec without one
+    (``channel_from`` says which). ``source_url`` is the SQL source's URL from the environment variable
+    the spec names (``data.sql.url_env``), outside Airflow.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    database_url: SecretStr | None = None
+    slack_token: SecretStr | None = None
+    slack_base_url: str | None = None
+    slack_channel: str | None = None
+    channel_from: Literal["spec", "env"] | None = None
+    source_url: SecretStr | None = None
+
+
+def resolve_runtime(spec: MonitorSpec, env: Mapping[str, str] | None = None) -> Settings:
+    """Combine a spec with the environment: the spec decides routing, the environment supplies secrets.
+
+    >>> from fairmon.config._monitor import EXAMPLE
+    >>> s = resolve_runtime(MonitorSpec.model_validate(EXAMPLE), env={"FAIRMON_SLACK_TOKEN": "xoxb-1",
+    ...                     "FAIRMON_SLACK_CHANNEL": "#fairness"})
+    >>> s.slack_channel, s.channel_from, s.slack_token
+    ('#fairness', 'env', SecretStr('**********'))
+    """
+    env = os.environ if env is None else env
+
+    def secret(name: str) -> SecretStr | None:
+        v = env.get(name)
+        return SecretStr(v) if v else None
+
+    channel, origin = spec.alerts.slack_channel, "spec"
+    if channel is None:
+        channel = env.get(ENV_SLACK_CHANNEL) or None
+        origin = "env"
+        if channel is not None and not CHANNEL_RE.match(channel):
+            raise ConfigError(f"{ENV_SLACK_CHANNEL}: " + ERR_CHANNEL.format(value=excerpt(channel)))
+    return Settings(
+        database_url=secret(ENV_DATABASE_URL),
+        slack_token=secret(ENV_SLACK_TOKEN),
+        slack_base_url=env.get(ENV_SLACK_BASE_URL) or None,
+        slack_channel=channel,
+        channel_from=origin if channel is not None else None,  # type: ignore[arg-type]
+        source_url=secret(spec.data.sql.url_env) if spec.data.sql is not None else None,
+    )
