@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import MethodError
-from fairmon.schema import category_strings
+from fairmon.schema import MISSING_CATEGORY
 
 __all__ = [
     "Condition",
@@ -53,6 +53,8 @@ __all__ = [
     "parse_rules",
     "membership",
     "jaccard",
+    "column_decimals",
+    "numeric_condition",
     "ERR_RULE_OP",
     "ERR_RULE_COLUMN",
     "ERR_RULE_SYNTAX",
@@ -79,10 +81,67 @@ _NUMERIC_COMPARE: dict[str, Callable[[np.ndarray, float], Any]] = {
 }
 
 
+#: the most decimals a column's precision is read to; finer data print with 6 significant digits
+MAX_DECIMALS = 6
+
+
 def _value_text(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        return str(int(v)) if v.is_integer() else f"{v:.6g}"
     return str(value)
+
+
+def column_decimals(values: Any) -> int | None:
+    """The data's precision: the fewest decimals (0 to 6) that write every finite value exactly.
+
+    This is how rule numbers are rounded (:func:`numeric_condition`): an integer column gets integer
+    thresholds, a column of prices with cents two decimals. ``None`` when the data need more than
+    :data:`MAX_DECIMALS` decimals (or have no finite value): then thresholds are kept as they are.
+
+    Examples
+    --------
+    >>> column_decimals([18, 30, 64]), column_decimals([9.05, 1.5]), column_decimals([0.1234567])
+    (0, 2, None)
+    """
+    x = pd.to_numeric(pd.Series(np.asarray(values).ravel()), errors="coerce").to_numpy(dtype=float)
+    x = np.unique(x[np.isfinite(x)])
+    if x.size == 0:
+        return None
+    tol = 1e-9 * np.maximum(1.0, np.abs(x))
+    for d in range(MAX_DECIMALS + 1):
+        if np.all(np.abs(np.round(x, d) - x) <= tol):
+            return d
+    return None
+
+
+def _floor_to(value: float, decimals: int | None) -> float:
+    """The largest number on the data's grid (``decimals``) not above ``value``."""
+    if decimals is None or not np.isfinite(value):
+        return float(value)
+    scale = 10.0**decimals
+    return round(float(np.floor(value * scale + 1e-9)) / scale, decimals)
+
+
+def numeric_condition(column: str, op: str, value: Any, decimals: int | None = None) -> Condition:
+    """The one way a numeric threshold becomes a condition: rounded to the column's precision.
+
+    ``value`` is a number (``<=``, ``>``, ``<``, ``>=``) or a pair (``in (a, b]``). With ``decimals``
+    (:func:`column_decimals` of the data) thresholds are floored to the data's grid, which keeps the
+    rows of every ``<=``/``>``/``in (a, b]`` comparison on data of that precision: a tree's
+    ``age <= 30.5`` becomes ``age <= 30``.
+
+    Examples
+    --------
+    >>> numeric_condition("age", "<=", 30.5, 0).text, numeric_condition("x", ">", 9.0500001, 2).text
+    ('age <= 30', 'x > 9.05')
+    >>> numeric_condition("age", "in (a, b]", (24.5, 40.5), 0).text
+    'age in (24, 40]'
+    """
+    if op == "in (a, b]":
+        lo, hi = value
+        return Condition(column, op, (_floor_to(float(lo), decimals), _floor_to(float(hi), decimals)))
+    return Condition(column, op, _floor_to(float(value), decimals))
 
 
 @dataclass(frozen=True)
@@ -146,13 +205,20 @@ class Condition:
             return out
         if op not in CATEGORY_OPS:
             raise MethodError(ERR_RULE_OP.format(cond=self.text, op=op))
-        cats = category_strings(s)
+        cats = _category_strings(s)
         if op == "=":
             return np.asarray(cats == str(value), dtype=bool)
         if op == "!=":
             return np.asarray(cats != str(value), dtype=bool)
         inside = np.isin(cats, [str(v) for v in value])
         return inside if op == "in" else ~inside
+
+
+def _category_strings(s: pd.Series) -> np.ndarray:
+    """:func:`fairmon.schema.category_strings`, vectorised (``str`` of each value, ``<NA>`` if missing)."""
+    out = s.astype(str).to_numpy(dtype=object)
+    out[s.isna().to_numpy()] = MISSING_CATEGORY
+    return np.asarray(out)
 
 
 def _numeric_comparison(s: pd.Series, value: Any) -> bool:

@@ -18,10 +18,13 @@ Tables written to ``results/``:
   significance step) and total runtime; plus one 5,000-row Adult window (mining + significance).
 - ``rumie_paper_grid`` - the paper's Figs. 2-3 as a table: IE, IE-DT and Enum (time budget) for
   k in {2,4,6,8} and alpha in {0.1,0.25,0.45}, beta = 1 - alpha: runtime and DScore (no significance).
+- ``rumie_paper_rules`` and ``rumie_paper_planted`` - the rule search (issue 17) against IE-DT alone,
+  and planted shapes; see ``rules_section.py`` (``--rules`` runs only these two).
 
 Usage::
 
     python benchmarks/rumie_paper/run.py --smoke --out /tmp/x      # seconds (CI): COMPAS only, tiny
+    nice python benchmarks/rumie_paper/run.py --rules               # rules + planted sections (~10 min)
     nice python benchmarks/rumie_paper/run.py                       # full (tens of minutes on 2 cores)
 """
 
@@ -42,6 +45,9 @@ sys.path.insert(0, str(HERE.parents[1]))  # repo root: benchmarks._meta and fair
 
 from benchmarks._meta import write_results  # noqa: E402
 from fairmon.fairness.rumie import Evidence, mine  # noqa: E402
+
+sys.path.insert(0, str(HERE))
+from rules_section import planted_rows, rules_rows  # noqa: E402
 
 COMPAS_ATTRIBUTES = [
     "sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count",
@@ -161,12 +167,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the speed acceptance: IE-DT on full Adult (mining) and one 5,000-row window "
                     "(mining + significance), repeated --repeats times -> rumie_speed")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rules", action="store_true", help="only the rules and planted sections (issue 17)")
+    ap.add_argument("--skip-rules", action="store_true")
+    ap.add_argument("--planted-rows", type=int, default=8000)
+    ap.add_argument("--planted-iterations", type=int, default=600,
+                    help="IE iterations for the planted section (IE only names the key attributes there)")
+    ap.add_argument("--planted-seeds", type=int, nargs="+", default=[0, 1])
     args = ap.parse_args(argv)
     if args.speed:
         return speed(args)
+    if args.rules:
+        args.skip_main = args.skip_grid = True
     if args.smoke:
         args.datasets, args.iterations, args.enum_budget = ["compas"], 100, 0.5
         args.ks, args.alphas = [2], [0.45]
+        args.planted_rows, args.planted_seeds, args.planted_iterations = 2000, [0], 100
     t_all = time.perf_counter()
     inputs = load_inputs(args.datasets)
     rows: list[dict[str, Any]] = []
@@ -204,6 +219,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.skip_main:
         write_results(args.out, "rumie_paper", rows, settings=settings, notes=notes)
+
+    if not args.skip_rules:
+        rsettings = {**settings, "k": 5, "alpha": 0.45, "beta": 0.55,
+                     "rule_search": "defaults: 3 rules x 3 conditions, epsilon 0.01, beam 24, 48 quantile "
+                     "thresholds refined on 256"}
+        write_results(args.out, "rumie_paper_rules", rules_rows(inputs, args.iterations), settings=rsettings,
+                      notes="IE-DT alone = the same run's tree rules (in-sample on all rows; honest = the tree "
+                      "mined on the mining half, on the held-out half). search_over_iedt = rule-search time / "
+                      "(IE + tree) time on the full rows (acceptance: <= 2 on full Adult).")
+        psettings = {**rsettings, "planted_rows": args.planted_rows, "seeds": args.planted_seeds,
+                     "iterations": args.planted_iterations, "significance": "none"}
+        write_results(args.out, "rumie_paper_planted",
+                      planted_rows(args.planted_rows, args.planted_iterations, args.planted_seeds), settings=psettings,
+                      notes="Planted shapes (planted.py): favourable 0.6, flipped inside the group with "
+                      "probability flip. recovered = Jaccard >= 0.9 with <= 3 rules of <= 3 conditions.")
 
     if not args.skip_grid:
         grid: list[dict[str, Any]] = []

@@ -73,6 +73,8 @@ from fairmon.config._env import (
     ENV_DATA_DIR,
     ENV_DATABASE_URL,
     ENV_DB_CONN_ID,
+    ENV_DB_LOCK_TIMEOUT_S,
+    ENV_DB_STATEMENT_TIMEOUT_S,
     ENV_DEVICE,
     ENV_HEAVY_QUEUE,
     ENV_HOME,
@@ -134,7 +136,7 @@ from fairmon.config._retraining import (
     Split,
     TrainingData,
 )
-from fairmon.config._rumie import RumieSignificance, RumieSpec
+from fairmon.config._rumie import RumieRuleSearch, RumieSignificance, RumieSpec
 from fairmon.config._runtime import Settings, resolve_runtime
 from fairmon.config._schedule import DateRange, Schedule
 from fairmon.config._validation import ValidationSpec
@@ -163,6 +165,7 @@ __all__ = [
     "OutcomeSpec",
     "RumieSignificance",
     "RumieSpec",
+    "RumieRuleSearch",
     "GesdSpec",
     "OpenXAISpec",
     "ExplanationsSpec",
@@ -220,6 +223,8 @@ __all__ = [
     "ENV_CACHE_DIR",
     "ENV_MONITORS_DIR",
     "ENV_DB_CONN_ID",
+    "ENV_DB_LOCK_TIMEOUT_S",
+    "ENV_DB_STATEMENT_TIMEOUT_S",
     "ENV_SLACK_CONN_ID",
     "ENV_STRICT_SPECS",
     # error texts (tests assert them)

@@ -21,6 +21,10 @@ ENV_DATABASE_URL: Final = "FAIRMON_DATABASE_URL"
 ENV_HOME: Final = "FAIRMON_HOME"
 #: folder of the store's SQL migration files (default: the package's own)
 ENV_SQL_DIR: Final = "FAIRMON_SQL_DIR"
+#: longest wait of a store transaction for a lock, seconds (default 30; ``0`` = no limit)
+ENV_DB_LOCK_TIMEOUT_S: Final = "FAIRMON_DB_LOCK_TIMEOUT_S"
+#: longest single statement of the store, seconds (default 300; ``0`` = no limit)
+ENV_DB_STATEMENT_TIMEOUT_S: Final = "FAIRMON_DB_STATEMENT_TIMEOUT_S"
 
 # ---- Slack --------------------------------------------------------------------------------------------
 #: the Slack bot token (a secret; the DAG passes its Slack connection's password instead)

@@ -17,7 +17,7 @@ from fairmon.config._limits import MAX_RUMIE_ITERATIONS, MAX_RUMIE_K
 from fairmon.config._messages import ERR_ALPHA_BETA, ERR_MOVED
 from fairmon.config._parsers import ColumnName, Fraction, PositiveInt, SpecSection
 
-__all__ = ["RumieSignificance", "RumieSpec"]
+__all__ = ["RumieRuleSearch", "RumieSignificance", "RumieSpec"]
 
 _RUMIE_SIGNIFICANCE_MOVED = {
     "alpha": "RUMIE's held-out p-value is judged at drift.significance_level",
@@ -46,6 +46,21 @@ class RumieSignificance(SpecSection):
         return data
 
 
+# --- rumie.rule_search (issue 17): the readable-rules stage after IE-DT; read by fairness.rumie.mine
+class RumieRuleSearch(SpecSection):
+    """The rule search after IE-DT: the simplest DNF rule set within ``epsilon`` of the best DScore.
+
+    At most ``max_rules`` rules of ``max_conditions`` conditions (each at most 10: the search's cost
+    grows with both); ``enabled: false`` reports IE-DT's own rules (see
+    :class:`fairmon.fairness.RuleSearchSettings`).
+    """
+
+    enabled: bool = True
+    max_rules: Annotated[int, Field(ge=1, le=10)] = 3
+    max_conditions: Annotated[int, Field(ge=1, le=10)] = 3
+    epsilon: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.01
+
+
 class RumieSpec(SpecSection):
     """RUMIE settings (paper defaults: k=5, alpha=0.45, beta=0.55, lam=1, 2500 SGD steps at lr 0.1).
 
@@ -66,6 +81,7 @@ class RumieSpec(SpecSection):
     max_rows: PositiveInt | None = None
     significance: RumieSignificance = RumieSignificance()
     random_state: int = 0
+    rule_search: RumieRuleSearch = RumieRuleSearch()
 
     @model_validator(mode="after")
     def _alpha_beta(self) -> RumieSpec:

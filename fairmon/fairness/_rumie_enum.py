@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairmon.fairness._rumie_tree import Condition
+from fairmon.rules import Condition
 
 if TYPE_CHECKING:
     from fairmon.schema import FeatureSchema

@@ -17,32 +17,21 @@ group); leaves contained in another rule are removed. This turns the tree's
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fairmon.fairness._rumie_stats import within_bounds
+from fairmon.rules import Condition, RuleSet, numeric_condition
 
 if TYPE_CHECKING:
     from fairmon.schema import FeatureSchema
 
-__all__ = ["Condition", "PrunedTree", "Rule", "fit_pruned_tree", "render_rules"]
+__all__ = ["PrunedTree", "Rule", "fit_pruned_tree", "render_rules", "simplify_boxes"]
 
 _INF = math.inf
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One readable condition on an original column."""
-
-    column: str
-    op: str  # "<=", ">", "in (a, b]", "=", "!=", "in", "not in"
-    value: Any
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"column": self.column, "op": self.op, "value": self.value, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -54,7 +43,8 @@ class Rule:
 
     @property
     def text(self) -> str:
-        return " AND ".join(c.text for c in self.conditions) if self.conditions else "(all rows)"
+        """The rule's text, by the one formatter (:attr:`fairmon.rules.RuleSet.text`)."""
+        return RuleSet((self.conditions,)).text
 
     def evaluate(self, Z: np.ndarray) -> np.ndarray:
         """Membership of encoded rows (compared in float32, as the tree was fitted)."""
@@ -81,11 +71,12 @@ class PrunedTree:
     def apply(self, Z: np.ndarray) -> np.ndarray:
         """Group membership of encoded rows under the pruned tree."""
         nodes = self.estimator.apply(np.ascontiguousarray(Z[:, self.features], dtype=np.float32))
-        return self.in_group[self.leaf_of[nodes]]
+        return np.asarray(self.in_group[self.leaf_of[nodes]], dtype=bool)
 
     def leaf_ids(self, Z: np.ndarray) -> np.ndarray:
+        """Leaf of the pruned tree holding each encoded row."""
         nodes = self.estimator.apply(np.ascontiguousarray(Z[:, self.features], dtype=np.float32))
-        return self.leaf_of[nodes]
+        return np.asarray(self.leaf_of[nodes])
 
     def leaf_boxes(self) -> dict[int, dict[int, tuple[float, float]]]:
         """Box (per encoded index: (lo, hi]) of every leaf of the pruned tree."""
@@ -298,26 +289,23 @@ def simplify_boxes(
     return kept
 
 
-def _fmt(x: float) -> str:
-    s = f"{x:.6g}"
-    return s
-
-
-def _numeric_text(name: str, lo: float, hi: float, integer: bool) -> tuple[str, str, Any]:
-    if integer:
-        lo = math.floor(lo) if lo != -_INF else lo
-        hi = math.floor(hi) if hi != _INF else hi
+def _numeric_condition(name: str, lo: float, hi: float, decimals: int | None) -> Condition:
     if lo == -_INF:
-        return f"{name} <= {_fmt(hi)}", "<=", hi
+        return numeric_condition(name, "<=", hi, decimals)
     if hi == _INF:
-        return f"{name} > {_fmt(lo)}", ">", lo
-    return f"{_fmt(lo)} < {name} <= {_fmt(hi)}", "in (a, b]", [lo, hi]
+        return numeric_condition(name, ">", lo, decimals)
+    return numeric_condition(name, "in (a, b]", (lo, hi), decimals)
 
 
 def render_rules(
-    boxes: list[dict[int, tuple[float, float]]], schema: FeatureSchema
+    boxes: list[dict[int, tuple[float, float]]], schema: FeatureSchema,
+    decimals: Mapping[str, int | None] | None = None,
 ) -> list[Rule]:
-    """Boxes in encoded units -> readable rules in original units and category names."""
+    """Boxes in encoded units -> readable rules in original units and category names.
+
+    Thresholds are rounded to the column's precision (``decimals``, from
+    :func:`fairmon.rules.column_decimals` of the data; an integer column without it gets 0).
+    """
     names = schema.encoded_names
     col_of = schema.encoded_to_column
     cont = schema.continuous_mask
@@ -337,8 +325,8 @@ def render_rules(
                 olo = schema.to_original_value(col, lo) if lo != -_INF else -_INF
                 ohi = schema.to_original_value(col, hi) if hi != _INF else _INF
                 integer = spec.dtype.startswith(("int", "uint", "Int", "UInt"))
-                text, op, value = _numeric_text(col, olo, ohi, integer)
-                conds.append(Condition(col, op, value, text))
+                places = (decimals or {}).get(col, 0 if integer else None)
+                conds.append(_numeric_condition(col, olo, ohi, places))
                 continue
             equal = [names[j].split("=", 1)[1] for j, lo, hi in items if lo >= 0.5 - 1e-9 and lo != -_INF]
             unequal = [names[j].split("=", 1)[1] for j, lo, hi in items if hi <= 0.5 + 1e-9 and hi != _INF]
@@ -347,20 +335,12 @@ def render_rules(
                 equal = remaining  # "g != b" on a two-category column reads "g = a"
             if equal:
                 for cat in equal:
-                    conds.append(Condition(col, "=", cat, f"{col} = {cat}"))
+                    conds.append(Condition(col, "=", cat))
             elif 1 < len(remaining) < len(unequal):
-                conds.append(Condition(col, "in", remaining, f"{col} in {{{', '.join(remaining)}}}"))
+                conds.append(Condition(col, "in", tuple(remaining)))
             elif len(unequal) == 1:
-                conds.append(Condition(col, "!=", unequal[0], f"{col} != {unequal[0]}"))
+                conds.append(Condition(col, "!=", unequal[0]))
             elif unequal:
-                conds.append(Condition(col, "not in", unequal, f"{col} not in {{{', '.join(unequal)}}}"))
+                conds.append(Condition(col, "not in", tuple(unequal)))
         rules.append(Rule(conditions=tuple(conds), box=tuple((j, lo, hi) for j, (lo, hi) in sorted(box.items()))))
     return rules
-
-
-def union_text(rules: list[Rule]) -> str:
-    """``A OR (B AND C)``: parentheses only around multi-condition rules."""
-    if not rules:
-        return ""
-    parts = [r.text if len(r.conditions) <= 1 or len(rules) == 1 else f"({r.text})" for r in rules]
-    return " OR ".join(parts)

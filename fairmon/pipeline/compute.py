@@ -66,6 +66,7 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> dict[s
         random_state=r.random_state,
         significance="split",
         split_fraction=1.0 - r.significance.honest_fraction,  # RUMIE's share of rows used for mining
+        rule_search=r.rule_search,
     )
     d = ev.to_dict()
     overlap = None

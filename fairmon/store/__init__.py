@@ -7,7 +7,10 @@ Nothing outside this package writes SQL. Typical use::
     run_id = store.write_window(WindowRecords(run, metrics=[...]))
 
 The schema lives in ``sql/migrations`` (``fairmon db upgrade``); views and example queries are
-documented in ``sql/README.md``.
+documented in ``sql/README.md``. :class:`Store` is one facade over private modules per concern (runs,
+window writes, reads, history, outbox, FEU candidates; see :mod:`fairmon.store.repository`). Every
+transaction sets ``lock_timeout`` / ``statement_timeout`` from ``FAIRMON_DB_LOCK_TIMEOUT_S`` /
+``FAIRMON_DB_STATEMENT_TIMEOUT_S`` (30 s / 300 s by default).
 """
 
 from fairmon.store.engine import describe_url, embedded_url, get_engine, normalize_url, ping

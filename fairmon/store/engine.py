@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -98,8 +99,6 @@ def normalize_url(url: str | URL) -> URL:
 
 def _mask_password_text(text: str) -> str:
     # "scheme://user:secret@host" → "scheme://user:***@host" for unparsable strings
-    import re
-
     return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", text)
 
 
@@ -137,7 +136,7 @@ def embedded_url(path: str | Path | None = None, *, database: str = "fairmon") -
                     import pgserver
 
                     pgdata.mkdir(parents=True, exist_ok=True)
-                    server = pgserver.get_server(pgdata, cleanup_mode="stop")
+                    server = pgserver.get_server(pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
             except Exception as exc:  # noqa: BLE001 - any start-up failure becomes one clear error
                 raise StoreError(ERR_EMBEDDED.format(path=pgdata, reason=exc)) from exc
             _SERVERS[key] = server

@@ -125,8 +125,12 @@ def applied_migrations(engine: Engine) -> list[tuple[int, str, str]]:
     with translate_errors(engine), engine.connect() as conn:
         if not _has_table(conn):
             return []
-        rows = conn.execute(sa.text("SELECT version, name, checksum FROM schema_migrations ORDER BY version"))
-        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+        return _read_applied(conn)
+
+
+def _read_applied(conn: Connection) -> list[tuple[int, str, str]]:
+    rows = conn.execute(sa.text("SELECT version, name, checksum FROM schema_migrations ORDER BY version"))
+    return [(int(r["version"]), str(r["name"]), str(r["checksum"])) for r in rows.mappings()]
 
 
 def current_version(engine: Engine) -> int:
@@ -172,12 +176,7 @@ def upgrade(engine: Engine, *, directory: str | Path | None = None) -> list[int]
         try:
             with conn.begin():
                 conn.execute(sa.text(_CREATE_TABLE))
-            applied = [
-                (int(r[0]), str(r[1]), str(r[2]))
-                for r in conn.execute(
-                    sa.text("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
-                )
-            ]
+            applied = _read_applied(conn)
             conn.commit()
             _verify(applied, files, d)
             have = {v for v, _, _ in applied}

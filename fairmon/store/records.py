@@ -17,13 +17,31 @@ refused:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from datetime import datetime
+from typing import Any
 
-from fairmon.errors import StoreError
+from fairmon.store._fields import (
+    ERR_DUPLICATE_KEY,
+    ERR_FIELD,
+    ERR_NAIVE_TIME,
+    RESULT_STATUSES,
+    AlertKind,
+    AlertState,
+    ExplanationFamily,
+    FindingStatus,
+    RecordError,
+    RunStatus,
+    Severity,
+    check_literal,
+    field_error,
+    finite_or_none,
+    nonneg_int,
+    set_field,
+    utc,
+)
+from fairmon.store._lifecycle_records import AlertRecord, FEUCandidateRecord
 
 __all__ = [
     "RunStatus",
@@ -46,77 +64,6 @@ __all__ = [
     "WindowRecords",
     "utc",
 ]
-
-RunStatus = Literal["running", "succeeded", "failed", "data_invalid", "skipped", "labels_pending"]
-#: statuses whose runs may carry result rows (metrics, evidence, ...)
-RESULT_STATUSES: tuple[str, ...] = ("succeeded", "labels_pending")
-Severity = Literal["info", "warning", "critical"]
-FindingStatus = Literal["pending", "open", "ongoing", "resolved", "event"]
-AlertKind = Literal["fairness", "data"]
-AlertState = Literal["pending", "sending", "sent", "failed"]
-ExplanationFamily = Literal["gesd", "openxai"]
-
-ERR_FIELD = "{record}.{field}: {problem} (got {value!r})"
-ERR_NAIVE_TIME = "{record}.{field} must be timezone-aware (got naive {value!r}); windows are instants"
-ERR_DUPLICATE_KEY = "WindowRecords: duplicate {record} key {key!r} in one window"
-
-
-class RecordError(StoreError):
-    """A record handed to the store is invalid (programming error: not retryable)."""
-
-    retryable = False
-
-
-def utc(value: datetime, *, record: str = "record", name: str = "time") -> datetime:
-    """Validate a tz-aware datetime and convert it to UTC (pandas Timestamps accepted)."""
-    if hasattr(value, "to_pydatetime"):
-        value = value.to_pydatetime()
-    if not isinstance(value, datetime):
-        raise RecordError(ERR_FIELD.format(record=record, field=name, problem="not a datetime", value=value))
-    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
-        raise RecordError(ERR_NAIVE_TIME.format(record=record, field=name, value=value))
-    return value.astimezone(UTC)
-
-
-def _check_literal(value: Any, lit: Any, record: str, name: str) -> None:
-    allowed = get_args(lit)
-    if value not in allowed:
-        raise RecordError(
-            ERR_FIELD.format(
-                record=record, field=name, problem=f"must be one of {', '.join(allowed)}", value=value
-            )
-        )
-
-
-def _finite_or_none(value: float | None, record: str, name: str) -> float | None:
-    """Store NaN as NULL: an undefined metric is missing, never a number."""
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise RecordError(
-            ERR_FIELD.format(record=record, field=name, problem="not a number", value=value)
-        ) from None
-    if math.isnan(v):
-        return None
-    if math.isinf(v):
-        raise RecordError(ERR_FIELD.format(record=record, field=name, problem="infinite", value=value))
-    return v
-
-
-def _nonneg_int(value: int | None, record: str, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or int(value) != value or value < 0:
-        raise RecordError(
-            ERR_FIELD.format(record=record, field=name, problem="must be an integer >= 0", value=value)
-        )
-    return int(value)
-
-
-def _set(obj: Any, name: str, value: Any) -> None:
-    object.__setattr__(obj, name, value)
 
 
 @dataclass(frozen=True)
@@ -147,34 +94,18 @@ class RunRecord:
 
     def __post_init__(self) -> None:
         if not isinstance(self.monitor, str) or not self.monitor:
-            raise RecordError(
-                ERR_FIELD.format(record="RunRecord", field="monitor", problem="empty", value=self.monitor)
-            )
-        _set(self, "window_start", utc(self.window_start, record="RunRecord", name="window_start"))
-        _set(self, "window_end", utc(self.window_end, record="RunRecord", name="window_end"))
+            raise field_error("RunRecord", "monitor", "empty", self.monitor)
+        set_field(self, "window_start", utc(self.window_start, record="RunRecord", name="window_start"))
+        set_field(self, "window_end", utc(self.window_end, record="RunRecord", name="window_end"))
         if self.window_end <= self.window_start:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="RunRecord",
-                    field="window_end",
-                    problem="must be after window_start",
-                    value=self.window_end,
-                )
-            )
-        _check_literal(self.status, RunStatus, "RunRecord", "status")
-        _set(self, "n_rows", _nonneg_int(self.n_rows, "RunRecord", "n_rows"))
+            raise field_error("RunRecord", "window_end", "must be after window_start", self.window_end)
+        check_literal(self.status, RunStatus, "RunRecord", "status")
+        set_field(self, "n_rows", nonneg_int(self.n_rows, "RunRecord", "n_rows"))
         try:
-            _set(self, "timings", {str(k): float(v) for k, v in dict(self.timings).items()})
+            set_field(self, "timings", {str(k): float(v) for k, v in dict(self.timings).items()})
         except (TypeError, ValueError):
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="RunRecord",
-                    field="timings",
-                    problem="must map step -> seconds",
-                    value=self.timings,
-                )
-            ) from None
-        _set(self, "details", dict(self.details))
+            raise field_error("RunRecord", "timings", "must map step -> seconds", self.timings) from None
+        set_field(self, "details", dict(self.details))
 
 
 @dataclass(frozen=True)
@@ -208,13 +139,11 @@ class MetricRecord:
 
     def __post_init__(self) -> None:
         if not self.metric:
-            raise RecordError(
-                ERR_FIELD.format(record="MetricRecord", field="metric", problem="empty", value=self.metric)
-            )
+            raise field_error("MetricRecord", "metric", "empty", self.metric)
         for name in ("value", "ci_low", "ci_high"):
-            _set(self, name, _finite_or_none(getattr(self, name), "MetricRecord", name))
+            set_field(self, name, finite_or_none(getattr(self, name), "MetricRecord", name))
         for name in ("n", "n_nan"):
-            _set(self, name, _nonneg_int(getattr(self, name), "MetricRecord", name))
+            set_field(self, name, nonneg_int(getattr(self, name), "MetricRecord", name))
 
 
 @dataclass(frozen=True)
@@ -224,6 +153,11 @@ class EvidenceRecord:
     ``rules`` is the structured rule set (jsonb), ``rules_text`` the human-readable form used in
     alerts; ``group_overlap`` is the pipeline's measured overlap with the previous window's group
     (optional; feeds the ``rumie_rule_changes`` view).
+
+    Examples
+    --------
+    >>> EvidenceRecord("ie-dt", 0.31, key_attributes=["age"], rules_text="age <= 25").key_attributes
+    ('age',)
     """
 
     method: str
@@ -250,9 +184,7 @@ class EvidenceRecord:
 
     def __post_init__(self) -> None:
         if not self.method:
-            raise RecordError(
-                ERR_FIELD.format(record="EvidenceRecord", field="method", problem="empty", value=self.method)
-            )
+            raise field_error("EvidenceRecord", "method", "empty", self.method)
         for name in (
             "dscore",
             "honest_dscore",
@@ -262,20 +194,13 @@ class EvidenceRecord:
             "p_fav_out",
             "group_overlap",
         ):
-            _set(self, name, _finite_or_none(getattr(self, name), "EvidenceRecord", name))
+            set_field(self, name, finite_or_none(getattr(self, name), "EvidenceRecord", name))
         for name in ("group_size", "n"):
-            _set(self, name, _nonneg_int(getattr(self, name), "EvidenceRecord", name))
+            set_field(self, name, nonneg_int(getattr(self, name), "EvidenceRecord", name))
         if isinstance(self.key_attributes, str):
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="EvidenceRecord",
-                    field="key_attributes",
-                    problem="a sequence of names",
-                    value=self.key_attributes,
-                )
-            )
-        _set(self, "key_attributes", tuple(str(a) for a in self.key_attributes))
-        _set(self, "details", dict(self.details))
+            raise field_error("EvidenceRecord", "key_attributes", "a sequence of names", self.key_attributes)
+        set_field(self, "key_attributes", tuple(str(a) for a in self.key_attributes))
+        set_field(self, "details", dict(self.details))
 
 
 @dataclass(frozen=True)
@@ -289,6 +214,11 @@ class ExplanationMetricRecord:
     (``group="sex=Female"``). OpenXAI: one row per ``(metric, explainer, group)``: ``group=""`` over
     all sampled rows, ``"sex=Female"`` per group, and the disparity ``<METRIC>_fairness`` with
     ``group="sex"``. An undefined value is None with the reason in ``details["status"]``.
+
+    Examples
+    --------
+    >>> ExplanationMetricRecord("gesd", "gesd", 0.05, explainer="shap", group="sex").gesd_attribute
+    'sex'
     """
 
     family: ExplanationFamily
@@ -316,27 +246,23 @@ class ExplanationMetricRecord:
         return self.group or str(self.details.get("attribute") or "")
 
     def __post_init__(self) -> None:
-        _check_literal(self.family, ExplanationFamily, "ExplanationMetricRecord", "family")
+        check_literal(self.family, ExplanationFamily, "ExplanationMetricRecord", "family")
         if not self.metric:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="ExplanationMetricRecord", field="metric", problem="empty", value=self.metric
-                )
-            )
+            raise field_error("ExplanationMetricRecord", "metric", "empty", self.metric)
         for name in ("value", "p_value"):
-            _set(self, name, _finite_or_none(getattr(self, name), "ExplanationMetricRecord", name))
+            set_field(self, name, finite_or_none(getattr(self, name), "ExplanationMetricRecord", name))
         for name in ("n", "n_nan"):
-            _set(self, name, _nonneg_int(getattr(self, name), "ExplanationMetricRecord", name))
+            set_field(self, name, nonneg_int(getattr(self, name), "ExplanationMetricRecord", name))
         if self.group_stability is not None:
-            _set(
+            set_field(
                 self,
                 "group_stability",
                 {
-                    str(k): _finite_or_none(v, "ExplanationMetricRecord", "group_stability")
+                    str(k): finite_or_none(v, "ExplanationMetricRecord", "group_stability")
                     for k, v in self.group_stability.items()
                 },
             )
-        _set(self, "details", dict(self.details))
+        set_field(self, "details", dict(self.details))
 
 
 @dataclass(frozen=True)
@@ -378,21 +304,14 @@ class FindingRecord:
 
     def __post_init__(self) -> None:
         if not self.kind or not self.metric:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="FindingRecord",
-                    field="kind/metric",
-                    problem="empty",
-                    value=(self.kind, self.metric),
-                )
-            )
-        _check_literal(self.severity, Severity, "FindingRecord", "severity")
-        _check_literal(self.status, FindingStatus, "FindingRecord", "status")
+            raise field_error("FindingRecord", "kind/metric", "empty", (self.kind, self.metric))
+        check_literal(self.severity, Severity, "FindingRecord", "severity")
+        check_literal(self.status, FindingStatus, "FindingRecord", "status")
         for name in ("value", "ci_low", "ci_high", "baseline"):
-            _set(self, name, _finite_or_none(getattr(self, name), "FindingRecord", name))
+            set_field(self, name, finite_or_none(getattr(self, name), "FindingRecord", name))
         if self.since is not None:
-            _set(self, "since", utc(self.since, record="FindingRecord", name="since"))
-        _set(self, "numbers", dict(self.numbers))
+            set_field(self, "since", utc(self.since, record="FindingRecord", name="since"))
+        set_field(self, "numbers", dict(self.numbers))
 
     @classmethod
     def from_finding(cls, finding: Any) -> FindingRecord:
@@ -420,74 +339,18 @@ class FindingRecord:
 
 
 @dataclass(frozen=True)
-class AlertRecord:
-    """An outbox row: one alert per fingerprint (monitor, window, finding), delivered at most once.
-
-    Examples
-    --------
-    >>> AlertRecord("fp-1", kind="fairness", payload={"text": "DP difference 0.21 for sex"}).state
-    'pending'
-    """
-
-    fingerprint: str
-    kind: AlertKind
-    payload: Mapping[str, Any] = field(default_factory=dict)
-    channel: str | None = None
-    monitor: str | None = None
-    run_id: int | None = None
-    window_start: datetime | None = None
-    severity: str | None = None
-    state: AlertState = "pending"
-    attempts: int = 0
-    last_error: str | None = None
-    slack_ts: str | None = None
-    thread_ts: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    sent_at: datetime | None = None
-
-    def __post_init__(self) -> None:
-        if not self.fingerprint:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="AlertRecord", field="fingerprint", problem="empty", value=self.fingerprint
-                )
-            )
-        _check_literal(self.kind, AlertKind, "AlertRecord", "kind")
-        _check_literal(self.state, AlertState, "AlertRecord", "state")
-        if self.window_start is not None:
-            _set(self, "window_start", utc(self.window_start, record="AlertRecord", name="window_start"))
-        _set(self, "payload", dict(self.payload))
-
-
-@dataclass(frozen=True)
-class FEUCandidateRecord:
-    """One FEU retraining candidate (a point of the NSGA-II population / Pareto set)."""
-
-    candidate_index: int
-    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
-    metrics: Mapping[str, Any] = field(default_factory=dict)
-    pareto: bool = False
-    selected: bool = False
-    registry_version: str | None = None
-    run_id: int | None = None
-
-    def __post_init__(self) -> None:
-        _set(
-            self,
-            "candidate_index",
-            _nonneg_int(self.candidate_index, "FEUCandidateRecord", "candidate_index"),
-        )
-        _set(self, "hyperparameters", dict(self.hyperparameters))
-        _set(self, "metrics", dict(self.metrics))
-
-
-@dataclass(frozen=True)
 class WindowRecords:
     """Everything one window writes, in one transaction (see :meth:`Store.write_window`).
 
     Writing replaces the window's metrics, evidence, explanation metrics and findings; FEU candidates
     and alerts have their own lifecycles (:meth:`Store.save_feu_candidates`, the outbox).
+
+    Examples
+    --------
+    >>> from datetime import datetime, UTC
+    >>> run = RunRecord("demo", datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
+    >>> len(WindowRecords(run, metrics=[MetricRecord("dp_difference", 0.1, attribute="sex")]).metrics)
+    1
     """
 
     run: RunRecord
@@ -507,22 +370,16 @@ class WindowRecords:
             seen: set[Any] = set()
             for item in items:
                 if not isinstance(item, kind):
-                    raise RecordError(
-                        ERR_FIELD.format(
-                            record="WindowRecords", field=name, problem=f"expects {kind.__name__}", value=item
-                        )
-                    )
+                    raise field_error("WindowRecords", name, f"expects {kind.__name__}", item)
                 if item.key in seen:
                     raise RecordError(ERR_DUPLICATE_KEY.format(record=kind.__name__, key=item.key))
                 seen.add(item.key)
-            _set(self, name, items)
+            set_field(self, name, items)
         has_results = any(getattr(self, n) for n in ("metrics", "evidence", "explanation_metrics"))
         if has_results and self.run.status not in RESULT_STATUSES:
-            raise RecordError(
-                ERR_FIELD.format(
-                    record="WindowRecords",
-                    field="run.status",
-                    problem=f"a {self.run.status} window carries no results (use Store.mark_run)",
-                    value=self.run.status,
-                )
+            raise field_error(
+                "WindowRecords",
+                "run.status",
+                f"a {self.run.status} window carries no results (use Store.mark_run)",
+                self.run.status,
             )

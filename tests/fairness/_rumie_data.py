@@ -25,3 +25,19 @@ def planted_frame(n: int = 1000, *, gap: float = 0.4, random_state: int = 0) -> 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
     a, b = np.asarray(a, bool), np.asarray(b, bool)
     return float((a & b).sum() / max(1, (a | b).sum()))
+
+
+def _load_planted():  # type: ignore[no-untyped-def]
+    """``benchmarks/rumie_paper/planted.py`` by file path (``benchmarks`` is not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "rumie_paper" / "planted.py"
+    spec = importlib.util.spec_from_file_location("rumie_planted", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+planted = _load_planted()

@@ -52,7 +52,8 @@ def test_transitions_are_compare_and_set(store: Store) -> None:
     assert store.outbox_transition("fp-1", "sending", "sent", slack_ts="1700000000.000100") is True
     a = store.outbox_get("fp-1")
     assert a is not None
-    assert (a.state, a.attempts, a.slack_ts, a.last_error) == ("sent", 2, "1700000000.000100", "rate limited")
+    # sent clears the error of the earlier attempt (issue 15 item 13): a delivered alert carries none
+    assert (a.state, a.attempts, a.slack_ts, a.last_error) == ("sent", 2, "1700000000.000100", None)
     assert a.sent_at is not None
     assert store.outbox_transition("fp-1", "sending", "sent") is False
     with pytest.raises(RecordError, match="outbox transition sent -> pending is not allowed"):
@@ -112,3 +113,22 @@ def test_claim_takes_pending_or_stale_sending(store: Store) -> None:
     assert store.outbox_get("x").attempts == 2  # type: ignore[union-attr]
     store.outbox_transition("x", "sending", "sent", slack_ts="2.2")
     assert store.outbox_claim("x", stale_after_s=0) is False  # sent is final
+
+
+def test_sent_clears_the_error_of_earlier_attempts(store: Store) -> None:
+    """Issue 15 item 13: whichever way an alert becomes sent, it keeps no earlier attempt's error."""
+    store.outbox_enqueue(alert("cas"))
+    store.outbox_transition("cas", "pending", "sending")
+    store.outbox_transition("cas", "sending", "failed", error="invalid_blocks")
+    assert store.outbox_get("cas").last_error == "invalid_blocks"  # type: ignore[union-attr]
+    store.outbox_transition("cas", "failed", "pending")
+    store.outbox_transition("cas", "pending", "sending")
+    assert store.outbox_get("cas").last_error == "invalid_blocks"  # type: ignore[union-attr]
+    assert store.outbox_transition("cas", "sending", "sent", slack_ts="1.2") is True
+    assert (store.outbox_get("cas").state, store.outbox_get("cas").last_error) == ("sent", None)  # type: ignore[union-attr]
+
+    store.outbox_enqueue(alert("admin"))
+    store.outbox_mark("admin", "pending", error="ratelimited")
+    assert store.outbox_get("admin").last_error == "ratelimited"  # type: ignore[union-attr]
+    assert store.outbox_mark("admin", "sent", slack_ts="1.3") is True
+    assert store.outbox_get("admin").last_error is None  # type: ignore[union-attr]

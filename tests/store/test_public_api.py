@@ -40,6 +40,9 @@ STORE_METHODS = {
     "save_feu_candidates",
     "set_feu_registry_version",
     "rebuild_latest_metrics",
+    # run bookkeeping (issue 15: stale runs are failed by the next run of the monitor)
+    "heartbeat_run",
+    "fail_stale_runs",
     # reads for the report and the CLI
     "monitors",
     "get_run",

@@ -1,0 +1,74 @@
+"""Runs left ``running`` by a crashed process are failed with a reason by the next run (issue 15 item 12)."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from store_seed import day, window
+
+from fairmon.store import RecordError, Store
+from fairmon.store._runs import ERR_STALE_AGE, ERR_STALE_RUN
+
+pytestmark = pytest.mark.postgres
+
+
+def _age(engine, monitor: str, i: int, hours: float) -> None:  # type: ignore[no-untyped-def]
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "UPDATE runs SET updated_at = now() - make_interval(hours => :h) FROM monitors m "
+                "WHERE m.monitor_id = runs.monitor_id AND m.name = :mon AND runs.window_start = :ws"
+            ),
+            {"h": hours, "mon": monitor, "ws": day(i)},
+        )
+
+
+def test_stale_running_runs_become_failed_with_a_reason(store: Store, engine) -> None:  # type: ignore[no-untyped-def]
+    store.write_window(window("demo", 0, dp=0.10))
+    stuck = store.write_window(window("demo", 1, dp=0.20))
+    store.mark_run("demo", day(1), day(2), "running", details={"attempt": 2})  # a re-run that crashed
+    store.mark_run("demo", day(2), day(3), "running")  # a live run
+    store.mark_run("other", day(1), day(2), "running")  # another monitor's run
+    _age(engine, "demo", 1, 2)
+    _age(engine, "other", 1, 2)
+
+    failed = store.fail_stale_runs("demo", 3600)
+
+    assert [r.run_id for r in failed] == [stuck]
+    run = failed[0]
+    assert run == store.get_run_by_id(stuck)
+    assert run.status == "failed" and run.error is not None
+    assert run.error.startswith("stale: no progress for 72") and run.error.endswith(" s (process crashed?)")
+    assert ERR_STALE_RUN.format(seconds=7200.0) == "stale: no progress for 7200 s (process crashed?)"
+    assert run.details["error"] == run.error and run.details["attempt"] == 2
+    assert run.details["stale_since"] is not None
+    # a failed window carries no results; the latest value falls back to the last completed window
+    assert store.metrics_of_run(stuck) == [] and store.evidence_of_run(stuck) == []
+    latest = store.history("demo", "dp_difference", attribute="sex")
+    assert [(r["window_start"], r["value"]) for r in latest] == [(day(0), pytest.approx(0.10))]
+    assert [r.status for r in store.runs("demo")] == ["succeeded", "failed", "running"]
+    assert store.get_run("other", day(1)).status == "running"  # type: ignore[union-attr]
+    assert store.fail_stale_runs("demo", 3600) == []  # nothing left to fail
+
+
+def test_heartbeat_keeps_a_slow_run_alive(store: Store, engine) -> None:  # type: ignore[no-untyped-def]
+    run_id = store.mark_run("demo", day(0), day(1), "running")
+    _age(engine, "demo", 0, 2)
+    assert store.heartbeat_run(run_id) is True
+    assert store.fail_stale_runs("demo", 3600) == []
+    _age(engine, "demo", 0, 2)
+    assert [r.run_id for r in store.fail_stale_runs("demo", 3600)] == [run_id]
+    assert store.heartbeat_run(run_id) is False  # it is failed now: a heartbeat does not revive it
+    assert store.get_run_by_id(run_id).status == "failed"  # type: ignore[union-attr]
+
+
+def test_status_marks_count_as_progress(store: Store, engine) -> None:  # type: ignore[no-untyped-def]
+    store.mark_run("demo", day(0), day(1), "running")
+    _age(engine, "demo", 0, 2)
+    store.mark_run("demo", day(0), day(1), "running")  # the next attempt starts the window again
+    assert store.fail_stale_runs("demo", 3600) == []
+    assert store.fail_stale_runs("no-such-monitor", 0) == []
+    assert store.monitors() == ["demo"]  # asking about a monitor does not create it
+    with pytest.raises(RecordError) as info:
+        store.fail_stale_runs("demo", -1)
+    assert str(info.value) == ERR_STALE_AGE.format(value=-1)
