@@ -12,15 +12,15 @@ from __future__ import annotations
 import logging
 import os
 
-from fairmon.config import ENV_DATABASE_URL, ENV_SLACK_TOKEN, load_spec
+from fairmon.config import ENV_DATABASE_URL, ENV_DB_CONN_ID, ENV_SLACK_CONN_ID, ENV_SLACK_TOKEN, load_spec
 
 __all__ = ["DB_CONN_ID", "SLACK_CONN_ID", "db_url", "slack_token", "source_url"]
 
 log = logging.getLogger(__name__)
 
 #: Airflow connection ids (override with env for a deployment that names them differently)
-DB_CONN_ID = os.environ.get("FAIRMON_DB_CONN_ID", "fairmon_db")
-SLACK_CONN_ID = os.environ.get("FAIRMON_SLACK_CONN_ID", "fairmon_slack")
+DB_CONN_ID = os.environ.get(ENV_DB_CONN_ID, "fairmon_db")
+SLACK_CONN_ID = os.environ.get(ENV_SLACK_CONN_ID, "fairmon_slack")
 _POSTGRES_TYPES = ("postgres", "postgresql")
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from fairmon.config import MonitorSpec, load_spec
+from fairmon.config import ENV_HEAVY_QUEUE, MonitorSpec, load_spec
 from fairmon.pipeline.table import HEAVY_STEPS, STEPS
 
 __all__ = ["DagSettings", "dag_settings", "load_dag_settings", "DAG_ID_PREFIX"]
@@ -103,7 +103,7 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
         catchup=spec.schedule.catchup,
         tags=tags,
         owner=spec.identity.owner or "fairmon",
-        heavy_queue=os.environ.get("FAIRMON_HEAVY_QUEUE") or ex.queue,
+        heavy_queue=os.environ.get(ENV_HEAVY_QUEUE) or ex.queue,
         retries=int(ex.retries),
         retry_delay_s=int(ex.retry_delay_s),
         light_timeout_s=light,

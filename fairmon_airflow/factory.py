@@ -22,19 +22,17 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param, dag, task
 
+from fairmon.config import ENV_MONITORS_DIR, ENV_STRICT_SPECS
 from fairmon.errors import ConfigError
 from fairmon.pipeline.table import STEPS, Step
 from fairmon_airflow.dagspec import DagSettings, load_dag_settings
 from fairmon_airflow.failure import on_failure
 from fairmon_airflow.tasks import run_task
 
-__all__ = ["build_dag", "build_dags", "monitors_dir", "ENV_MONITORS_DIR", "ENV_STRICT_SPECS", "ERR_DUPLICATE_ID"]
+__all__ = ["build_dag", "build_dags", "monitors_dir", "ERR_DUPLICATE_ID"]
 
 log = logging.getLogger(__name__)
 
-ENV_MONITORS_DIR = "FAIRMON_MONITORS_DIR"
-#: ``1``: a broken or duplicate spec is an import error of the DAG file (CI's DAG integrity test)
-ENV_STRICT_SPECS = "FAIRMON_STRICT_SPECS"
 ERR_DUPLICATE_ID = "fairmon: {path}: DAG id {dag_id!r} is already used by another spec"
 _SPEC_GLOBS = ("*.yaml", "*.yml")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairmon.alerts import SlackMessage, SlackSender
-from fairmon.config import ENV_SLACK_CHANNEL
+from fairmon.config import ENV_PIPELINE_SLACK_CHANNEL, ENV_SLACK_CHANNEL
 from fairmon.errors import DataValidationError
 from fairmon_airflow.connections import slack_token
 from fairmon_airflow.context import try_number, window_text
@@ -27,13 +27,11 @@ __all__ = [
     "failure_report",
     "notify_failure",
     "on_failure",
-    "ENV_PIPELINE_CHANNEL",
     "FAILURE_EVENT_TYPE",
 ]
 
 log = logging.getLogger(__name__)
 
-ENV_PIPELINE_CHANNEL = "FAIRMON_PIPELINE_SLACK_CHANNEL"
 #: Slack message metadata type of pipeline errors (fairness alerts use ``fairmon.alerts.EVENT_TYPE``)
 FAILURE_EVENT_TYPE = "fairmon_pipeline_error"
 _DATA_INVALID = DataValidationError.__name__
@@ -134,7 +132,7 @@ def notify_failure(
         log.warning("%s (data alert already sent by the validate step)", report.text)
         return {"logged": True, "sent": False, "reason": "data_invalid"}
     log.error(report.text)
-    channel = channel or os.environ.get(ENV_PIPELINE_CHANNEL) or os.environ.get(ENV_SLACK_CHANNEL)
+    channel = channel or os.environ.get(ENV_PIPELINE_SLACK_CHANNEL) or os.environ.get(ENV_SLACK_CHANNEL)
     if not token or not channel:
         return {"logged": True, "sent": False, "reason": "no slack token/channel"}
     try:
