@@ -26,6 +26,7 @@ test: venv
 	./scripts/ensure-system-deps.sh
 	$(BIN)/ruff check fairmon fairmon_airflow dags tests benchmarks
 	$(BIN)/mypy fairmon fairmon_airflow
+	$(BIN)/pytest -q --doctest-modules fairmon
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest $(PYTEST_ARGS)
 
 ## the fast subset for development (seconds)

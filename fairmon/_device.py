@@ -13,21 +13,43 @@ from fairmon.errors import DeviceError
 if TYPE_CHECKING:
     import torch
 
+__all__ = ["resolve_device", "torch_generator", "ERR_NO_CUDA", "ERR_UNKNOWN_DEVICE"]
+
+ERR_NO_CUDA = "device {device!r} requested but CUDA is not available on this machine"
+ERR_UNKNOWN_DEVICE = "unknown compute device {device!r} (use 'auto', 'cpu', 'cuda' or 'cuda:N'): {error}"
+
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:
-    import torch
+    """The torch device for ``device`` (``None``/``"auto"``: CUDA when available, else CPU).
+
+    >>> resolve_device("cpu").type
+    'cpu'
+    >>> resolve_device("gpu")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairmon.errors.DeviceError: unknown compute device 'gpu' (use 'auto', 'cpu', 'cuda' or 'cuda:N'): ...
+    """
+    import torch  # heavy: loaded when a device is needed
 
     if device is None or (isinstance(device, str) and device == "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(device)
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:  # "gpu", "cuda:x", a number: not a device string torch knows
+        raise DeviceError(ERR_UNKNOWN_DEVICE.format(device=device, error=exc)) from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise DeviceError(f"device {str(device)!r} requested but CUDA is not available on this machine")
+        raise DeviceError(ERR_NO_CUDA.format(device=str(device)))
     return dev
 
 
 def torch_generator(random_state: int | None, device: torch.device) -> torch.Generator:
-    """A seeded generator on ``device`` (CPU generator when the device has none)."""
-    import torch
+    """A seeded generator on ``device`` (CPU generator when the device has none).
+
+    >>> import torch
+    >>> torch_generator(3, torch.device("cpu")).initial_seed()
+    3
+    """
+    import torch  # heavy: loaded when a device is needed
 
     gen = torch.Generator(device=device.type if device.type == "cuda" else "cpu")
     gen.manual_seed(0 if random_state is None else int(random_state))

@@ -3,9 +3,34 @@
 Every error a user can cause or meet in production derives from :class:`FairmonError`, so the CLI
 prints one clear line for it and the DAG can decide retry vs fail-fast by type. Adapters translate
 third-party errors into these with ``raise ... from exc``.
+
+The tree::
+
+    FairmonError
+    ├── ConfigError              a spec or setting is invalid
+    ├── SchemaError              a frame does not match a feature schema
+    ├── DatasetError             a data file is missing, unreadable or fails its checksum
+    ├── DataValidationError      a window failed its validation suite (``.failed``)
+    ├── ValidationEngineError    Great Expectations could not run a suite (the data was not judged)
+    ├── SnapshotError            a model snapshot is missing or tampered with
+    ├── StoreError               the store cannot be reached or written (retryable)
+    │   └── SchemaNotAtHeadError the database schema is not at the migration head
+    ├── AlertDeliveryError       an alert could not be delivered
+    ├── MethodError              a method got arguments it cannot work with
+    │   └── InsufficientDataError
+    └── DeviceError              the requested compute device is not available
+
+>>> from fairmon.errors import DatasetError, FairmonError
+>>> try:
+...     raise DatasetError("adult.data: not found")
+... except FairmonError as exc:
+...     print(type(exc).__name__, exc.retryable)
+DatasetError False
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 __all__ = [
     "FairmonError",
@@ -13,6 +38,7 @@ __all__ = [
     "SchemaError",
     "DatasetError",
     "DataValidationError",
+    "ValidationEngineError",
     "SnapshotError",
     "StoreError",
     "SchemaNotAtHeadError",
@@ -45,9 +71,17 @@ class DatasetError(FairmonError):
 class DataValidationError(FairmonError):
     """A window's data failed its validation suite; carries the failed expectations."""
 
-    def __init__(self, message: str, failed: list[dict] | None = None) -> None:
+    def __init__(self, message: str, failed: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.failed = list(failed or [])
+
+
+class ValidationEngineError(FairmonError):
+    """Great Expectations failed while running a suite (library or environment error).
+
+    Deliberately not a :class:`DataValidationError`: the window's data was not judged, so the run must
+    not be recorded as ``data_invalid``.
+    """
 
 
 class SnapshotError(FairmonError):

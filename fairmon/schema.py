@@ -77,7 +77,15 @@ class ColumnSpec:
 
 @dataclass(frozen=True)
 class FeatureSchema:
-    """Raw columns, their encoded layout and the inverse map back to original columns."""
+    """Raw columns, their encoded layout and the inverse map back to original columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> schema = FeatureSchema.fit(pd.DataFrame({"age": [20.0, 40.0], "sex": ["f", "m"]}))
+    >>> schema.n_encoded, schema.transform(pd.DataFrame({"age": [30.0], "sex": ["m"]})).round(3).tolist()
+    (3, [[0.0, 0.0, 1.0]])
+    """
 
     columns: tuple[ColumnSpec, ...]
     _offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
@@ -319,7 +327,14 @@ class FeatureSchema:
 
 
 def category_strings(s: pd.Series) -> np.ndarray:
-    """A column's values as the category strings the schema encodes (missing values: ``<NA>``)."""
+    """A column's values as the category strings the schema encodes (missing values: ``<NA>``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> category_strings(pd.Series([1, None, "a"])).tolist()
+    ['1', '<NA>', 'a']
+    """
     import numpy as np
     import pandas as pd
 

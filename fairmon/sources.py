@@ -54,6 +54,9 @@ __all__ = [
     "ERR_QUERY_FAILED",
     "ERR_READ_FAILED",
     "ERR_NO_PARQUET",
+    "ERR_NOT_FOUND",
+    "ERR_UNREACHABLE",
+    "file_exists",
 ]
 
 ERR_FILE_MISSING = "window [{start}, {end}): data file not found: {path}"
@@ -65,6 +68,8 @@ ERR_NO_URL = (
 )
 ERR_QUERY_FAILED = "window [{start}, {end}): query failed on {url}: {error} (query: {query})"
 ERR_READ_FAILED = "cannot read {fmt} data file {path}: {error}"
+ERR_NOT_FOUND = "data file not found: {path}"
+ERR_UNREACHABLE = "cannot reach data file {path}: {error}"
 ERR_NO_PARQUET = "cannot read Parquet file {path}: install pyarrow (pip install pyarrow) or use format: csv"
 
 
@@ -99,28 +104,44 @@ def describe_window_source(spec: MonitorSpec, start: dt.datetime, end: dt.dateti
 
 
 def load_file(path: str, fmt: str) -> pd.DataFrame:
-    """Read one CSV/Parquet file (local or fsspec URL); errors name the file."""
+    """Read one CSV/Parquet file (local or fsspec URL); every read error is a DatasetError naming the file.
+
+    An empty CSV reads as an empty frame (the caller decides whether that is an error).
+
+    >>> load_file("/nonexistent/2026-02-01.csv", "csv")
+    Traceback (most recent call last):
+    ...
+    fairmon.errors.DatasetError: data file not found: /nonexistent/2026-02-01.csv
+    """
     if fmt == "parquet" and not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
         raise DatasetError(ERR_NO_PARQUET.format(path=path))
     try:
         if fmt == "csv":
             return pd.read_csv(path)
         return pd.read_parquet(path)
-    except FileNotFoundError:
-        raise
+    except FileNotFoundError as exc:
+        raise DatasetError(ERR_NOT_FOUND.format(path=path)) from exc
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except Exception as exc:  # noqa: BLE001 - parser/IO errors of many libraries → one clear error
         raise DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)) from exc
 
 
-def _exists(path: str) -> bool:
+def file_exists(path: str) -> bool:
+    """Whether a data file exists (local path or fsspec URL); an unreachable store is a DatasetError.
+
+    >>> file_exists("/nonexistent/2026-02-01.csv")
+    False
+    """
     if "://" not in path:
         return Path(path).is_file()
-    import fsspec
+    import fsspec  # heavy: only for URLs
 
-    fs, p = fsspec.core.url_to_fs(path)
-    return bool(fs.exists(p))
+    try:
+        fs, p = fsspec.core.url_to_fs(path)
+        return bool(fs.exists(p))
+    except (OSError, ValueError, ImportError) as exc:  # unreachable store, unknown protocol, no backend
+        raise DatasetError(ERR_UNREACHABLE.format(path=path, error=f"{type(exc).__name__}: {exc}")) from exc
 
 
 def _load_files(
@@ -133,7 +154,7 @@ def _load_files(
     allow_empty: bool,
 ) -> pd.DataFrame:
     path = window_path(source, start, end, base_dir=base_dir, env=env)
-    if not _exists(path):
+    if not file_exists(path):
         raise DatasetError(ERR_FILE_MISSING.format(start=start, end=end, path=path))
     frame = load_file(path, source.format or "csv")
     if len(frame) == 0 and not allow_empty:
@@ -226,6 +247,15 @@ def load_window(
         Missing/unreadable file, empty window, failing query (``retryable`` for connection errors).
     ConfigError
         A SQL source without an engine or URL.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "2026-02-01.csv").write_text("a,b\\n1,2\\n")
+    >>> src = FilesSource(pattern="{start:%Y-%m-%d}.csv")
+    >>> load_window(src, dt.datetime(2026, 2, 1), dt.datetime(2026, 2, 2), base_dir=folder).shape
+    (1, 2)
     """
     if isinstance(source, MonitorSpec):
         if base_dir is None:

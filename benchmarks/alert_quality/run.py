@@ -1,7 +1,7 @@
 """Alert quality of the drift decision: false-alarm rate and detection delay (DESIGN §5).
 
 Runs the REAL decision pipeline pieces on the foundation's synthetic stream
-(:func:`fairmon.datasets.stream.generate_stream` + :func:`~fairmon.datasets.stream.deploy_models`):
+(:func:`fairmon.datasets.generate_stream` + :func:`~fairmon.datasets.deploy_models`):
 per window the model's decisions → outcome metrics with bootstrap CIs
 (:func:`fairmon.fairness.outcome.outcome_metrics`, sensitive ``sex``/``race`` and their intersection,
 labels present) → RUMIE IE-DT with its split-sample honest DScore and p-value
@@ -84,7 +84,7 @@ def _window_summary(w: Any, fav: Any, prev_ev: dict | None, args: argparse.Names
 
 def _stream_summaries(n_windows: int, drift_window: int, seed: int, args: argparse.Namespace,
                       label: str) -> tuple[list[Any], list[dict], Any]:
-    from fairmon.datasets.stream import FEATURE_COLUMNS, decision_dscore, deploy_models, generate_stream
+    from fairmon.datasets import FEATURE_COLUMNS, decision_dscore, deploy_models, generate_stream
     from fairmon.registry import Registry
 
     stream = generate_stream(

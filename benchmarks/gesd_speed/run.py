@@ -47,7 +47,7 @@ def _setup(seed: int) -> dict[str, Any]:
     from sklearn.model_selection import train_test_split
 
     from fairmon.datasets import load_gesd
-    from fairmon.feu.train import train_mlp
+    from fairmon.feu import train_mlp
     from fairmon.registry.model import Model
     from fairmon.schema import FeatureSchema
 

@@ -1,6 +1,6 @@
 """RUMIE significance calibration: false-positive rate under the null, power under a planted group.
 
-Windows are the synthetic stream's frames (``fairmon.datasets.stream.generate_stream``: planted
+Windows are the synthetic stream's frames (``fairmon.datasets.generate_stream``: planted
 attributes ``age``/``region``, decoys correlated with them, legitimate features and the declared
 sensitive columns), mined over *all* of them (the largest search space, so the most optimism to
 correct). The decisions are drawn here so the truth is known exactly:
@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # repo root: benchmarks._meta and fairmon
 
 from benchmarks._meta import write_results  # noqa: E402
-from fairmon.datasets.stream import generate_stream  # noqa: E402
+from fairmon.datasets import generate_stream  # noqa: E402
 from fairmon.fairness.rumie import held_out_test  # noqa: E402
 
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE.parents[1]))  # repo root: benchmarks._meta and fair
 
 from benchmarks._meta import write_results  # noqa: E402
 from fairmon.config import load_spec  # noqa: E402
-from fairmon.datasets.stream import FEATURE_COLUMNS, SENSITIVE_COLUMNS  # noqa: E402
+from fairmon.datasets import FEATURE_COLUMNS, SENSITIVE_COLUMNS  # noqa: E402
 from fairmon.validation import build_suite, validate  # noqa: E402
 
 

@@ -15,8 +15,9 @@ Why no duplicates
 2. Claiming is compare-and-set (``pending → sending``), so two workers never post the same alert.
 3. If a worker crashed after Slack accepted the message but before ``sent`` was committed, the row is
    left in ``sending``. Before re-posting such a row (or any row with earlier attempts), the outbox
-   searches ``conversations.history`` for the fingerprint in the message metadata and, when found,
-   records that ``ts`` instead of posting again.
+   searches ``conversations.history`` (a thread reply: ``conversations.replies``) for the fingerprint
+   in the message metadata and, when found, records that ``ts`` instead of posting again. The sender
+   does the same inside one delivery when a post's reply is lost (5xx, dropped connection).
 
 The repository is a small protocol; :class:`fairmon.store.Store` implements it on Postgres and
 :class:`InMemoryOutboxRepository` in memory (unit tests, dry runs).
@@ -49,6 +50,7 @@ from fairmon.alerts.render import (
     render_feu_followup,
     render_finding,
 )
+from fairmon.alerts.slack import RateLimitedError
 from fairmon.drift.findings import Finding, Severity, severity_at_least
 from fairmon.errors import AlertDeliveryError
 from fairmon.store.records import AlertRecord
@@ -95,7 +97,8 @@ class MessageSender(Protocol):
     def post(self, channel: str, message: SlackMessage, *, thread_ts: str | None = None,
              reply_broadcast: bool | None = None) -> str: ...
 
-    def find(self, channel: str, fingerprint: str, *, oldest: str | None = None) -> str | None: ...
+    def find(self, channel: str, fingerprint: str, *, oldest: str | None = None,
+             thread_ts: str | None = None) -> str | None: ...
 
 
 def alert_fingerprint(finding_fingerprint: str, channel: str) -> str:
@@ -198,6 +201,8 @@ class DeliveryReport:
     deferred: list[str] = field(default_factory=list)  #: back to pending (outage, bad config, parent not sent)
     failed: list[str] = field(default_factory=list)
     error: str | None = None
+    #: when Slack rate-limited beyond the sender's wait cap: the UTC time to deliver again (nothing was posted)
+    retry_at: datetime | None = None
 
 
 class Outbox:
@@ -317,7 +322,11 @@ class Outbox:
             msg = SlackMessage.from_payload(rec.payload)
             channel = rec.channel or ""
             try:
-                ts = self.sender.find(channel, fp) if rec.attempts > 0 or rec.state == "sending" else None
+                # a reply is looked for in its thread: conversations.history does not list thread replies
+                parent = repo.outbox_get(msg.thread_of) if msg.thread_of else None
+                parent_ts = (parent.thread_ts or parent.slack_ts) if parent is not None else None
+                ts = (self.sender.find(channel, fp, thread_ts=parent_ts)
+                      if rec.attempts > 0 or rec.state == "sending" else None)
                 if ts is not None:
                     report.recovered.append(fp)
                 else:
@@ -338,6 +347,7 @@ class Outbox:
                     repo.outbox_transition(fp, "sending", "pending", error=str(exc))
                     report.deferred.append(fp)
                     report.error = str(exc)
+                    report.retry_at = exc.retry_at if isinstance(exc, RateLimitedError) else None
                     _log.warning("alert delivery deferred: %s", exc)
                     break
                 if exc.configuration:

@@ -18,20 +18,38 @@ Example
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from fairmon.alerts.message import (
+    EVENT_TYPE,
+    AlertContext,
+    SlackMessage,
+    context_block,
+    fields_block,
+    header,
+    link_block,
+    message_text,
+    metadata,
+    mrkdwn_escape,
+    num,
+    p_text,
+    report_path,
+    report_url,
+    section,
+    window_text,
+)
 from fairmon.drift.checks import level_text
 from fairmon.drift.findings import Finding, finding_fingerprint
-from fairmon.drift.window import evidence_value, gesd_by_attribute
+from fairmon.drift.window import gesd_by_attribute
+from fairmon.fairness.rumie import Evidence
 
 __all__ = [
     "EVENT_TYPE",
     "AlertContext",
     "SlackMessage",
+    "mrkdwn_escape",
     "report_path",
     "report_url",
     "render_finding",
@@ -39,9 +57,6 @@ __all__ = [
     "render_data_validation",
     "data_validation_fingerprint",
 ]
-
-#: Slack message-metadata event type of every fairmon message
-EVENT_TYPE = "fairmon_alert"
 
 _SEVERITY_ICON = {"info": ":information_source:", "warning": ":warning:", "critical": ":rotating_light:"}
 _TITLES = {
@@ -53,163 +68,28 @@ _TITLES = {
     "rumie_key_attributes": "the discriminated group's attributes changed (RUMIE)",
     "gesd_rise": "explanation fairness (GESD) got worse",
 }
-_MAX_SECTION = 2900  # Block Kit section text limit is 3000 characters
 
-
-def _slug(text: str) -> str:
-    s = re.sub(r"[^a-z0-9._-]+", "-", text.strip().lower()).strip("-")
-    return s or "monitor"
-
-
-def report_path(monitor: str, window_start: datetime) -> str:
-    """Stable relative path of the run report of one monitor and window.
-
-    >>> from datetime import datetime, UTC
-    >>> report_path("demo", datetime(2026, 1, 1, tzinfo=UTC))
-    'demo/2026-01-01.html'
-    """
-    return f"{_slug(monitor)}/{window_start:%Y-%m-%d}.html"
-
-
-def report_url(base_url: str | None, monitor: str, window_start: datetime) -> str | None:
-    """``{base_url}/{report_path(...)}`` or None without a base URL.
-
-    >>> from datetime import datetime, UTC
-    >>> report_url("https://reports.example.com/fairmon/", "demo", datetime(2026, 1, 1, tzinfo=UTC))
-    'https://reports.example.com/fairmon/demo/2026-01-01.html'
-    """
-    if not base_url:
-        return None
-    return f"{base_url.rstrip('/')}/{report_path(monitor, window_start)}"
-
-
-@dataclass(frozen=True)
-class AlertContext:
-    """What every message of one window shows besides the finding itself.
-
-    ``evidence`` is RUMIE ``Evidence.to_dict()``; ``gesd`` is ``{attribute: GESDResult.to_dict()}``
-    (or one result, see :func:`fairmon.drift.window.gesd_by_attribute`); both optional. A GESD finding
-    shows the result of its own attribute (the finding's ``group``).
-    """
-
-    monitor: str
-    window_start: datetime
-    window_end: datetime | None = None
-    model_version: str | None = None
-    report_base_url: str | None = None
-    evidence: Mapping[str, Any] | None = None
-    gesd: Mapping[str, Any] | None = None
-
-    @property
-    def report_url(self) -> str | None:
-        return report_url(self.report_base_url, self.monitor, self.window_start)
-
-
-@dataclass(frozen=True)
-class SlackMessage:
-    """A rendered message: fallback ``text``, Block Kit ``blocks`` and message ``metadata``."""
-
-    text: str
-    blocks: list[dict[str, Any]]
-    metadata: dict[str, Any]
-    fingerprint: str
-    thread_of: str | None = None  #: fingerprint of the message this one replies to
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_payload(self) -> dict[str, Any]:
-        """JSON for the outbox row (``from_payload`` inverts it)."""
-        return {"text": self.text, "blocks": self.blocks, "metadata": self.metadata,
-                "fingerprint": self.fingerprint, "thread_of": self.thread_of, "extra": self.extra}
-
-    @classmethod
-    def from_payload(cls, payload: Mapping[str, Any]) -> SlackMessage:
-        return cls(text=payload["text"], blocks=list(payload.get("blocks") or []),
-                   metadata=dict(payload.get("metadata") or {}), fingerprint=payload["fingerprint"],
-                   thread_of=payload.get("thread_of"), extra=dict(payload.get("extra") or {}))
-
-
-def _num(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "n/a"
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if not math.isfinite(f):
-        return "n/a"
-    return f"{f:.{digits}f}"
-
-
-def _p(x: Any) -> str:
-    try:
-        return f"{float(x):.2g}"
-    except (TypeError, ValueError):
-        return "n/a"
-
-
-def _window_text(ctx: AlertContext) -> str:
-    if ctx.window_end is not None:
-        return f"{ctx.window_start:%Y-%m-%d %H:%M} – {ctx.window_end:%Y-%m-%d %H:%M} UTC"
-    return f"{ctx.window_start:%Y-%m-%d}"
-
-
-def _metadata(fingerprint: str, ctx: AlertContext, **extra: Any) -> dict[str, Any]:
-    payload = {"fingerprint": fingerprint, "monitor": ctx.monitor, "window_start": ctx.window_start.isoformat()}
-    payload.update({k: v for k, v in extra.items() if v is not None})
-    return {"event_type": EVENT_TYPE, "event_payload": payload}
-
-
-def _header(title: str) -> dict[str, Any]:
-    return {"type": "header", "text": {"type": "plain_text", "text": title[:150], "emoji": True}}
-
-
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:_MAX_SECTION]}}
-
-
-def _context_block(ctx: AlertContext, *bits: str) -> dict[str, Any]:
-    parts = [f"*Monitor* {ctx.monitor}", f"*Model* {ctx.model_version or 'unknown'}",
-             f"*Window* {_window_text(ctx)}", *bits]
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": " · ".join(parts)}]}
-
-
-def _link_block(ctx: AlertContext) -> tuple[list[dict[str, Any]], str]:
-    url = ctx.report_url
-    if not url:
-        return [], ""
-    return [_section(f":bar_chart: <{url}|Open the run report>")], f"\nReport: {url}"
-
-
-def _rumie_lines(evidence: Mapping[str, Any]) -> list[str]:
-    rules = evidence_value(evidence, "rules") or []
-    if isinstance(rules, str):
-        rules = [rules]
-    p_in = evidence_value(evidence, "p_fav_inside")
-    p_out = evidence_value(evidence, "p_fav_outside")
-    size = evidence_value(evidence, "group_size")
-    frac = evidence_value(evidence, "size_fraction")
-    attrs = [a.get("name", a) if isinstance(a, Mapping) else a
-             for a in (evidence_value(evidence, "key_attributes") or [])]
-    size_txt = f"{int(size):,} rows" if isinstance(size, int | float) and math.isfinite(float(size)) else "n/a"
-    if frac is not None:
-        size_txt += f" ({float(frac):.0%} of the window)"
+def _rumie_lines(ev: Evidence) -> list[str]:
+    """What the message says about RUMIE's group (rule text: the Evidence's rules, else its rule)."""
+    rules = list(ev.rules) or ([ev.rule] if ev.rule else [])
+    size_txt = f"{int(ev.group_size):,} rows" if ev.status == "ok" or ev.group_size else "n/a"
+    size_txt += f" ({float(ev.fraction):.0%} of the window)" if math.isfinite(ev.fraction) else ""
     lines = [
-        "Rules describing the group: " + (" | ".join(str(r) for r in rules) if rules else "n/a"),
-        f"P(favorable) inside the group {_num(p_in)} vs outside {_num(p_out)}",
+        "Rules describing the group: " + (" | ".join(rules) if rules else "n/a"),
+        f"P(favorable) inside the group {num(ev.p_fav_in)} vs outside {num(ev.p_fav_out)}",
         f"Group size {size_txt}",
-        f"DScore {_num(evidence_value(evidence, 'dscore'))} in-sample, "
-        f"honest {_num(evidence_value(evidence, 'honest_dscore'))} (p = {_p(evidence_value(evidence, 'p_value'))})",
+        f"DScore {num(ev.dscore)} in-sample, honest {num(ev.honest_dscore)} (p = {p_text(ev.p_value)})",
     ]
-    if attrs:
-        lines.append("Key attributes: " + ", ".join(str(a) for a in attrs))
+    if ev.key_attributes:
+        lines.append("Key attributes: " + ", ".join(str(a) for a in ev.key_attributes))
     return lines
 
 
-def _rumie_block(evidence: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+def _rumie_block(evidence: Evidence) -> tuple[dict[str, Any], str]:
     lines = _rumie_lines(evidence)
     rules = lines[0].split(": ", 1)[1]
     md = ("*Most discriminated group (RUMIE)*\n```" + rules + "```\n" + "\n".join(f"• {ln}" for ln in lines[1:]))
-    return _section(md), "\n".join(lines)
+    return section(md), "\n".join(lines)
 
 
 def _gesd_block(gesd: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
@@ -217,12 +97,12 @@ def _gesd_block(gesd: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     parts = []
     for g in groups:
         stab = g.get("stability")
-        parts.append(f"{g.get('group')}: stability {_num(stab)} (n={g.get('size', 'n/a')})")
+        parts.append(f"{g.get('group')}: stability {num(stab)} (n={g.get('size', 'n/a')})")
     across = f" across {gesd['attribute']}" if gesd.get("attribute") else ""
-    head = f"GESD{across} {_num(gesd.get('value'))} (Mann–Whitney p = {_p(gesd.get('p_value'))})"
+    head = f"GESD{across} {num(gesd.get('value'))} (Mann–Whitney p = {p_text(gesd.get('p_value'))})"
     text = head + ("; " + "; ".join(parts) if parts else "")
     md = f"*Explanation fairness (GESD)*\n{head}\n" + "\n".join(f"• {p}" for p in parts)
-    return _section(md), text
+    return section(md), text
 
 
 def _group_facts(groups: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -232,7 +112,7 @@ def _group_facts(groups: Mapping[str, Any]) -> list[tuple[str, str]]:
     for label, key in (("Lowest", "disadvantaged"), ("Highest", "advantaged")):
         g = groups.get(key) or {}
         n = f" (n={g['n']:,})" if isinstance(g.get("n"), int) else ""
-        out.append((f"{label} {rate}", f"{g.get('group', 'n/a')} {_num(g.get('value'))}{n}"))
+        out.append((f"{label} {rate}", f"{g.get('group', 'n/a')} {num(g.get('value'))}{n}"))
     return out
 
 
@@ -270,29 +150,29 @@ def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | No
     resolved = finding.status == "resolved"
     icon = ":white_check_mark:" if resolved else _SEVERITY_ICON.get(finding.severity, "")
     head = f"{'Resolved: ' if resolved else ''}{title}"
-    blocks: list[dict[str, Any]] = [_header(f"{finding.severity.upper()} · {ctx.monitor}: {head}")]
+    blocks: list[dict[str, Any]] = [header(f"{finding.severity.upper()} · {ctx.monitor}: {head}")]
     since = finding.since.strftime("%Y-%m-%d") if finding.since else "n/a"
-    blocks.append(_context_block(ctx, f"*Severity* {finding.severity}", f"*Status* {finding.status}"))
-    blocks.append(_section(f"{icon} {finding.message}"))
+    blocks.append(context_block(ctx, f"*Severity* {finding.severity}", f"*Status* {finding.status}"))
+    blocks.append(section(f"{icon} {finding.message}"))
     ci = finding.ci
-    ci_txt = f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "n/a"
+    ci_txt = f"[{num(ci[0])}, {num(ci[1])}]" if ci else "n/a"
     n = finding.numbers
     level = n.get("ci_level")
     ci_label = f"{level_text(float(level))} interval" if isinstance(level, int | float) else "Interval"
-    facts = [("Value", _num(finding.value)), (ci_label, ci_txt), ("Baseline", _num(finding.baseline)),
+    facts = [("Value", num(finding.value)), (ci_label, ci_txt), ("Baseline", num(finding.baseline)),
              ("Since", since)]
     if groups is not None:
         facts.extend(_group_facts(groups))
     if "p_value" in n:
-        facts.append(("p-value", _p(n["p_value"])))
+        facts.append(("p-value", p_text(n["p_value"])))
     if "allowed_low" in n or "allowed_high" in n:
-        facts.append(("Allowed range", f"[{_num(n.get('allowed_low'))}, {_num(n.get('allowed_high'))}]"))
+        facts.append(("Allowed range", f"[{num(n.get('allowed_low'))}, {num(n.get('allowed_high'))}]"))
     if "jaccard" in n:
-        facts.append(("Jaccard overlap", _num(n["jaccard"], 2)))
-    blocks.append({"type": "section", "fields": [{"type": "mrkdwn", "text": f"*{k}*\n{v}"} for k, v in facts]})
+        facts.append(("Jaccard overlap", num(n["jaccard"], 2)))
+    blocks.append(fields_block(facts))
     text_lines = [
         f"[{finding.severity}] fairmon {ctx.monitor}: {head}",
-        f"Model {ctx.model_version or 'unknown'}, window {_window_text(ctx)}",
+        f"Model {ctx.model_version or 'unknown'}, window {window_text(ctx)}",
         finding.message,
         " · ".join(f"{k}: {v}" for k, v in facts),
     ]
@@ -306,15 +186,15 @@ def render_finding(finding: Finding, ctx: AlertContext, *, fingerprint: str | No
         block, txt = _gesd_block(gesd)
         blocks.append(block)
         text_lines.append(txt)
-    link, link_txt = _link_block(ctx)
+    link, link_txt = link_block(ctx)
     blocks.extend(link)
     thread_of = None
     if resolved and finding.since is not None:
         thread_of = finding_fingerprint(finding.monitor, finding.since, finding.key, "open")
     return SlackMessage(
-        text="\n".join(text_lines) + link_txt,
+        text=message_text(text_lines, link_txt),
         blocks=blocks,
-        metadata=_metadata(fp, ctx, finding_key=finding.key, status=finding.status, severity=finding.severity),
+        metadata=metadata(fp, ctx, finding_key=finding.key, status=finding.status, severity=finding.severity),
         fingerprint=fp,
         thread_of=thread_of,
     )
@@ -359,23 +239,23 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
         ver = f" [{version}]" if version else ""
         hp = c.get("hyperparameters") or {}
         hp_txt = ", ".join(f"{k} {hp[k]:.3g}" if isinstance(hp[k], float) else f"{k} {hp[k]}" for k in sorted(hp))
-        lines.append(f"#{i + 1}{ver}: AUC {_num(_cand_value(c, 'auc'))}, DP {_num(_cand_value(c, 'dp'))}, "
-                     f"GESD {_num(_cand_value(c, 'gesd'))}{mark}" + (f" ({hp_txt})" if hp_txt else ""))
+        lines.append(f"#{i + 1}{ver}: AUC {num(_cand_value(c, 'auc'))}, DP {num(_cand_value(c, 'dp'))}, "
+                     f"GESD {num(_cand_value(c, 'gesd'))}{mark}" + (f" ({hp_txt})" if hp_txt else ""))
     why = "" if parent_fingerprint is not None else ", requested on demand"
     head = (f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front{why}; "
             "proposed, not deployed)")
     fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint or 'on_demand'}", "event")
-    blocks = [_section(f"*{head}*\n" + "\n".join(f"• {ln}" for ln in lines))]
+    blocks = [section(f"*{head}*\n" + "\n".join(f"• {ln}" for ln in lines))]
     where = ""
     if parent_fingerprint is None:  # not in a thread: say which model and window it is about
-        blocks.insert(0, _context_block(ctx))
-        where = f"\nModel {ctx.model_version or 'unknown'}, window {_window_text(ctx)}"
-    link, link_txt = _link_block(ctx)
+        blocks.insert(0, context_block(ctx))
+        where = f"\nModel {ctx.model_version or 'unknown'}, window {window_text(ctx)}"
+    link, link_txt = link_block(ctx)
     blocks.extend(link)
     return SlackMessage(
-        text=head + where + "\n" + "\n".join(lines) + link_txt,
+        text=message_text([head + where, *lines], link_txt),
         blocks=blocks,
-        metadata=_metadata(fp, ctx, kind="feu", parent=parent_fingerprint),
+        metadata=metadata(fp, ctx, kind="feu", parent=parent_fingerprint),
         fingerprint=fp,
         thread_of=parent_fingerprint,
     )
@@ -402,15 +282,15 @@ def render_data_validation(failed: Sequence[Mapping[str, Any]], ctx: AlertContex
         lines.append(f"... and {len(failed) - 20} more")
     head = f"Data validation failed: {ctx.monitor}"
     blocks = [
-        _header(f"CRITICAL · {head}"),
-        _context_block(ctx, f"*Failed expectations* {len(failed)}"),
-        _section(":no_entry: The window's data failed its validation suite; fairness metrics were not "
+        header(f"CRITICAL · {head}"),
+        context_block(ctx, f"*Failed expectations* {len(failed)}"),
+        section(":no_entry: The window's data failed its validation suite; fairness metrics were not "
                  "computed for this window.\n" + "\n".join(f"• {ln}" for ln in lines)),
     ]
-    link, link_txt = _link_block(ctx)
+    link, link_txt = link_block(ctx)
     blocks.extend(link)
-    text = (f"[critical] fairmon {ctx.monitor}: data validation failed for window {_window_text(ctx)} "
-            f"(model {ctx.model_version or 'unknown'}); {len(failed)} failed expectations:\n"
-            + "\n".join(lines) + link_txt)
-    return SlackMessage(text=text, blocks=blocks, metadata=_metadata(fp, ctx, kind="data_validation"),
+    text = message_text([f"[critical] fairmon {ctx.monitor}: data validation failed for window {window_text(ctx)} "
+                         f"(model {ctx.model_version or 'unknown'}); {len(failed)} failed expectations:", *lines],
+                        link_txt)
+    return SlackMessage(text=text, blocks=blocks, metadata=metadata(fp, ctx, kind="data_validation"),
                         fingerprint=fp)

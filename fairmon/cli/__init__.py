@@ -20,7 +20,7 @@ from fairmon.errors import FairmonError
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
 #: subcommand modules, in help order; each defines ``register(subparsers)``
-COMMAND_MODULES: tuple[str, ...] = ("demo", "run", "backfill", "feu", "report", "version", "db", "history", "audit", "alerts", "spec")
+COMMAND_MODULES: tuple[str, ...] = ("demo", "run", "backfill", "feu", "report", "version", "db", "history", "audit", "alerts", "spec", "model", "init")
 
 EPILOG = """examples:
   fairmon demo                         run the demo monitoring cycle (embedded Postgres)

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from fairmon.store import Store, get_engine, require_head
+
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.store import Store
 
@@ -20,7 +22,7 @@ Slack's history before re-posting.
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "alerts",
         help="manage the Slack alert outbox",
@@ -41,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rt.add_argument("--db", metavar="URL", help="database URL (default: FAIRMON_DATABASE_URL, else embedded)")
     rt.add_argument("--json", action="store_true", help="machine-readable output")
     rt.set_defaults(func=run_retry)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    p.set_defaults(func=lambda args: _help(p))
 
 
 def requeue_failed(store: Store, monitor: str) -> list[str]:
@@ -54,8 +56,6 @@ def requeue_failed(store: Store, monitor: str) -> list[str]:
 
 
 def run_retry(args: argparse.Namespace) -> int:
-    from fairmon.store import Store, get_engine, require_head
-
     engine = get_engine(args.db)
     require_head(engine)
     try:
@@ -67,3 +67,9 @@ def run_retry(args: argparse.Namespace) -> int:
     else:
         print(f"{args.monitor}: {len(fps)} failed alert(s) re-queued; the monitor's next run sends them")
     return 0
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    """Without a subcommand: the group's help, exit status 2."""
+    parser.print_help()
+    return 2

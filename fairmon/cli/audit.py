@@ -6,7 +6,12 @@ import argparse
 import json
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from fairmon.errors import ConfigError, DatasetError
+from fairmon.fairness.rumie import mine
+from fairmon.registry import Registry
 
 __all__ = ["register", "run", "parse_model_ref", "ERR_MODEL_REF", "ERR_FAVORABLE_VALUE", "ERR_READ"]
 
@@ -34,7 +39,7 @@ with a p-value. With --model, favorable = the snapshot's predicted class 1 on th
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "audit",
         help="find the most discriminated group in a data file (RUMIE evidence)",
@@ -92,8 +97,6 @@ def parse_model_ref(ref: str) -> tuple[str, str | None, str]:
 
 
 def _read(path: str) -> Any:
-    import pandas as pd
-
     try:
         if path.endswith((".parquet", ".pq")):
             return pd.read_parquet(path)
@@ -103,15 +106,9 @@ def _read(path: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from fairmon.fairness.rumie import mine
-
     df = _read(args.data)
     attributes = args.attributes
     if args.model:
-        from fairmon.registry import Registry
-
         uri, name, version = parse_model_ref(args.model)
         reg = Registry(uri)
         if name is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from fairmon.pipeline import backfill
+
 EPILOG = """examples:
   fairmon backfill --monitor monitors/demo.yaml --start 2026-01-01 --end 2026-01-10
   fairmon backfill --monitor monitors/demo.yaml --start 2026-01-01 --end 2026-01-10 --notify --json
@@ -17,7 +19,7 @@ Exit status: 0 when every window completed, 1 otherwise.
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "backfill",
         help="run the windows between two dates in order",
@@ -40,8 +42,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairmon.pipeline import backfill
-
     def show(o: object) -> None:
         if not args.json:
             d = o.to_dict()  # type: ignore[attr-defined]

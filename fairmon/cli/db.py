@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from fairmon.store.admin import grant_readonly, schema_status
+from fairmon.store.engine import describe_url, get_engine
+from fairmon.store.migrations import current_version, require_head, upgrade
+
 EPILOG = """examples:
   fairmon db upgrade                              migrate the embedded database (no URL configured)
   fairmon db upgrade --db postgresql://fm@db:5432/fairmon
@@ -22,7 +26,7 @@ def _add_db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "db",
         help="database migrations and roles",
@@ -62,13 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_db(gr)
     gr.add_argument("--role", default="fairmon_analyst", help="role name (default: fairmon_analyst)")
     gr.set_defaults(func=run_grant)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    p.set_defaults(func=lambda args: _help(p))
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
-    from fairmon.store.engine import describe_url, get_engine
-    from fairmon.store.migrations import current_version, upgrade
-
     engine = get_engine(args.db)
     applied = upgrade(engine)
     version = current_version(engine)
@@ -85,9 +86,6 @@ def run_upgrade(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from fairmon.store.admin import schema_status
-    from fairmon.store.engine import get_engine
-
     status = schema_status(get_engine(args.db))
     if args.json:
         print(json.dumps(status))
@@ -102,10 +100,6 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_grant(args: argparse.Namespace) -> int:
-    from fairmon.store.admin import grant_readonly
-    from fairmon.store.engine import describe_url, get_engine
-    from fairmon.store.migrations import require_head
-
     engine = get_engine(args.db)
     require_head(engine)
     grant_readonly(engine, args.role)
@@ -115,3 +109,9 @@ def run_grant(args: argparse.Namespace) -> int:
     else:
         print(f"{where}: role {args.role} can read every fairmon table and view (SELECT only)")
     return 0
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    """Without a subcommand: the group's help, exit status 2."""
+    parser.print_help()
+    return 2

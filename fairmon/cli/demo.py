@@ -2,7 +2,7 @@
 
 What it does (all through the same pipeline the Airflow DAG runs):
 
-1. generates the synthetic loan stream (:func:`fairmon.datasets.stream.generate_stream`: ``--windows``
+1. generates the synthetic loan stream (:func:`fairmon.datasets.generate_stream`: ``--windows``
    daily windows of ``--rows`` rows; group ``age <= 30 OR region = north`` planted),
 2. trains and registers the production model and, valid from the drift window (window 6 of 10), the
    retrained, more discriminating version in a registry under ``--output``,
@@ -25,11 +25,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import time
 from pathlib import Path
 from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from fairmon.alerts.message import mrkdwn_unescape
+from fairmon.alerts.slack import TOKEN_ENV
+from fairmon.datasets import deploy_models, generate_stream, write_partitions
+from fairmon.errors import ConfigError
+from fairmon.pipeline import run_window
+from fairmon.pipeline.table import STEP_ORDER
+from fairmon.store import describe_url, open_store
+from fairmon.window import Window, parse_date
 
 EPILOG = """examples:
   fairmon demo                                  10 daily windows into the embedded Postgres
@@ -59,7 +76,7 @@ DEMO_SETTINGS: dict[str, Any] = {
 DEFAULT_OUTPUT = "demo-output"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "demo",
         help="run the end-to-end demo on a synthetic drifting stream",
@@ -86,7 +103,6 @@ def _repo_demo_spec() -> Path:
     here = Path(__file__).resolve().parents[2] / "monitors" / "demo.yaml"
     if here.is_file():
         return here
-    from fairmon.errors import ConfigError
 
     raise ConfigError(f"{here}: demo monitor spec not found (run from a fairmon source checkout)")
 
@@ -101,10 +117,6 @@ def _set_dotted(doc: dict[str, Any], key: str, value: Any) -> None:
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
     """``["a.b=3", "c=[1, 2]"]`` → ``{"a.b": 3, "c": [1, 2]}`` (values parsed as YAML)."""
-    import yaml
-
-    from fairmon.errors import ConfigError
-
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
@@ -116,8 +128,6 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
 
 def write_demo_spec(output: Path, overrides: dict[str, Any]) -> Path:
     """The effective spec: ``monitors/demo.yaml`` + :data:`DEMO_SETTINGS` + ``overrides``, paths absolute."""
-    import yaml
-
     doc = yaml.safe_load(_repo_demo_spec().read_text())
     for k, v in {**DEMO_SETTINGS, **overrides}.items():
         _set_dotted(doc, k, v)
@@ -135,8 +145,6 @@ def write_demo_spec(output: Path, overrides: dict[str, Any]) -> Path:
 
 def prepare(output: Path, *, windows: int, rows: int, drift_window: int, seed: int) -> dict[str, Any]:
     """Generate the stream, register both model versions, write partitions. Returns the manifest."""
-    from fairmon.datasets.stream import deploy_models, generate_stream, write_partitions
-
     for sub in ("registry", "stream", "artifacts", "reports"):
         shutil.rmtree(output / sub, ignore_errors=True)
     output.mkdir(parents=True, exist_ok=True)
@@ -168,9 +176,6 @@ def run_demo(
     ``on_event(kind, data)`` is called with ``("prepared", manifest)``, ``("step", {...})`` and
     ``("window", outcome_dict)`` for live display.
     """
-    from fairmon.pipeline import run_window
-    from fairmon.pipeline.window import Window, parse_date
-    from fairmon.store import open_store
 
     t0 = time.perf_counter()
     out = Path(output).resolve()
@@ -215,8 +220,6 @@ def run_demo(
 
 
 def _mask(url: str) -> str:
-    from fairmon.store import describe_url
-
     return str(describe_url(url))
 
 
@@ -232,8 +235,6 @@ def _messages_of(outcome: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _window_line(outcome: dict[str, Any]) -> str:
     """One window's status line (rich markup; the error text is escaped, it may hold brackets)."""
-    from rich.markup import escape
-
     drift = outcome["steps"].get("drift", {})
     hd = outcome["steps"].get("rumie", {}).get("honest_dscore")
     return (
@@ -247,26 +248,17 @@ def _window_line(outcome: dict[str, Any]) -> str:
 def _slack_panel(msg: dict[str, Any]) -> Any:
     """A sent Slack message as a console panel. The text is plain ``Text``: Slack messages hold
     brackets (``#3 [v3]: AUC ...``) that rich would otherwise read as markup and drop."""
-    from rich.panel import Panel
-    from rich.text import Text
 
-    return Panel(Text(msg.get("text", "")), title=f"Slack {msg.get('channel') or ''}", expand=False)
+    return Panel(Text(mrkdwn_unescape(msg.get("text", ""))), title=f"Slack {msg.get('channel') or ''}", expand=False)
 
 
 def _live(args: argparse.Namespace) -> dict[str, Any]:
-    import logging
-
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from fairmon.alerts.slack import TOKEN_ENV
-    from fairmon.pipeline.steps import STEP_ORDER
 
     if not getattr(args, "debug", False):  # the live view replaces the per-step INFO log lines
         logging.getLogger().setLevel(logging.WARNING)
     if not os.environ.get(TOKEN_ENV):  # said once here instead of a "delivery skipped" warning per window
-        logging.getLogger("fairmon.pipeline.storeio").setLevel(logging.ERROR)
+        for name in ("fairmon.alerts.dispatch", "fairmon.pipeline.judge"):
+            logging.getLogger(name).setLevel(logging.ERROR)
     console = Console()
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -312,8 +304,6 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     if args.json:
-        import logging
-
         if not getattr(args, "debug", False):
             logging.getLogger().setLevel(logging.WARNING)
         summary = run_demo(

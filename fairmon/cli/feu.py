@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from fairmon.cli.run import print_outcome
+from fairmon.pipeline import feu_on_demand
+
 EPILOG = """examples:
   fairmon feu --monitor monitors/demo.yaml --window 2026-01-03
   fairmon feu --monitor monitors/adult.yaml --window 2026-01-03 --db postgresql://fairmon@db/fairmon
@@ -22,7 +25,7 @@ the monitor's DAG with conf {"feu": true} instead. Exit status: 0 candidates sto
 EXIT_CODES = {"failed": 1, "data_invalid": 3}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "feu",
         help="propose FEU retraining candidates for one window on demand",
@@ -50,9 +53,6 @@ def outcome_code(o: object) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairmon.cli.run import print_outcome
-    from fairmon.pipeline import feu_on_demand
-
     o = feu_on_demand(args.monitor, args.window, db_url=args.db, notify=not args.no_notify)
     print_outcome(o, as_json=args.json)
     return outcome_code(o)

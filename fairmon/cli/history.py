@@ -10,6 +10,9 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from fairmon.errors import ConfigError, StoreError
+from fairmon.store import Store, get_engine
+
 EPILOG = """examples:
   fairmon history --monitor demo --metric dp_difference --attribute sex --since 90d
   fairmon history --monitor adult --metric selection_rate --attribute sex --group Female --format csv
@@ -36,7 +39,7 @@ COLUMNS = (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "history",
         help="print a metric's time series for a monitor",
@@ -60,7 +63,6 @@ def parse_since(value: str | None, *, now: datetime | None = None) -> datetime |
     """``90d`` / ``12w`` / ``36h`` back from now, or an ISO date/timestamp (naive = UTC)."""
     if value is None:
         return None
-    from fairmon.errors import ConfigError
 
     m = re.fullmatch(r"\s*(\d+)\s*([hdw])\s*", value)
     if m:
@@ -85,8 +87,6 @@ def _fmt(v: Any) -> str:
 
 def _explain_empty(store: Any, monitor: str, metric: str) -> None:
     """An empty answer because the monitor or the metric does not exist says so (and lists what does)."""
-    from fairmon.errors import StoreError
-
     err = None
     if monitor not in store.monitors():
         err = StoreError(ERR_NO_MONITOR.format(monitor=monitor, known=", ".join(store.monitors()) or "none"))
@@ -100,9 +100,6 @@ def _explain_empty(store: Any, monitor: str, metric: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairmon.errors import StoreError
-    from fairmon.store import Store, get_engine
-
     fmt = "json" if args.json else args.format
     since = parse_since(args.since)
     store = Store(get_engine(args.db))

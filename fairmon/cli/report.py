@@ -7,6 +7,10 @@ import json
 import posixpath
 import sys
 
+from fairmon.config import load_spec
+from fairmon.report.write import rebuild_reports, report_location
+from fairmon.store import Store, get_engine, require_head
+
 EPILOG = """examples:
   fairmon report --monitor demo --output demo-output/reports        every window of the demo
   fairmon report --monitor demo --window 2026-01-07 --output demo-output/reports
@@ -19,7 +23,7 @@ else ~/.fairmon/reports.
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report",
         help="rebuild the HTML run reports of a monitor from the store",
@@ -42,13 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairmon.report.write import rebuild_reports, report_location
-    from fairmon.store import Store, get_engine, require_head
-
     spec = None
     if args.spec:
-        from fairmon.config import load_spec
-
         spec = load_spec(args.spec)
     location = args.output or report_location(spec)
     engine = get_engine(args.db)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from fairmon.pipeline import run_window
+
 EPILOG = """examples:
   fairmon run --monitor monitors/demo.yaml --logical-date 2026-01-03
   fairmon run --monitor monitors/adult.yaml --logical-date 2026-01-03 --db postgresql://fairmon@db/fairmon
@@ -17,7 +19,7 @@ The window is the schedule interval that starts at the logical date (for a daily
 EXIT_CODES = {"succeeded": 0, "labels_pending": 0, "failed": 1, "data_invalid": 3}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
         help="run one monitoring window without Airflow",
@@ -49,8 +51,6 @@ def print_outcome(o: object, *, as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairmon.pipeline import run_window
-
     o = run_window(args.monitor, args.logical_date, db_url=args.db, notify=not args.no_notify)
     print_outcome(o, as_json=args.json)
     return EXIT_CODES.get(o.status, 1)

@@ -1,7 +1,11 @@
 """``fairmon spec``: check monitor specs, show the effective spec, print its JSON Schema, build its suite.
 
 ``check`` is meant for CI on a monitors repository: every file is loaded with the same code the DAG
-factory uses, and each problem is printed with its file, line and field path.
+factory uses, and each problem is printed with its file, line and field path. It then looks at the
+local paths the spec names (registry folder and model, window files, reference and training data):
+one that does not exist is a warning (``--strict``: an error), printed ``file:line: field: problem``
+like the load errors. A spec is often checked in CI on a machine without the data, hence a warning by
+default. Remote URIs are not fetched ("not checked: remote").
 """
 
 from __future__ import annotations
@@ -12,16 +16,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from fairmon.config import load_spec, spec_json_schema
+from fairmon.errors import ConfigError
+from fairmon.validation import ensure_suite
+
 EPILOG = """examples:
   fairmon spec check monitors/                 every *.yaml in the folder (exit 2 on any problem)
   fairmon spec check monitors/demo.yaml --json
+  fairmon spec check monitors/credit.yaml --strict   a path the spec names that does not exist is an error
   fairmon spec show monitors/adult.yaml        the effective spec, defaults filled in (YAML)
   fairmon spec schema > monitor-spec.schema.json
   fairmon spec suite monitors/demo.yaml        build (or load) the validation suite from reference data
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "spec",
         help="check, show and document monitor specs",
@@ -34,6 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = ssub.add_parser("check", help="load spec files/folders and report every problem")
     c.add_argument("paths", nargs="+", metavar="PATH", help="spec files or folders of *.yaml")
     c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument("--strict", action="store_true",
+                   help="a local path the spec names that does not exist is an error (default: a warning)")
     c.set_defaults(func=run_check)
     s = ssub.add_parser("show", help="print the effective spec (defaults filled in)")
     s.add_argument("path", metavar="SPEC")
@@ -60,9 +73,6 @@ def _spec_files(paths: list[str]) -> list[Path]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from fairmon.config import load_spec
-    from fairmon.errors import ConfigError
-
     results: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     for f in _spec_files(args.paths):
@@ -76,7 +86,13 @@ def run_check(args: argparse.Namespace) -> int:
             results.append({"file": str(f), "ok": False, "error": msg})
             continue
         names[spec.name] = str(f)
-        results.append({"file": str(f), "ok": True, "name": spec.name, "fingerprint": spec.fingerprint})
+        notes = path_notes(spec, f)
+        problems = [n for n in notes if not n.endswith(NOT_CHECKED_REMOTE)]
+        if args.strict and problems:
+            results.append({"file": str(f), "ok": False, "error": "\n       ".join(problems), "paths": notes})
+            continue
+        results.append({"file": str(f), "ok": True, "name": spec.name, "fingerprint": spec.fingerprint,
+                        "paths": notes})
     if not results:
         results.append({"file": " ".join(args.paths), "ok": False, "error": "no monitor specs found"})
     if args.json:
@@ -85,16 +101,90 @@ def run_check(args: argparse.Namespace) -> int:
         for r in results:
             if r["ok"]:
                 print(f"ok     {r['file']}  ({r['name']}, {r['fingerprint'][:12]})")
+                for note in r.get("paths", []):
+                    print(f"{'note' if note.endswith(NOT_CHECKED_REMOTE) else 'warning'}  {note}", file=sys.stderr)
             else:
                 print(f"error  {r['error']}", file=sys.stderr)
     return 0 if all(r["ok"] for r in results) else 2
 
 
-def run_show(args: argparse.Namespace) -> int:
+NOT_CHECKED_REMOTE = "not checked: remote"
+ERR_PATH_MISSING = "{path} does not exist"
+ERR_NO_MODEL_IN_REGISTRY = "registry {registry} has no model {name!r} (register it: fairmon model register)"
+ERR_NO_WINDOW_FILES = "no file matches {glob} and its folder {folder} does not exist"
+
+
+def _line(root: Any, dotted: str) -> int | None:
+    """1-based line of the deepest key of ``dotted`` in the YAML node tree ``root``."""
     import yaml
 
-    from fairmon.config import load_spec
+    node, line = root, None
+    for part in dotted.split("."):
+        nxt = None
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == part:
+                    nxt, line = v, k.start_mark.line + 1
+        if nxt is None:
+            break
+        node = nxt
+    return line
 
+
+def _spec_paths(spec: Any) -> list[tuple[str, str, str]]:
+    """(field, written value, kind) of every location the spec reads: ``dir``, ``file`` or ``pattern``."""
+    out = [("model.registry_uri", spec.model.registry_uri, "registry")]
+    if spec.data.files is not None:
+        out.append(("data.files.pattern", spec.data.files.pattern, "pattern"))
+    if spec.validation.reference_data is not None:
+        out.append(("validation.reference_data", spec.validation.reference_data, "file"))
+    if spec.retraining.training_data is not None:
+        out.append(("retraining.training_data.path", spec.retraining.training_data.path, "file"))
+    return out
+
+
+def path_notes(spec: Any, file: Path) -> list[str]:
+    """``file:line: field: problem`` for every local path the spec reads that does not exist, and
+    ``...: not checked: remote`` for each URI (nothing is fetched)."""
+    import glob
+    import os
+    import re
+
+    import yaml
+
+    from fairmon.errors import ConfigError
+
+    try:
+        root = yaml.compose(file.read_text(), Loader=yaml.SafeLoader)  # load_spec accepted this file
+    except (OSError, yaml.YAMLError):
+        root = None
+    notes: list[str] = []
+    for field, value, kind in _spec_paths(spec):
+        line = _line(root, field)
+        where = f"{file}:{line}" if line else str(file)
+        try:
+            resolved = spec.resolve_path(value)
+        except ConfigError as exc:  # an unset ${VAR}
+            notes.append(f"{where}: {field}: {str(exc).split(': ', 1)[-1]}")
+            continue
+        if "://" in resolved:
+            notes.append(f"{where}: {field}: {NOT_CHECKED_REMOTE}")
+            continue
+        if kind == "pattern":
+            pattern = re.sub(r"\{(start|end)(:[^}]*)?\}", "*", resolved)
+            folder = Path(os.path.dirname(pattern.split("*", 1)[0]))
+            if not glob.glob(pattern) and not folder.is_dir():
+                notes.append(f"{where}: {field}: " + ERR_NO_WINDOW_FILES.format(glob=pattern, folder=folder))
+        elif not Path(resolved).exists():
+            notes.append(f"{where}: {field}: " + ERR_PATH_MISSING.format(path=resolved))
+        elif kind == "registry" and not (Path(resolved) / str(spec.model.name)).is_dir():
+            line = _line(root, "model.name") or line
+            where = f"{file}:{line}" if line else str(file)
+            notes.append(f"{where}: model.name: " + ERR_NO_MODEL_IN_REGISTRY.format(registry=resolved, name=spec.model.name))
+    return notes
+
+
+def run_show(args: argparse.Namespace) -> int:
     spec = load_spec(args.path)
     doc = spec.model_dump(mode="json", by_alias=True)
     if args.json:
@@ -106,16 +196,11 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_schema(args: argparse.Namespace) -> int:
-    from fairmon.config import spec_json_schema
-
     print(json.dumps(spec_json_schema(), indent=1, sort_keys=True))
     return 0
 
 
 def run_suite(args: argparse.Namespace) -> int:
-    from fairmon.config import load_spec
-    from fairmon.validation import ensure_suite
-
     spec = load_spec(args.path)
     suite = ensure_suite(spec, rebuild=args.rebuild)
     checks: dict[str, int] = {}

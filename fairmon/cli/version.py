@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from fairmon import __version__
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "version",
         help="print the fairmon version",
@@ -19,7 +21,5 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairmon import __version__
-
     print(json.dumps({"version": __version__}) if args.json else f"fairmon {__version__}")
     return 0

@@ -29,6 +29,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 from fairmon.errors import DatasetError
 
@@ -38,7 +41,11 @@ __all__ = [
     "data_dir",
     "cache_dir",
     "dataset_path",
+    "read_dataset_csv",
+    "read_dataset_text",
     "strip_banner",
+    "ERR_READ",
+    "ERR_CACHE",
     "ERR_DOWNLOAD",
     "ERR_CHECKSUM",
     "ERR_UNKNOWN_FILE",
@@ -54,6 +61,8 @@ ERR_CHECKSUM = (
     "{actual}; the file was not stored"
 )
 ERR_UNKNOWN_FILE = "unknown dataset file {file!r}; known files: {known}"
+ERR_READ = "cannot read dataset file {file!r} at {path}: {error}"
+ERR_CACHE = "cannot store downloaded dataset file {file!r} in the cache {cache_dir}: {error}"
 
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 PROPUBLICA = "https://raw.githubusercontent.com/propublica/compas-analysis/master"
@@ -139,7 +148,13 @@ def data_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Where verified downloads are kept: ``FAIRMON_CACHE_DIR``, else ``~/.cache/fairmon/datasets``."""
+    """Where verified downloads are kept: ``FAIRMON_CACHE_DIR``, else ``~/.cache/fairmon/datasets``.
+
+    Examples
+    --------
+    >>> isinstance(cache_dir(), Path)
+    True
+    """
     env = os.environ.get("FAIRMON_CACHE_DIR")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "fairmon" / "datasets"
 
@@ -154,7 +169,13 @@ def _fetch(url: str, timeout: float = 60.0) -> bytes:
 
 
 def dataset_path(key: str, *, download: bool = True) -> Path:
-    """Local path of dataset file ``key``, downloading and verifying it when needed."""
+    """Local path of dataset file ``key``, downloading and verifying it when needed.
+
+    Examples
+    --------
+    >>> dataset_path("gesd/math.csv").name  # from FAIRMON_DATA_DIR
+    'math.csv'
+    """
     if key not in FILES:
         raise DatasetError(ERR_UNKNOWN_FILE.format(file=key, known=sorted(FILES)))
     local = data_dir() / key
@@ -187,6 +208,14 @@ def dataset_path(key: str, *, download: bool = True) -> Path:
     actual = hashlib.sha256(blob).hexdigest()
     if actual != spec.sha256:
         raise DatasetError(ERR_CHECKSUM.format(file=key, url=spec.url, expected=spec.sha256, actual=actual))
+    try:
+        _store(blob, cached)
+    except OSError as exc:  # read-only or full cache folder
+        raise DatasetError(ERR_CACHE.format(file=key, cache_dir=cache_dir(), error=exc)) from exc
+    return cached
+
+
+def _store(blob: bytes, cached: Path) -> None:
     cached.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".download-")
     try:
@@ -196,4 +225,27 @@ def dataset_path(key: str, *, download: bool = True) -> Path:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return cached
+
+
+def read_dataset_csv(key: str, **read_csv: Any) -> pd.DataFrame:
+    """``pandas.read_csv`` of dataset file ``key``; unreadable or malformed files are a DatasetError.
+
+    >>> read_dataset_csv("no/such.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairmon.errors.DatasetError: unknown dataset file 'no/such.csv'; known files: [...]
+    """
+    path = dataset_path(key)
+    try:
+        return pd.read_csv(path, **read_csv)
+    except (OSError, ValueError) as exc:  # ValueError covers pandas' ParserError and UnicodeDecodeError
+        raise DatasetError(ERR_READ.format(file=key, path=path, error=f"{type(exc).__name__}: {exc}")) from exc
+
+
+def read_dataset_text(key: str) -> str:
+    """The UTF-8 text of dataset file ``key``; an unreadable or non-UTF-8 file is a DatasetError."""
+    path = dataset_path(key)
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(ERR_READ.format(file=key, path=path, error=f"{type(exc).__name__}: {exc}")) from exc

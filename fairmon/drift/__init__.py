@@ -25,7 +25,8 @@ from fairmon.drift.findings import (
     finding_key,
     severity_at_least,
 )
-from fairmon.drift.policy import AlertPolicy, baseline_note, decide, reference_window, replay
+from fairmon.drift.policy import AlertPolicy, decide, replay
+from fairmon.drift.reference import baseline_note, reference_window
 from fairmon.drift.spec import DriftSettings, settings_from_spec
 from fairmon.drift.window import Measurement, WindowSummary
 

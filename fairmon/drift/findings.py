@@ -22,9 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
+
+from fairmon.results import register
 
 __all__ = [
     "Severity",
@@ -49,7 +52,7 @@ def severity_at_least(severity: str, minimum: str) -> bool:
     >>> severity_at_least("critical", "warning"), severity_at_least("info", "warning")
     (True, False)
     """
-    return SEVERITIES.index(severity) >= SEVERITIES.index(minimum)  # type: ignore[arg-type]
+    return SEVERITIES.index(severity) >= SEVERITIES.index(minimum)
 
 
 def finding_key(kind: str, metric: str, group: str) -> str:
@@ -142,7 +145,7 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite numbers → None, datetimes → ISO strings)."""
-        return _clean(
+        out: dict[str, Any] = _clean(
             {
                 "kind": self.kind,
                 "metric": self.metric,
@@ -163,9 +166,10 @@ class Finding:
                 "fingerprint": self.fingerprint,
             }
         )
+        return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Finding:
+    def from_dict(cls, data: Mapping[str, Any]) -> Finding:
         """Inverse of :meth:`to_dict` (for findings read back from the store)."""
         ci = data.get("ci")
         return cls(
@@ -191,3 +195,7 @@ def _dt(value: Any) -> datetime | None:
     if value is None or isinstance(value, datetime):
         return value
     return datetime.fromisoformat(str(value))
+
+
+# findings travel between steps through the one codec of typed results, like the method results
+register("finding", Finding, Finding.to_dict, Finding.from_dict)

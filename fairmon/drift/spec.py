@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 
+from fairmon.config import DriftSpec
 from fairmon.drift.checks import Baseline, Check, default_checks
 from fairmon.drift.policy import AlertPolicy
 
@@ -43,11 +44,9 @@ def settings_from_spec(drift: Any = None, alerts: Any = None, *, tz: tzinfo = UT
     a significance test (``ranges_only``: the allowed-range rule still alerts); with ``suppress`` no
     finding is notified before that. A reference baseline's date starts at midnight in ``tz`` (the
     schedule's timezone); the reference is the window containing that date
-    (:func:`fairmon.drift.policy.reference_window`), whatever time the schedule starts windows at.
+    (:func:`fairmon.drift.reference.reference_window`), whatever time the schedule starts windows at.
     """
     if drift is None:
-        from fairmon.config import DriftSpec
-
         drift = DriftSpec()
     b = drift.baseline
     min_hist = max(2, int(drift.cold_start.min_history))

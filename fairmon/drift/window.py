@@ -33,35 +33,16 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from statistics import NormalDist
 from typing import Any
 
-__all__ = ["Measurement", "WindowSummary", "evidence_value", "gesd_by_attribute", "honest_dscore_se", "COMPLETED"]
+from fairmon.fairness.rumie import Evidence
+from fairmon.results import evidence_from_dict
+
+__all__ = ["Measurement", "WindowSummary", "gesd_by_attribute", "honest_dscore_se", "COMPLETED"]
 
 #: run status of a window that may serve as history
 COMPLETED = "completed"
-
-_EVIDENCE_ALIASES: dict[str, tuple[str, ...]] = {
-    "honest_dscore": ("honest_dscore", "dscore_honest"),
-    "p_value": ("p_value", "pvalue", "honest_p_value"),
-    "dscore": ("dscore", "dscore_in_sample"),
-    "key_attributes": ("key_attributes", "attributes"),
-    "rules": ("rules", "rule_text"),
-    "p_fav_inside": ("p_fav_in", "p_fav_inside", "fav_rate_inside"),
-    "p_fav_outside": ("p_fav_out", "p_fav_outside", "fav_rate_outside"),
-    "size_fraction": ("fraction", "size_fraction", "group_fraction"),
-    "group_size": ("group_size", "size"),
-}
-
-
-def evidence_value(evidence: Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
-    """A field of a RUMIE evidence dict under its documented name or a known alias."""
-    if not evidence:
-        return default
-    for key in _EVIDENCE_ALIASES.get(name, (name,)):
-        if key in evidence and evidence[key] is not None:
-            return evidence[key]
-    return default
-
 
 def gesd_by_attribute(gesd: Any) -> dict[str, Mapping[str, Any]]:
     """GESD results keyed by sensitive attribute.
@@ -87,7 +68,9 @@ def gesd_by_attribute(gesd: Any) -> dict[str, Mapping[str, Any]]:
 _Z975 = 1.959963984540054
 
 
-def honest_dscore_se(evidence: Mapping[str, Any] | None, honest: float, p_value: float | None) -> float | None:
+def honest_dscore_se(
+    evidence: Evidence | Mapping[str, Any] | None, honest: float, p_value: float | None
+) -> float | None:
     """Standard error of RUMIE's held-out (honest) DScore (its series carries a 95 % Wald interval).
 
     From the held-out half's counts when the evidence has them (``significance.test_group_size``,
@@ -100,7 +83,10 @@ def honest_dscore_se(evidence: Mapping[str, Any] | None, honest: float, p_value:
     >>> round(honest_dscore_se({}, 0.16, 2.2e-16), 4)  # z = 8.1
     0.0197
     """
-    sig = (evidence or {}).get("significance") or {}
+    if isinstance(evidence, Evidence):
+        sig: Mapping[str, Any] = evidence.significance
+    else:
+        sig = (evidence or {}).get("significance") or {}
     n_test, n_in = sig.get("n_test"), sig.get("test_group_size")
     p_in, p_out = _f(sig.get("test_p_fav_in")), _f(sig.get("test_p_fav_out"))
     if n_test and n_in and p_in is not None and p_out is not None and 0 < n_in < n_test:
@@ -108,8 +94,6 @@ def honest_dscore_se(evidence: Mapping[str, Any] | None, honest: float, p_value:
         if var > 0:
             return math.sqrt(var)
     if p_value is not None and 0.0 < p_value < 0.5 and honest > 0:
-        from statistics import NormalDist
-
         z = -NormalDist().inv_cdf(p_value)  # accurate for tiny p (1 - p would round to 1)
         if z > 0:
             return honest / z
@@ -174,7 +158,8 @@ class WindowSummary:
         ``""`` marks an attribute-level disparity; rows without ``status`` count as ``ok``, rows with
         value None as missing).
     evidence
-        RUMIE ``Evidence.to_dict()`` (or None when RUMIE did not run).
+        RUMIE :class:`~fairmon.fairness.rumie.Evidence` (its ``to_dict()`` is decoded to one), or None
+        when RUMIE did not run.
     gesd
         GESD per sensitive attribute, ``{attribute: GESDResult.to_dict()}``, or one result (see
         :func:`gesd_by_attribute`); None when GESD did not run.
@@ -195,13 +180,17 @@ class WindowSummary:
     window_start: datetime
     window_end: datetime | None = None
     metrics: Sequence[Mapping[str, Any]] = ()
-    evidence: Mapping[str, Any] | None = None
+    evidence: Evidence | None = None
     gesd: Mapping[str, Any] | None = None
     group_overlap: float | None = None
     model_version: str | None = None
     status: str = COMPLETED
     extra: Mapping[str, Any] = field(default_factory=dict)
     ci_level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.evidence is not None and not isinstance(self.evidence, Evidence):
+            object.__setattr__(self, "evidence", evidence_from_dict(self.evidence))
 
     @classmethod
     def build(
@@ -227,11 +216,10 @@ class WindowSummary:
         if outcome is not None:
             rows = getattr(outcome, "rows", None) or (outcome.get("rows", ()) if isinstance(outcome, Mapping) else outcome)
         metrics = tuple(_row_dict(r) for r in rows)
-        ev = evidence.to_dict() if evidence is not None and hasattr(evidence, "to_dict") else evidence
         gd = gesd_by_attribute(gesd) or None
         return cls(
             monitor=monitor, window_start=window_start, window_end=window_end, metrics=metrics,
-            evidence=ev, gesd=gd, group_overlap=group_overlap, model_version=model_version, status=status,
+            evidence=evidence, gesd=gd, group_overlap=group_overlap, model_version=model_version, status=status,
             ci_level=level if level is not None else 0.95,
         )
 
@@ -251,17 +239,15 @@ class WindowSummary:
                 value, _f(row.get("ci_low")), _f(row.get("ci_high")), row.get("n"), None, level=self.ci_level
             )
         ev = self.evidence
-        honest = _f(evidence_value(ev, "honest_dscore"))
-        if honest is not None:
-            p = _f(evidence_value(ev, "p_value"))
+        honest = _f(ev.honest_dscore) if ev is not None else None
+        if ev is not None and honest is not None:
+            p = _f(ev.p_value)
             se = honest_dscore_se(ev, honest, p)
             lo, hi = (honest - _Z975 * se, honest + _Z975 * se) if se is not None else (None, None)
-            out[("rumie_honest_dscore", "")] = Measurement(
-                honest, lo, hi, n=evidence_value(ev, "group_size"), p_value=p
-            )
-        insample = _f(evidence_value(ev, "dscore"))
-        if insample is not None:
-            out[("rumie_dscore", "")] = Measurement(insample, n=evidence_value(ev, "group_size"))
+            out[("rumie_honest_dscore", "")] = Measurement(honest, lo, hi, n=ev.group_size, p_value=p)
+        insample = _f(ev.dscore) if ev is not None else None
+        if ev is not None and insample is not None:
+            out[("rumie_dscore", "")] = Measurement(insample, n=ev.group_size)
         for attr, gd in gesd_by_attribute(self.gesd).items():
             g = _f(gd.get("value"))
             if g is not None:
@@ -271,8 +257,5 @@ class WindowSummary:
     @property
     def key_attributes(self) -> tuple[str, ...]:
         """RUMIE key attributes (original column names), sorted; empty without evidence."""
-        attrs = evidence_value(self.evidence, "key_attributes", ()) or ()
-        names = []
-        for a in attrs:
-            names.append(str(a.get("name") or a.get("column")) if isinstance(a, Mapping) else str(a))
-        return tuple(sorted(set(names)))
+        attrs = self.evidence.key_attributes if self.evidence is not None else []
+        return tuple(sorted({str(a) for a in attrs}))

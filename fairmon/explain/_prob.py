@@ -14,17 +14,28 @@ methods (GESD) can explain arbitrary probability functions of encoded rows:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from fairmon.errors import MethodError
+from fairmon.errors import DeviceError, MethodError
+from fairmon.registry.model import Model
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["ProbFn", "as_prob_fn", "FnInput", "ERR_BAD_OUTPUT", "ERR_NOT_CALLABLE"]
+__all__ = [
+    "ProbFn",
+    "as_prob_fn",
+    "FnInput",
+    "torch_model_errors",
+    "ERR_BAD_OUTPUT",
+    "ERR_NOT_CALLABLE",
+    "ERR_TORCH_MODEL",
+    "ERR_DEVICE_MEMORY",
+]
 
 FnInput = Literal["numpy", "torch"]
 ERR_BAD_OUTPUT = (
@@ -32,6 +43,38 @@ ERR_BAD_OUTPUT = (
     "or (rows,) P(class 1)"
 )
 ERR_NOT_CALLABLE = "expected a fairmon Model or a callable of encoded rows, got {type}"
+ERR_TORCH_MODEL = (
+    "the torch model failed on {rows} encoded rows of width {width} (does its input layer, dtype or device "
+    "match the schema's encoded matrix?): {error}"
+)
+ERR_DEVICE_MEMORY = "the device ran out of memory evaluating the model on {rows} rows: {error}"
+
+
+@contextmanager
+def torch_model_errors(Z: Any) -> Iterator[None]:
+    """Map torch's errors from a model forward pass on rows ``Z`` into the FairmonError tree.
+
+    A user causes these with a model whose input width, dtype or device does not match the encoded
+    matrix (``RuntimeError: mat1 and mat2 ...``) → :class:`~fairmon.errors.MethodError`; running out
+    of GPU memory → :class:`~fairmon.errors.DeviceError`.
+
+    >>> import torch
+    >>> net = torch.nn.Linear(3, 1).double()
+    >>> with torch_model_errors(torch.zeros(2, 3)):  # doctest: +ELLIPSIS
+    ...     net(torch.zeros(2, 3))
+    Traceback (most recent call last):
+    ...
+    fairmon.errors.MethodError: the torch model failed on 2 encoded rows of width 3 ...
+    """
+    import torch  # heavy: callers already hold torch tensors
+
+    try:
+        yield
+    except torch.cuda.OutOfMemoryError as exc:
+        raise DeviceError(ERR_DEVICE_MEMORY.format(rows=Z.shape[0], error=exc)) from exc
+    except RuntimeError as exc:
+        width = Z.shape[1] if Z.ndim > 1 else 1
+        raise MethodError(ERR_TORCH_MODEL.format(rows=Z.shape[0], width=width, error=exc)) from exc
 
 
 class ProbFn:
@@ -60,11 +103,12 @@ class ProbFn:
 
         m = Z.shape[0]
         if self.torch_module is not None:
-            with torch.no_grad():
+            with torch.no_grad(), torch_model_errors(Z):
                 out = self.torch_module(Z.to(self.device, torch.float32))
                 if out.ndim == 1 or (out.ndim == 2 and out.shape[1] == 1):  # one logit: sigmoid == softmax([0, z])
                     return torch.sigmoid(out.reshape(-1).double())
-                return torch.softmax(self.model.logits(Z.to(self.device, torch.float32)).double(), dim=1)[:, 1]
+                logits = self.model.logits(Z.to(self.device, torch.float32))
+                return torch.softmax(logits.double(), dim=1)[:, 1]
         if self.fn_input == "torch":
             out = self._fn(Z.to(self.device, torch.float64))
             out = torch.as_tensor(out, device=self.device, dtype=torch.float64)
@@ -125,7 +169,7 @@ class ProbFn:
         )
 
         def rest(h: torch.Tensor) -> torch.Tensor:
-            with torch.no_grad():
+            with torch.no_grad(), torch_model_errors(h):
                 if relu_first:
                     h = torch.relu_(h)
                 return torch.sigmoid(tail(h).reshape(-1).double())
@@ -148,8 +192,6 @@ class ProbFn:
 
 def as_prob_fn(f: Any, *, device: torch.device, fn_input: FnInput = "numpy") -> ProbFn:
     """Wrap a :class:`~fairmon.registry.Model` or a callable into a :class:`ProbFn`."""
-    from fairmon.registry.model import Model
-
     if fn_input not in ("numpy", "torch"):
         raise MethodError(f"fn_input must be 'numpy' or 'torch', got {fn_input!r}")
     if isinstance(f, Model):

@@ -7,8 +7,11 @@ Conventions
 -----------
 * ``y_pred`` is the *favorable indicator* (1 = the model's decision is the favorable class);
   ``y_true`` is 1 where the favorable outcome was deserved. NaN marks a missing value.
-* Groups: one grouping per declared attribute, and per intersection ``"race&sex"`` whose group names
-  join the members' values with ``"&"`` in the same order (``"Black&Female"``). A missing sensitive
+* Groups: one grouping per declared attribute, and per intersection ``"race&sex"``. An intersection
+  group is keyed by the tuple of its members' values; its name joins them with ``"&"`` in the same
+  order (``"Black&Female"``), a literal ``&`` or ``\\`` inside a value escaped with ``\\``
+  (:func:`group_key`; :func:`parse_group_key` gives the tuple back), so distinct groups never share
+  a name. A missing sensitive
   value becomes its own group ``"(missing)"``: groups are never dropped silently. Groups with fewer
   than ``min_group_size`` usable rows get a row with status ``"insufficient"`` (value NaN) and take no
   part in the disparity metrics.
@@ -21,15 +24,22 @@ Conventions
   ``"labels_pending"`` (the window is stored as ``labels_pending``; ``fairmon backfill --status
   labels_pending`` re-runs such windows once the labels have arrived). Partially missing
   labels are excluded row-wise and counted in ``n_nan``.
-* Confidence intervals: **percentile bootstrap, stratified by group** (every group keeps its size in
-  every replicate, as in a production window where the group sizes are not what is uncertain). For a
+* Confidence intervals: **bootstrap, stratified by group** (every group keeps its size in every
+  replicate, as in a production window where the group sizes are not what is uncertain). For a
   binary statistic, resampling the rows of a group with replacement is distributionally identical to
   drawing the group's cell counts from a multinomial with the observed cell frequencies, so we draw
-  the counts directly (exact, and O(groups × replicates) instead of O(rows × replicates)). The
-  disparity of each replicate is computed from the same replicate's group values, so the CI of
-  ``eodds_difference`` respects the TPR/FPR dependence. A replicate in which a rate is undefined (e.g.
-  no positives drawn) is skipped for that statistic. BCa is not offered: the percentile interval meets
-  the coverage target in ``tests/fairness/test_outcome_coverage.py`` and needs no jackknife.
+  the counts directly (exact, and O(groups × replicates) instead of O(rows × replicates)). Per-group
+  rates get the percentile interval. Disparities (``disparity_ci="simultaneous"``, the default) get
+  an interval derived from max-t simultaneous intervals of all pairwise group differences (log rates
+  for ``dp_ratio``; TPR and FPR pairs together for ``eodds_difference``), which accounts for the
+  upward bias of a max − min over noisy rates: it covers at ≥ its nominal level with many and small
+  groups, its lower bound reaches 0 at zero disparity, and with two groups it is the studentized
+  interval of the difference (method and measured coverage: :mod:`fairmon.fairness._outcome_ci`,
+  ``benchmarks/ci_coverage``). ``disparity_ci="percentile"`` keeps the percentile interval of the
+  replicate max − min (biased; for comparison). A replicate in which a rate of a statistic is
+  undefined (e.g. no positives drawn in a group) is skipped for that statistic — never computed over
+  the remaining groups — and counted in the row's ``n_skipped``. BCa is not offered: it needs a
+  jackknife per grouping and does not remove the max − min bias.
 
 Examples
 --------
@@ -45,18 +55,43 @@ Examples
 
 from __future__ import annotations
 
-import itertools
-import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fairmon.errors import MethodError
+from fairmon.fairness._outcome_groups import (
+    ERR_LENGTH,
+    ERR_NO_SENSITIVE,
+    ERR_NOT_BINARY,
+    ERR_UNKNOWN_ATTRIBUTE,
+    INTERSECTION_SEP,
+    MISSING_GROUP,
+    as_binary,
+    group_key,
+    groupings,
+    parse_group_key,
+    sensitive_frame,
+)
+from fairmon.fairness._outcome_rows import GroupStats, rows_for_grouping
+from fairmon.fairness._outcome_types import (
+    DEFAULT_METRICS,
+    DISPARITY_METRICS,
+    ERR_BOOTSTRAP,
+    ERR_CONFIDENCE,
+    ERR_MIN_GROUP,
+    ERR_UNKNOWN_METRIC,
+    GROUP_METRICS,
+    LABEL_METRICS,
+    CIMethod,
+    DisparityCI,
+    MetricRow,
+    OutcomeResult,
+)
 
-__all__ = [
+__all__ = [  # pinned with fairmon.fairness.__all__ (tests/fairness/test_rumie_public_surface.py)
     "MetricRow",
     "OutcomeResult",
     "outcome_metrics",
@@ -72,254 +107,12 @@ __all__ = [
     "MISSING_GROUP",
     "INTERSECTION_SEP",
 ]
+# also importable from here (re-exported from the private modules): group_key, parse_group_key and
+# the ERR_* texts
+_REEXPORTED = (group_key, parse_group_key, ERR_LENGTH, ERR_NO_SENSITIVE, ERR_NOT_BINARY, ERR_UNKNOWN_ATTRIBUTE,
+               ERR_BOOTSTRAP, ERR_CONFIDENCE, ERR_MIN_GROUP, ERR_UNKNOWN_METRIC)
 
-RowStatus = Literal["ok", "insufficient", "labels_pending", "undefined"]
-CIMethod = Literal["percentile"]
-
-#: per-group metrics
-GROUP_METRICS: tuple[str, ...] = ("selection_rate", "tpr", "fpr", "fnr")
-#: disparity metrics over the groups of one grouping
-DISPARITY_METRICS: tuple[str, ...] = ("dp_difference", "dp_ratio", "eop_difference", "eodds_difference")
-#: metrics that need labels
-LABEL_METRICS: frozenset[str] = frozenset({"tpr", "fpr", "fnr", "eop_difference", "eodds_difference"})
-DEFAULT_METRICS: tuple[str, ...] = GROUP_METRICS + DISPARITY_METRICS
-#: group name given to rows whose sensitive value is missing
-MISSING_GROUP = "(missing)"
-#: joins attribute names (and group values) of an intersection
-INTERSECTION_SEP = "&"
-
-ERR_UNKNOWN_METRIC = "unknown outcome metric {metric!r}; known: {known}"
-ERR_LENGTH = "length mismatch: y_pred has {n} rows but {what} has {m}"
-ERR_NOT_BINARY = "{what} must be binary (0/1, bool) with NaN for missing; found value {value!r}"
-ERR_NO_SENSITIVE = "sensitive_features is empty: declare at least one protected attribute"
-ERR_UNKNOWN_ATTRIBUTE = "intersection names unknown sensitive attribute {name!r}; known: {known}"
-ERR_CONFIDENCE = "confidence must be in (0, 1), got {value}"
-ERR_BOOTSTRAP = "n_bootstrap must be 0 (no CI) or >= 50, got {value}"
-ERR_MIN_GROUP = "min_group_size must be >= 0, got {value}"
-
-
-@dataclass(frozen=True)
-class MetricRow:
-    """One tidy outcome-fairness number.
-
-    ``attribute`` is the grouping (``"sex"`` or an intersection ``"race&sex"``), ``group`` the group
-    within it (None for a disparity over the grouping). ``n`` counts the rows used, ``n_nan`` the rows
-    of the group(s) excluded because the prediction (or, for label metrics, the label) was missing.
-    """
-
-    metric: str
-    attribute: str
-    group: str | None
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int
-    n_nan: int
-    status: RowStatus = "ok"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (NaN stays float NaN; the store maps it to NULL)."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class OutcomeResult:
-    """All outcome-fairness rows of one window plus the settings that produced them.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> s = pd.DataFrame({"sex": ["F", "M"] * 40})
-    >>> r = outcome_metrics(np.tile([1, 0, 1, 1], 20), sensitive_features=s, n_bootstrap=0)
-    >>> sorted(r.by_group("selection_rate", "sex").items())
-    [('F', 1.0), ('M', 0.5)]
-    """
-
-    rows: tuple[MetricRow, ...]
-    confidence: float
-    n_bootstrap: int
-    ci_method: str
-    random_state: int | None
-    min_group_size: int
-    labels_pending: bool
-    attributes: tuple[str, ...] = field(default=())
-
-    def get(self, metric: str, attribute: str, group: str | None = None) -> MetricRow:
-        """The row for (metric, attribute, group); KeyError naming it when absent."""
-        for row in self.rows:
-            if row.metric == metric and row.attribute == attribute and row.group == group:
-                return row
-        raise KeyError(f"no outcome row for metric={metric!r} attribute={attribute!r} group={group!r}")
-
-    def by_group(self, metric: str, attribute: str) -> dict[str, float]:
-        """``{group: value}`` of a per-group metric for one grouping."""
-        return {
-            r.group: r.value
-            for r in self.rows
-            if r.metric == metric and r.attribute == attribute and r.group is not None
-        }
-
-    def disparities(self) -> list[MetricRow]:
-        """The disparity rows (``group is None``)."""
-        return [r for r in self.rows if r.group is None]
-
-    def groupings(self) -> list[str]:
-        """Grouping keys in result order (attributes first, then intersections)."""
-        seen: dict[str, None] = {}
-        for r in self.rows:
-            seen.setdefault(r.attribute, None)
-        return list(seen)
-
-    def to_frame(self) -> pd.DataFrame:
-        """Tidy DataFrame: metric, attribute, group, value, ci_low, ci_high, n, n_nan, status."""
-        cols = ["metric", "attribute", "group", "value", "ci_low", "ci_high", "n", "n_nan", "status"]
-        return pd.DataFrame([r.to_dict() for r in self.rows], columns=cols)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict with the settings and the rows."""
-        return {
-            "confidence": self.confidence,
-            "n_bootstrap": self.n_bootstrap,
-            "ci_method": self.ci_method,
-            "random_state": self.random_state,
-            "min_group_size": self.min_group_size,
-            "labels_pending": self.labels_pending,
-            "attributes": list(self.attributes),
-            "rows": [r.to_dict() for r in self.rows],
-        }
-
-
-# --------------------------------------------------------------------------------------- inputs
-
-
-def _as_binary(values: Any, what: str) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.dtype == bool:
-        return arr.astype(np.float64)
-    try:
-        out = arr.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        bad = next((v for v in arr.ravel() if not _is_binary_scalar(v)), arr.ravel()[0])
-        raise MethodError(ERR_NOT_BINARY.format(what=what, value=bad)) from exc
-    finite = out[~np.isnan(out)]
-    bad_mask = (finite != 0.0) & (finite != 1.0)
-    if bad_mask.any():
-        raise MethodError(ERR_NOT_BINARY.format(what=what, value=float(finite[bad_mask][0])))
-    return out.ravel()
-
-
-def _is_binary_scalar(v: Any) -> bool:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return False
-    return f in (0.0, 1.0) or f != f
-
-
-def _sensitive_frame(sensitive_features: Any, n: int) -> pd.DataFrame:
-    if isinstance(sensitive_features, pd.DataFrame):
-        frame = sensitive_features.reset_index(drop=True)
-    elif isinstance(sensitive_features, pd.Series):
-        name = sensitive_features.name if sensitive_features.name is not None else "sensitive"
-        frame = pd.DataFrame({str(name): sensitive_features.to_numpy()})
-    elif isinstance(sensitive_features, Mapping):
-        frame = pd.DataFrame({str(k): np.asarray(v) for k, v in sensitive_features.items()})
-    else:
-        arr = np.asarray(sensitive_features)
-        if arr.ndim == 1:
-            frame = pd.DataFrame({"sensitive": arr})
-        else:
-            frame = pd.DataFrame(arr, columns=[f"sensitive_{i}" for i in range(arr.shape[1])])
-    if frame.shape[1] == 0:
-        raise MethodError(ERR_NO_SENSITIVE)
-    if len(frame) != n:
-        raise MethodError(ERR_LENGTH.format(n=n, what="sensitive_features", m=len(frame)))
-    frame.columns = [str(c) for c in frame.columns]
-    return frame
-
-
-def _labels_of(column: pd.Series) -> np.ndarray:
-    """String group labels of one sensitive column; missing → MISSING_GROUP."""
-    missing = column.isna().to_numpy()
-    labels = column.astype(object).map(str).to_numpy(dtype=object)
-    labels[missing] = MISSING_GROUP
-    return labels
-
-
-def _groupings(frame: pd.DataFrame, intersections: bool | Sequence[Sequence[str]]) -> list[tuple[str, np.ndarray]]:
-    cols = list(frame.columns)
-    labels = {c: _labels_of(frame[c]) for c in cols}
-    out: list[tuple[str, np.ndarray]] = [(c, labels[c]) for c in cols]
-    if intersections is True:
-        combos: list[tuple[str, ...]] = [
-            tuple(c) for r in range(2, len(cols) + 1) for c in itertools.combinations(cols, r)
-        ]
-    elif intersections is False:
-        combos = []
-    else:
-        combos = [tuple(str(a) for a in c) for c in intersections]
-    for combo in combos:
-        for name in combo:
-            if name not in labels:
-                raise MethodError(ERR_UNKNOWN_ATTRIBUTE.format(name=name, known=cols))
-        if len(combo) < 2:
-            continue
-        joined = labels[combo[0]].astype(str)
-        for name in combo[1:]:
-            joined = np.char.add(np.char.add(joined.astype(str), INTERSECTION_SEP), labels[name].astype(str))
-        out.append((INTERSECTION_SEP.join(combo), joined.astype(object)))
-    return out
-
-
-# ----------------------------------------------------------------------------------- computation
-
-
-@dataclass
-class _GroupStats:
-    name: str
-    n_pred: int
-    n_pred_nan: int
-    fav: int
-    n_lab: int
-    n_lab_nan: int
-    cells: np.ndarray  # TP, FP, FN, TN
-    boot_sr: np.ndarray | None = None
-    boot_cells: np.ndarray | None = None  # (B, 4)
-
-
-def _rates(cells: np.ndarray) -> tuple[Any, Any, Any]:
-    """TPR, FPR, FNR from cell counts (last axis TP, FP, FN, TN); NaN where undefined."""
-    tp, fp, fn, tn = (cells[..., i].astype(np.float64) for i in range(4))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pos = tp + fn
-        neg = fp + tn
-        tpr = np.where(pos > 0, tp / np.where(pos > 0, pos, 1), np.nan)
-        fpr = np.where(neg > 0, fp / np.where(neg > 0, neg, 1), np.nan)
-        fnr = np.where(pos > 0, fn / np.where(pos > 0, pos, 1), np.nan)
-    return tpr, fpr, fnr
-
-
-def _ci(samples: np.ndarray | None, confidence: float) -> tuple[float, float]:
-    if samples is None:
-        return float("nan"), float("nan")
-    finite = samples[np.isfinite(samples)]
-    if finite.size == 0:
-        return float("nan"), float("nan")
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    lo, hi = np.percentile(finite, [tail, 100.0 - tail])
-    return float(lo), float(hi)
-
-
-def _spread(values: np.ndarray, kind: Literal["difference", "ratio"]) -> np.ndarray:
-    """max − min (or min / max) along axis 0, NaN-aware; 0/0 ratio is 1."""
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        hi = np.nanmax(values, axis=0)
-        lo = np.nanmin(values, axis=0)
-    if kind == "difference":
-        return np.asarray(hi - lo)
-    safe = np.where(hi > 0, hi, 1.0)
-    return np.asarray(np.where(hi > 0, lo / safe, np.where(np.isnan(hi), np.nan, 1.0)))
+ERR_DISPARITY_CI = "disparity_ci must be 'simultaneous' or 'percentile', got {value!r}"
 
 
 def outcome_metrics(
@@ -333,6 +126,7 @@ def outcome_metrics(
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
     ci_method: CIMethod = "percentile",
+    disparity_ci: DisparityCI = "simultaneous",
     random_state: int | None = 0,
 ) -> OutcomeResult:
     """Outcome fairness with stratified-bootstrap confidence intervals.
@@ -356,7 +150,10 @@ def outcome_metrics(
     confidence : float
         Nominal coverage of the intervals.
     ci_method : {"percentile"}
-        Interval construction (see module docstring).
+        Interval construction of the per-group rates (see module docstring).
+    disparity_ci : {"simultaneous", "percentile"}
+        Interval construction of the disparities: max-t simultaneous (default; covers with many,
+        small groups and at zero disparity) or the percentile of the replicate max − min.
     random_state : int or None
         Seed of the bootstrap; the same inputs and seed give the same intervals.
 
@@ -381,14 +178,16 @@ def outcome_metrics(
         raise MethodError(ERR_BOOTSTRAP.format(value=n_bootstrap))
     if min_group_size < 0:
         raise MethodError(ERR_MIN_GROUP.format(value=min_group_size))
+    if disparity_ci not in ("simultaneous", "percentile"):
+        raise MethodError(ERR_DISPARITY_CI.format(value=disparity_ci))
 
-    pred = _as_binary(y_pred, "y_pred")
+    pred = as_binary(y_pred, "y_pred")
     n = pred.shape[0]
-    frame = _sensitive_frame(sensitive_features, n)
+    frame = sensitive_frame(sensitive_features, n)
     if y_true is None:
         label = np.full(n, np.nan)
     else:
-        label = _as_binary(y_true, "y_true")
+        label = as_binary(y_true, "y_true")
         if label.shape[0] != n:
             raise MethodError(ERR_LENGTH.format(n=n, what="y_true", m=label.shape[0]))
     labels_pending = bool(np.isnan(label).all())
@@ -399,10 +198,10 @@ def outcome_metrics(
     lab_ok = pred_ok & ~np.isnan(label)
 
     rows: list[MetricRow] = []
-    for attr, groups in _groupings(frame, intersections):
-        stats: list[_GroupStats] = []
-        for g in sorted(set(groups.tolist())):
-            m = groups == g
+    for attr, names, codes in groupings(frame, intersections):
+        stats: list[GroupStats] = []
+        for code, name in enumerate(names):
+            m = codes == code
             pm, lm = m & pred_ok, m & lab_ok
             p, y = pred[lm], label[lm]
             cells = np.array(
@@ -410,8 +209,8 @@ def outcome_metrics(
                  np.sum((p == 0) & (y == 1)), np.sum((p == 0) & (y == 0))],
                 dtype=np.int64,
             )
-            st = _GroupStats(
-                name=str(g), n_pred=int(pm.sum()), n_pred_nan=int((m & ~pred_ok).sum()),
+            st = GroupStats(
+                name=name, n_pred=int(pm.sum()), n_pred_nan=int((m & ~pred_ok).sum()),
                 fav=int(pred[pm].sum()), n_lab=int(lm.sum()), n_lab_nan=int((m & ~lab_ok).sum()), cells=cells,
             )
             if B:
@@ -420,92 +219,12 @@ def outcome_metrics(
                 if st.n_lab > 0:
                     st.boot_cells = rng.multinomial(st.n_lab, cells / st.n_lab, size=B)
             stats.append(st)
-        rows.extend(_rows_for_grouping(attr, stats, wanted, min_group_size, confidence, labels_pending))
+        rows.extend(rows_for_grouping(attr, stats, wanted, min_group_size, confidence, labels_pending, disparity_ci))
     return OutcomeResult(
         rows=tuple(rows), confidence=confidence, n_bootstrap=B, ci_method=ci_method,
         random_state=random_state, min_group_size=min_group_size, labels_pending=labels_pending,
-        attributes=tuple(frame.columns),
+        attributes=tuple(frame.columns), disparity_ci=disparity_ci,
     )
-
-
-def _rows_for_grouping(
-    attr: str,
-    stats: list[_GroupStats],
-    wanted: set[str],
-    min_size: int,
-    confidence: float,
-    labels_pending: bool,
-) -> list[MetricRow]:
-    nan = float("nan")
-    rows: list[MetricRow] = []
-    sr_ok = [s for s in stats if s.n_pred >= max(min_size, 1)]
-    lab_ok = [s for s in stats if s.n_lab >= max(min_size, 1)]
-    for s in stats:
-        if "selection_rate" in wanted:
-            if s.n_pred >= max(min_size, 1):
-                lo, hi = _ci(s.boot_sr, confidence)
-                rows.append(MetricRow("selection_rate", attr, s.name, s.fav / s.n_pred, lo, hi, s.n_pred, s.n_pred_nan))
-            else:
-                rows.append(MetricRow("selection_rate", attr, s.name, nan, nan, nan, s.n_pred, s.n_pred_nan, "insufficient"))
-        rates = _rates(s.cells)
-        boot = _rates(s.boot_cells) if s.boot_cells is not None else (None, None, None)
-        for i, name in enumerate(("tpr", "fpr", "fnr")):
-            if name not in wanted:
-                continue
-            if labels_pending:
-                rows.append(MetricRow(name, attr, s.name, nan, nan, nan, 0, s.n_lab_nan, "labels_pending"))
-            elif s.n_lab < max(min_size, 1):
-                rows.append(MetricRow(name, attr, s.name, nan, nan, nan, s.n_lab, s.n_lab_nan, "insufficient"))
-            elif not np.isfinite(rates[i]):
-                rows.append(MetricRow(name, attr, s.name, nan, nan, nan, s.n_lab, s.n_lab_nan, "undefined"))
-            else:
-                lo, hi = _ci(boot[i], confidence)
-                rows.append(MetricRow(name, attr, s.name, float(rates[i]), lo, hi, s.n_lab, s.n_lab_nan))
-
-    n_sr = sum(s.n_pred for s in sr_ok)
-    nan_sr = sum(s.n_pred_nan for s in stats)
-    for name, kind in (("dp_difference", "difference"), ("dp_ratio", "ratio")):
-        if name not in wanted:
-            continue
-        if len(sr_ok) < 2:
-            rows.append(MetricRow(name, attr, None, nan, nan, nan, n_sr, nan_sr, "insufficient"))
-            continue
-        point = np.array([[s.fav / s.n_pred] for s in sr_ok])
-        value = float(_spread(point, kind)[0])  # type: ignore[arg-type]
-        boots = [s.boot_sr for s in sr_ok]
-        samples = _spread(np.vstack(boots), kind) if all(b is not None for b in boots) else None  # type: ignore[arg-type]
-        lo, hi = _ci(samples, confidence)
-        rows.append(MetricRow(name, attr, None, value, lo, hi, n_sr, nan_sr))
-
-    n_lab = sum(s.n_lab for s in lab_ok)
-    nan_lab = sum(s.n_lab_nan for s in stats)
-    for name in ("eop_difference", "eodds_difference"):
-        if name not in wanted:
-            continue
-        if labels_pending:
-            rows.append(MetricRow(name, attr, None, nan, nan, nan, 0, nan_lab, "labels_pending"))
-            continue
-        if len(lab_ok) < 2:
-            rows.append(MetricRow(name, attr, None, nan, nan, nan, n_lab, nan_lab, "insufficient"))
-            continue
-        tpr = np.array([[_rates(s.cells)[0]] for s in lab_ok], dtype=np.float64)
-        fpr = np.array([[_rates(s.cells)[1]] for s in lab_ok], dtype=np.float64)
-        if np.isfinite(tpr).sum() < 2 or (name == "eodds_difference" and np.isfinite(fpr).sum() < 2):
-            rows.append(MetricRow(name, attr, None, nan, nan, nan, n_lab, nan_lab, "undefined"))
-            continue
-        samples = None
-        if all(s.boot_cells is not None for s in lab_ok):
-            btpr = np.vstack([_rates(s.boot_cells)[0] for s in lab_ok])  # type: ignore[arg-type]
-            bfpr = np.vstack([_rates(s.boot_cells)[1] for s in lab_ok])  # type: ignore[arg-type]
-            samples = _spread(btpr, "difference")
-            if name == "eodds_difference":
-                samples = np.fmax(samples, _spread(bfpr, "difference"))
-        value = float(_spread(tpr, "difference")[0])
-        if name == "eodds_difference":
-            value = max(value, float(_spread(fpr, "difference")[0]))
-        lo, hi = _ci(samples, confidence)
-        rows.append(MetricRow(name, attr, None, value, lo, hi, n_lab, nan_lab))
-    return rows
 
 
 # ------------------------------------------------------------------------------ thin functions
@@ -515,11 +234,11 @@ def _single(
     metric: str, y_pred: Any, sensitive_features: Any, y_true: Any = None
 ) -> float:
     """Point value of one disparity over the (intersected) groups of ``sensitive_features``."""
-    pred = _as_binary(y_pred, "y_pred")
-    frame = _sensitive_frame(sensitive_features, pred.shape[0])
+    pred = as_binary(y_pred, "y_pred")
+    frame = sensitive_frame(sensitive_features, pred.shape[0])
     if frame.shape[1] > 1:
-        groups = _groupings(frame, [tuple(frame.columns)])[-1][1]
-        frame = pd.DataFrame({"groups": groups})
+        _, names, codes = groupings(frame, [tuple(frame.columns)])[-1]
+        frame = pd.DataFrame({"groups": np.asarray(names, dtype=object)[codes]})
     res = outcome_metrics(
         pred, sensitive_features=frame, y_true=y_true, metrics=(metric,), intersections=False,
         min_group_size=1, n_bootstrap=0,
@@ -533,7 +252,7 @@ def selection_rate(y_pred: Any) -> float:
     >>> selection_rate([1, 0, 1, 1])
     0.75
     """
-    pred = _as_binary(y_pred, "y_pred")
+    pred = as_binary(y_pred, "y_pred")
     return float(np.nanmean(pred)) if np.isfinite(pred).any() else float("nan")
 
 

@@ -19,7 +19,10 @@ from typing import Any, Literal
 from fairmon.config import EPOCH_BOUNDS, LR_BOUNDS, THRESHOLD_BOUNDS
 from fairmon.errors import ConfigError
 
-__all__ = ["FEUSettings", "ERR_SETTING"]
+__all__ = ["FEUSettings", "ERR_SETTING", "UTILITIES"]
+
+#: threshold-aware utilities (default balanced accuracy) and the paper's threshold-free AUC
+UTILITIES = ("balanced_accuracy", "f1", "accuracy", "auc")
 
 ERR_SETTING = "FEU setting {name}={value!r} is invalid: {why}"
 
@@ -34,7 +37,7 @@ def _default_gesd() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class FEUSettings:
-    """Everything :func:`fairmon.feu.nsga` needs besides the data.
+    """Everything :func:`fairmon.feu._search` needs besides the data.
 
     Parameters
     ----------
@@ -64,6 +67,25 @@ class FEUSettings:
         Network and mini-batch (paper: 64-32, 32).
     crossover_prob, crossover_eta, mutation_eta
         SBX(prob 0.9, eta 15) and PM(eta 20), as in the paper.
+    utility
+        The utility objective: threshold-aware ``"balanced_accuracy"`` (default), ``"f1"`` or
+        ``"accuracy"``; ``"auc"`` is the paper's threshold-free choice (:meth:`paper`). AUC is always
+        reported.
+    positive_rate_band
+        pymoo constraint: a candidate's validation positive rate lies within this absolute distance
+        of the production model's (default 0.10; None: off). Infeasible candidates stay in the results,
+        marked, and are never recommended.
+    utility_tolerance
+        pymoo constraint: validation utility no worse than production's minus this (default 0.02).
+    fairness_weight_bounds
+        Range of the fair-training decision variable: the weight of a demographic-parity penalty in
+        the training loss (:func:`fairmon.feu.train_mlps`); None removes the variable (paper mode).
+    recommend_bootstrap
+        Paired bootstrap resamples of the validation rows for "better than production by more than
+        noise" (the recommendation rule, :mod:`fairmon.feu._recommend`).
+    baselines
+        Compute the baselines (production, constant, fairlearn ThresholdOptimizer and
+        ExponentiatedGradient under demographic parity) on the same split.
     """
 
     lr_bounds: tuple[float, float] = LR_BOUNDS
@@ -82,6 +104,13 @@ class FEUSettings:
     crossover_prob: float = 0.9
     crossover_eta: float = 15.0
     mutation_eta: float = 20.0
+    # --- what makes a candidate deployable (issue 16; ``paper()`` switches all of it off) ---
+    utility: Literal["balanced_accuracy", "f1", "accuracy", "auc"] = "balanced_accuracy"
+    positive_rate_band: float | None = 0.10
+    utility_tolerance: float | None = 0.02
+    fairness_weight_bounds: tuple[float, float] | None = (0.0, 10.0)
+    recommend_bootstrap: int = 200
+    baselines: bool = True
 
     def __post_init__(self) -> None:
         lo, hi = self.lr_bounds
@@ -115,6 +144,33 @@ class FEUSettings:
             raise ConfigError(
                 ERR_SETTING.format(name="selection_scale", value=self.selection_scale, why="need 'unit' or 'range'")
             )
+
+        if self.utility not in UTILITIES:
+            raise ConfigError(ERR_SETTING.format(name="utility", value=self.utility, why=f"need one of {UTILITIES}"))
+        for name in ("positive_rate_band", "utility_tolerance"):
+            v = getattr(self, name)
+            if v is not None and not 0 <= v <= 1:
+                raise ConfigError(ERR_SETTING.format(name=name, value=v, why="need 0 <= value <= 1 (or null: off)"))
+        fw = self.fairness_weight_bounds
+        if fw is not None and not (0 <= fw[0] <= fw[1]):
+            raise ConfigError(ERR_SETTING.format(name="fairness_weight_bounds", value=fw, why="need 0 <= low <= high"))
+        if self.recommend_bootstrap < 20:
+            raise ConfigError(ERR_SETTING.format(name="recommend_bootstrap", value=self.recommend_bootstrap,
+                                                 why="need >= 20 resamples"))
+
+    @property
+    def paper_mode(self) -> bool:
+        """The paper's threshold-free setting: AUC utility, no constraints, no fair-training knob."""
+        return self.utility == "auc" and self.positive_rate_band is None and self.utility_tolerance is None
+
+    @classmethod
+    def paper(cls, **overrides: Any) -> FEUSettings:
+        """The paper's FEU (reproduction only): utility AUC, no positive-rate band, no utility floor, no
+        fair-training variable. Why not the default: AUC ignores the decision threshold while DP and
+        GESD are 0 for a constant predictor, so the search walks to a low threshold and recommends a
+        model that approves nearly everyone (DESIGN §4.3; benchmarks/feu_paper)."""
+        base = cls(utility="auc", positive_rate_band=None, utility_tolerance=None, fairness_weight_bounds=None)
+        return replace(base, **overrides)
 
     @classmethod
     def small(cls, **overrides: Any) -> FEUSettings:
@@ -154,10 +210,11 @@ class FEUSettings:
             return getattr(obj, key, None)
 
         kw: dict[str, Any] = {}
-        for key in ("population", "generations", "max_evaluations", "time_budget_s", "selection_scale"):
+        for key in ("population", "generations", "max_evaluations", "time_budget_s", "selection_scale", "utility",
+                    "positive_rate_band", "utility_tolerance", "fairness_weight_bounds"):
             v = get(retraining, key)
             if v is not None:
-                kw[key] = v
+                kw[key] = tuple(v) if isinstance(v, list) else v
         split = get(retraining, "split")
         if split is not None:
             kw["split"] = _split_tuple(split)

@@ -3,8 +3,8 @@
 Light on import (the DAG processor imports :mod:`fairmon.pipeline.dagspec` at parse time): the steps and
 the runner load on first attribute access.
 
->>> from fairmon.pipeline import STEP_ORDER  # doctest: +SKIP
->>> STEP_ORDER[0], STEP_ORDER[-1]  # doctest: +SKIP
+>>> from fairmon.pipeline import STEP_ORDER
+>>> STEP_ORDER[0], STEP_ORDER[-1]
 ('resolve_window', 'followup')
 """
 
@@ -32,19 +32,20 @@ _LAZY = {
     "run_step": "fairmon.pipeline.runner",
     "run_window": "fairmon.pipeline.runner",
     "backfill": "fairmon.pipeline.runner",
-    "window_for": "fairmon.pipeline.runner",
-    "windows_between": "fairmon.pipeline.runner",
+    "window_for": "fairmon.window",
+    "windows_between": "fairmon.window",
     "feu_on_demand": "fairmon.pipeline.runner",
     "WindowOutcome": "fairmon.pipeline.runner",
-    "Window": "fairmon.pipeline.window",
+    "Window": "fairmon.window",
     "RunContext": "fairmon.pipeline.context",
     "ArtifactStore": "fairmon.pipeline.artifacts",
-    "STEP_ORDER": "fairmon.pipeline.steps",
-    "HEAVY_STEPS": "fairmon.pipeline.steps",
+    "STEP_ORDER": "fairmon.pipeline.table",
+    "HEAVY_STEPS": "fairmon.pipeline.table",
 }
 
 
 def __getattr__(name: str) -> Any:
+    """Load the module of a public name on first access (keeps ``import fairmon.pipeline`` light)."""
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'fairmon.pipeline' has no attribute {name!r}")

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import pickle
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from fairmon.errors import FairmonError
-
-if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
-    import pandas as pd
 
 __all__ = ["ArtifactStore", "frame_format", "ERR_MISSING_ARTIFACT"]
 
@@ -36,7 +36,7 @@ ERR_MISSING_ARTIFACT = (
 def frame_format() -> str:
     """``"parquet"`` when pyarrow is available, else ``"pickle"``."""
     try:
-        import pyarrow  # noqa: F401
+        import pyarrow  # noqa: F401  # an optional extra: probed lazily
     except ImportError:
         return "pickle"
     return "parquet"
@@ -113,16 +113,12 @@ class ArtifactStore:
         return self._read(name, ext)
 
     def put_arrays(self, name: str, **arrays: np.ndarray) -> str:
-        import numpy as np
-
         buf = io.BytesIO()
         np.savez(buf, **arrays)  # type: ignore[arg-type]
         self._write(self._path(name, "npz"), buf.getvalue())
         return self.uri(name, "npz")
 
     def get_arrays(self, name: str) -> dict[str, np.ndarray]:
-        import numpy as np
-
         with np.load(io.BytesIO(self._read(name, "npz")), allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
 
@@ -133,7 +129,6 @@ class ArtifactStore:
             try:
                 frame.to_parquet(buf)
             except (TypeError, ValueError, ImportError) as exc:  # e.g. an object column of mixed types
-                import logging
 
                 logging.getLogger(__name__).info("artifact %s stored as pickle: %s", name, exc)
             else:
@@ -150,8 +145,6 @@ class ArtifactStore:
             self.fs.rm(path)
 
     def get_frame(self, name: str) -> pd.DataFrame:
-        import pandas as pd
-
         if self.fs.exists(self._path(name, "parquet")):
             return pd.read_parquet(io.BytesIO(self._read(name, "parquet")))
         return pickle.loads(self._read(name, "pkl"))  # noqa: S301 - written by put_frame only

@@ -106,9 +106,9 @@ def favorable_value_eq(values: Any, favorable: Any) -> np.ndarray:
         out = s.to_numpy(dtype=float) == float(favorable)
     else:
         out = s.astype(str).to_numpy() == str(favorable)
-    out = out.astype(float)
-    out[s.isna().to_numpy()] = np.nan
-    return out
+    result: np.ndarray = np.asarray(out, dtype=float)
+    result[s.isna().to_numpy()] = np.nan
+    return result
 
 
 def _shown(values: Sequence[Any]) -> str:

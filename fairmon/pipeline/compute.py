@@ -1,7 +1,7 @@
 """Spec → method calls for the heavy steps (RUMIE, GESD/OpenXAI, FEU) and their JSON results.
 
 Only translation lives here: every number comes from the method modules (:func:`fairmon.fairness.rumie.mine`,
-:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.nsga`).
+:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.search`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import ConfigError, MethodError
-from fairmon.pipeline.context import RunContext
+from fairmon.errors import ConfigError, InsufficientDataError, MethodError
+from fairmon.explain import evaluate, explain
+from fairmon.explain.gesd import gesd
+from fairmon.fairness.rumie import mine
+from fairmon.feu import search
+from fairmon.feu.settings import FEUSettings
+from fairmon.pipeline.context import RunContext, model_name, model_registry
+from fairmon.pipeline.records import RumieOutput
+from fairmon.pipeline.table import A_DATA, A_SNAPSHOT
+from fairmon.results import evidence_from_record
 from fairmon.rules import jaccard, membership
+from fairmon.sources import load_file
 
 log = logging.getLogger(__name__)
 
@@ -30,22 +39,20 @@ def _previous_conditions(ctx: RunContext) -> list[Any] | None:
     runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, 1)
     if not runs:
         return None
-    for ev in ctx.store.evidence_of_run(int(runs[-1].run_id or 0)):
-        if ev.method == ctx.spec.rumie.method:
-            conds = dict(ev.details).get("rule_conditions")
+    for rec in ctx.store.evidence_of_run(int(runs[-1].run_id or 0)):
+        if rec.method == ctx.spec.rumie.method:
+            conds = evidence_from_record(rec).rule_conditions
             return list(conds) if conds else None
     return None
 
 
-def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> dict[str, Any]:
-    """Mine the window with the spec's RUMIE settings; add the evidence fields the store and drift use.
+def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieOutput:
+    """Mine the window with the spec's RUMIE settings: its Evidence and the group overlap.
 
     Rows whose favorable indicator is missing are left out. ``rumie.max_rows`` (when set) mines on a
     seeded random subset. ``group_overlap`` is the Jaccard overlap of this window's group with the
     previous completed window's rules applied to this window's rows.
     """
-    from fairmon.fairness.rumie import mine
-
     r = ctx.spec.rumie
     keep = ~np.isnan(favorable)
     X, fav = X.loc[keep].reset_index(drop=True), favorable[keep].astype(int)
@@ -68,24 +75,14 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> dict[s
         split_fraction=1.0 - r.significance.honest_fraction,  # RUMIE's share of rows used for mining
         rule_search=r.rule_search,
     )
-    d = ev.to_dict()
     overlap = None
     try:
         prev = _previous_conditions(ctx)
-        if prev is not None and d.get("status") == "ok":
+        if prev is not None and ev.status == "ok":
             overlap = jaccard(np.asarray(ev.mask, dtype=bool), membership(prev, X, on_missing="false"))
     except MethodError as exc:  # an operator or value the rules module cannot evaluate: unknown, not guessed
         log.warning("group overlap not computed: %s", exc)
-    d.update(
-        {
-            "rules_text": d.get("rule") or None,
-            "rules": d.get("rules"),
-            "group_fraction": d.get("fraction"),
-            "n": d.get("n_rows"),
-            "group_overlap": overlap,
-        }
-    )
-    return d
+    return RumieOutput(ev, overlap)
 
 
 # ------------------------------------------------------------------------------------------ explanations
@@ -94,8 +91,6 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> dict[s
 def reference_frame(ctx: RunContext, fallback: pd.DataFrame) -> pd.DataFrame:
     """Training-like rows for SHAP's background and LIME's statistics: the spec's reference data, else
     the retraining data, else the window itself (documented fallback)."""
-    from fairmon.sources import load_file
-
     for path, fmt in (
         (ctx.spec.validation.reference_data, None),
         (getattr(ctx.spec.retraining.training_data, "path", None), getattr(ctx.spec.retraining.training_data, "format", None)),
@@ -114,14 +109,10 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
     that is undefined for this window (the sampled rows hold fewer than two groups of the attribute)
     is stored as NULL with ``status`` saying why; the window still succeeds with its other results.
     """
-    from fairmon.registry import Registry
-
     e = ctx.spec.explanations
-    frame = ctx.artifacts.get_frame("data")
-    snap = ctx.artifacts.get_json("snapshot")
-    model = Registry(ctx.spec.resolve_path(ctx.spec.model.registry_uri)).load(
-        snap["name"], snap["version"], device=ctx.device
-    )
+    frame = ctx.artifacts.get_frame(A_DATA)
+    snap = ctx.artifacts.get_json(A_SNAPSHOT)
+    model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
     features = list(ctx.spec.columns.features)
     ref = reference_frame(ctx, frame)
     rows: list[dict[str, Any]] = []
@@ -142,9 +133,6 @@ def _gesd_rows(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """GESD of one sensitive attribute: its result dict and its store rows (the disparity, then one
     stability row per group). Undefined (fewer than two groups sampled): value NULL, ``status`` says why."""
-    from fairmon.errors import InsufficientDataError
-    from fairmon.explain.gesd import gesd
-
     g = ctx.spec.explanations.gesd
     try:
         res = gesd(model, X, groups.astype(str).to_numpy(), X_train=X_train,
@@ -232,8 +220,6 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
     with a single group among the sampled rows gets its ``<METRIC>_fairness`` rows with value NULL and
     the reason in ``details.status`` (the disparity is undefined, not zero).
     """
-    from fairmon.explain import evaluate, explain
-
     e = ctx.spec.explanations
     ox = e.openxai
     feats = list(ctx.spec.columns.features)
@@ -288,10 +274,6 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
 
 def run_feu(ctx: RunContext) -> dict[str, Any]:
     """FEU retraining candidates on the spec's training data (NSGA-II; proposed, never deployed)."""
-    from fairmon.feu.nsga import search
-    from fairmon.feu.settings import FEUSettings
-    from fairmon.sources import load_file
-
     rt = ctx.spec.retraining
     td = rt.training_data
     label = ctx.spec.columns.label
@@ -303,8 +285,6 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     cols = [*ctx.spec.columns.features, attr, label]
     # The selected candidate is saved in the monitored model's registry (status ``candidate``: never
     # ``latest``, never deployed). A retried or re-run window reuses the candidate it already saved.
-    from fairmon.pipeline.steps import model_name, model_registry
-
     registry, name = model_registry(ctx), model_name(ctx)
     window_key = f"{ctx.spec.name}@{ctx.window.start.isoformat()}"
     saved = next(

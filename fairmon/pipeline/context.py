@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
-from fairmon.config import ENV_ARTIFACT_LOCATION, ENV_DEVICE, MonitorSpec
+from fairmon._device import resolve_device
+from fairmon.config import ENV_ARTIFACT_LOCATION, ENV_DEVICE, ENV_SLACK_TOKEN, MonitorSpec
 from fairmon.pipeline.artifacts import ArtifactStore
-from fairmon.pipeline.window import Window
+from fairmon.registry import Registry
+from fairmon.store import Store, get_engine, require_head
+from fairmon.window import Window
 
-if TYPE_CHECKING:  # pragma: no cover
-    from fairmon.store import Store
-
-__all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE"]
+__all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE", "ENV_SLACK_TOKEN", "model_name", "model_registry"]
 
 
 
@@ -58,7 +57,7 @@ class RunContext:
     attempt: int = 1
     source_url: str | None = None
     feu_requested: bool = False
-    _store: Any = field(default=None, repr=False)
+    _store: Store | None = field(default=None, repr=False)
     _artifacts: ArtifactStore | None = field(default=None, repr=False)
 
     @property
@@ -79,8 +78,6 @@ class RunContext:
     @property
     def device(self) -> str:
         """``FAIRMON_DEVICE`` or the spec's ``execution.device`` resolved (``auto`` → cuda if available)."""
-        from fairmon._device import resolve_device
-
         wanted = os.environ.get(ENV_DEVICE) or self.spec.execution.device
         return str(resolve_device(wanted))
 
@@ -88,19 +85,29 @@ class RunContext:
     def store(self) -> Store:
         """The store (engine created on first use; the schema must be at the migration head)."""
         if self._store is None:
-            from fairmon.store import Store, get_engine, require_head
-
             engine = get_engine(self.db_url)
             require_head(engine)
             self._store = Store(engine)
         return self._store
 
     def token(self) -> str | None:
-        return self.slack_token or os.environ.get("FAIRMON_SLACK_TOKEN") or None
+        """The Slack bot token: the one passed, else ``FAIRMON_SLACK_TOKEN`` (None: alerts stay queued)."""
+        return self.slack_token or os.environ.get(ENV_SLACK_TOKEN) or None
 
     def close(self) -> None:
+        """Dispose of the store's engine (a later use opens a new one)."""
         if self._store is not None:
             engine = getattr(self._store, "engine", None)
             if engine is not None:
                 engine.dispose()
             self._store = None
+
+
+def model_name(ctx: RunContext) -> str:
+    """The monitored model's registry name (``model.name``, else the monitor's name)."""
+    return ctx.spec.model.name or ctx.spec.name
+
+
+def model_registry(ctx: RunContext) -> Registry:
+    """The monitored model's registry (``model.registry_uri``, spec-relative)."""
+    return Registry(ctx.spec.resolve_path(ctx.spec.model.registry_uri))

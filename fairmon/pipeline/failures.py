@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from fairmon.config import ENV_PIPELINE_SLACK_CHANNEL as ENV_PIPELINE_CHANNEL
+from fairmon.config import ENV_SLACK_CHANNEL, ENV_SLACK_TOKEN
 
 __all__ = ["notify_pipeline_failure", "failure_text", "ENV_PIPELINE_CHANNEL"]
 
@@ -48,8 +49,8 @@ def notify_pipeline_failure(
         log.warning("%s (data alert already sent by the validate step)", text)
         return {"logged": True, "sent": False, "reason": "data_invalid"}
     log.error(text)
-    token = slack_token or os.environ.get("FAIRMON_SLACK_TOKEN")
-    channel = channel or os.environ.get(ENV_PIPELINE_CHANNEL) or os.environ.get("FAIRMON_SLACK_CHANNEL")
+    token = slack_token or os.environ.get(ENV_SLACK_TOKEN)
+    channel = channel or os.environ.get(ENV_PIPELINE_CHANNEL) or os.environ.get(ENV_SLACK_CHANNEL)
     if not token or not channel:
         return {"logged": True, "sent": False, "reason": "no slack token/channel"}
     try:

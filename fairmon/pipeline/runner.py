@@ -5,7 +5,7 @@ CLI and the demo, so both run exactly the same code. A step that raises marks th
 ``failed`` with the error text (a batch failing validation is ``data_invalid`` instead, set by the
 validate step) and re-raises, so Airflow's retry policy and the CLI's exit code both see it. A step
 after ``persist`` that fails keeps the stored results, and its successful retry restores the
-persisted status (:func:`fairmon.pipeline.storeio.mark_failed`).
+persisted status (:func:`fairmon.pipeline.runs.mark_failed`).
 """
 
 from __future__ import annotations
@@ -15,14 +15,19 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from fairmon.config import MonitorSpec, load_spec
 from fairmon.errors import ConfigError, DataValidationError, FairmonError
+from fairmon.pipeline import runs
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.window import Window, parse_date, resolve_window, window_from_logical_date
+from fairmon.pipeline.steps import STEPS
+from fairmon.pipeline.table import A_DRIFT, A_PERSIST, AFTER_PERSIST, STEP_ORDER
+from fairmon.store import open_store
+from fairmon.store.records import RESULT_STATUSES, RunStatus
+from fairmon.window import Window, window_for, window_from_interval, windows_between
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +35,6 @@ __all__ = [
     "run_step",
     "run_window",
     "backfill",
-    "window_for",
-    "windows_between",
     "feu_on_demand",
     "WindowOutcome",
     "ERR_UNKNOWN_STEP",
@@ -49,39 +52,10 @@ def _spec(spec: MonitorSpec | str | os.PathLike[str]) -> MonitorSpec:
     return spec if isinstance(spec, MonitorSpec) else load_spec(Path(spec))
 
 
-def window_for(spec: MonitorSpec, logical_date: str | datetime) -> Window:
-    """The window of ``logical_date`` under the spec's schedule.
-
-    The schedule interval starting at the latest cron tick at or before the date gives the window's
-    *end*; its start is ``end - schedule.window`` (equal to the interval when the window length is the
-    cron period, the default) — the same rule :func:`run_step` applies to an Airflow data interval.
-    """
-    interval = window_from_logical_date(
-        spec.name, logical_date, cron=spec.schedule.cron, timezone=spec.schedule.timezone
-    )
-    return Window(spec.name, interval.end - spec.schedule.window, interval.end)
-
-
-def _window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
-    interval = resolve_window(
-        spec.name,
-        cron=spec.schedule.cron,
-        timezone=spec.schedule.timezone,
-        data_interval_start=d.get("data_interval_start"),
-        data_interval_end=d.get("data_interval_end"),
-        logical_date=d.get("logical_date"),
-    )
-    if "data_interval_end" not in d:
-        return window_for(spec, d["logical_date"])
-    return Window(spec.name, interval.end - spec.schedule.window, interval.end)
-
-
 def _record_failure(ctx: RunContext, step: str, exc: BaseException) -> None:
     """Best effort: the run row says ``failed`` with the error text (never zeros)."""
     try:
-        from fairmon.pipeline import storeio
-
-        storeio.mark_failed(ctx, step=step, error=f"{step}: {type(exc).__name__}: {exc}")
+        runs.mark_failed(ctx, step=step, error=f"{step}: {type(exc).__name__}: {exc}")
     except Exception as inner:  # noqa: BLE001 - the original error matters more; log this one
         log.warning("could not record failure of %s/%s: %s", ctx.monitor, ctx.window.key, inner)
 
@@ -120,8 +94,6 @@ def run_step(
     >>> run_step("resolve_window", "monitors/demo.yaml", {"logical_date": "2026-01-03"})  # doctest: +SKIP
     {'monitor': 'demo', 'start': '2026-01-03T00:00:00+00:00', 'end': '2026-01-04T00:00:00+00:00', ...}
     """
-    from fairmon.pipeline.steps import AFTER_PERSIST, STEP_ORDER, STEPS
-
     if step not in STEPS:
         raise ConfigError(ERR_UNKNOWN_STEP.format(step=step, steps=", ".join(STEP_ORDER)))
     s = _spec(spec)
@@ -131,7 +103,7 @@ def run_step(
         elif "start" in window and "end" in window:
             w = Window.from_dict({"monitor": s.name, **window})
         else:
-            w = _window_from_interval(s, window)
+            w = window_from_interval(s, window)
         ctx = RunContext(
             s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt, source_url=source_url,
             feu_requested=feu,
@@ -143,9 +115,7 @@ def run_step(
         result = STEPS[step](ctx)
         log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
         if step in AFTER_PERSIST:  # a retry that succeeded gives the run back its persisted status
-            from fairmon.pipeline import storeio
-
-            storeio.clear_failure(ctx, step=step)
+            runs.clear_failure(ctx, step=step)
         return result
     except DataValidationError:
         raise  # the validate step already marked the run data_invalid and sent the data alert
@@ -203,8 +173,6 @@ def run_window(
     >>> run_window("monitors/demo.yaml", "2026-01-03", db_url="postgresql://...")  # doctest: +SKIP
     WindowOutcome(monitor='demo', ..., status='succeeded', ...)
     """
-    from fairmon.pipeline.steps import STEP_ORDER
-
     s = _spec(spec)
     window = _given_window(s, logical_date, window, who="run_window")
     ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=feu)
@@ -245,34 +213,6 @@ def _given_window(spec: MonitorSpec, logical_date: str | datetime | None, window
     return window_for(spec, logical_date)
 
 
-def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetime) -> list[Window]:
-    """Windows whose logical dates (cron ticks) lie in ``[start, end]``, oldest first.
-
-    Examples
-    --------
-    >>> from fairmon.config import MonitorSpec
-    >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
-    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
-    ...     "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}})
-    >>> [w.key for w in windows_between(spec, "2026-01-01", "2026-01-03")]
-    ['2026-01-01T000000Z', '2026-01-02T000000Z', '2026-01-03T000000Z']
-    """
-    from croniter import croniter
-
-    tz = spec.schedule.timezone
-    lo, hi = parse_date(start, timezone=tz), parse_date(end, timezone=tz)
-    if hi < lo:
-        raise ConfigError(f"backfill end {hi.isoformat()} is before start {lo.isoformat()}")
-    out: list[Window] = []
-    it = croniter(spec.schedule.cron, lo - timedelta(seconds=1))
-    while True:
-        tick = it.get_next(datetime)
-        if tick > hi:
-            break
-        out.append(window_for(spec, tick))
-    return out
-
-
 def backfill(
     spec: MonitorSpec | str | os.PathLike[str],
     start: str | datetime,
@@ -310,11 +250,6 @@ def _windows_with_status(
     spec: MonitorSpec, windows: list[Window], statuses: Sequence[str], db_url: str | None
 ) -> list[Window]:
     """The windows among ``windows`` whose stored run has one of ``statuses``."""
-    from typing import get_args
-
-    from fairmon.store import open_store
-    from fairmon.store.records import RunStatus
-
     bad = sorted(set(statuses) - set(get_args(RunStatus)))
     if bad:
         raise ConfigError(f"unknown run status {bad[0]!r}; statuses: {', '.join(get_args(RunStatus))}")
@@ -337,13 +272,11 @@ FEU_STEPS: tuple[str, ...] = ("feu", "followup")
 def _stored_window(ctx: RunContext) -> bool:
     """Whether this window's completed run and the artifacts FEU reads (``persist``, ``drift``) are there."""
     a = ctx.artifacts
-    if not (a.exists("persist") and a.exists("drift")):
+    if not (a.exists(A_PERSIST) and a.exists(A_DRIFT)):
         return False
-    from fairmon.store.records import RESULT_STATUSES
-
     run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     return (run is not None and run.status in RESULT_STATUSES
-            and int(a.get_json("persist")["run_id"]) == int(run.run_id or -1))
+            and int(a.get_json(A_PERSIST)["run_id"]) == int(run.run_id or -1))
 
 
 def feu_on_demand(
@@ -377,8 +310,6 @@ def feu_on_demand(
     >>> feu_on_demand("monitors/demo.yaml", "2026-01-03", db_url="postgresql://...")  # doctest: +SKIP
     WindowOutcome(monitor='demo', ..., status='succeeded', steps={'feu': {'status': 'done', ...}, ...})
     """
-    from fairmon.pipeline.steps import STEPS
-
     s = _spec(spec)
     if not s.retraining.enabled:
         raise ConfigError(ERR_FEU_DISABLED.format(monitor=s.name, source=s.source or "spec"))

@@ -4,7 +4,7 @@ Each step takes a :class:`~fairmon.pipeline.context.RunContext` and returns a sm
 counts, status) — what an Airflow task may push to XCom. Data moves between steps through the run's
 artifact location (:class:`~fairmon.pipeline.artifacts.ArtifactStore`), results into the store.
 
-Order (:data:`STEP_ORDER`)::
+Order (:data:`fairmon.pipeline.table.STEP_ORDER`, the one step table)::
 
     resolve_window → pull_snapshot → pull_data → validate → predict → outcome → rumie → explain
     → persist → drift → report → alert → feu → followup
@@ -36,8 +36,29 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fairmon.errors import DataValidationError
+from fairmon.fairness.outcome import DEFAULT_METRICS, outcome_metrics
+from fairmon.pipeline import compute, judge, notify, records
 from fairmon.pipeline.context import RunContext
+from fairmon.pipeline.ingest import predict, pull_data, pull_snapshot, resolve_window, validate
+from fairmon.pipeline.runs import timed
+from fairmon.pipeline.table import (
+    A_ALERT,
+    A_DATA,
+    A_DRIFT,
+    A_EXPLAIN,
+    A_FEU,
+    A_FOLLOWUP,
+    A_OUTCOME,
+    A_PERSIST,
+    A_PREDICTIONS,
+    A_REPORT,
+    A_RUMIE,
+    AFTER_PERSIST,
+    HEAVY_STEPS,
+    STEP_ORDER,
+)
+from fairmon.report.write import write_report
+from fairmon.results import encode
 
 log = logging.getLogger(__name__)
 
@@ -62,252 +83,17 @@ __all__ = [
     "report",
 ]
 
-#: the steps in execution order (the DAG's task ids)
-STEP_ORDER: tuple[str, ...] = (
-    "resolve_window",
-    "pull_snapshot",
-    "pull_data",
-    "validate",
-    "predict",
-    "outcome",
-    "rumie",
-    "explain",
-    "persist",
-    "drift",
-    "report",
-    "alert",
-    "feu",
-    "followup",
-)
-#: steps that run once the window's results are stored; their failure keeps those results
-AFTER_PERSIST = frozenset(STEP_ORDER[STEP_ORDER.index("persist") + 1 :])
-#: steps that belong on the spec's (GPU) queue
-HEAVY_STEPS = frozenset({"predict", "rumie", "explain", "feu"})
-
-
-# artifact names
-A_SNAPSHOT = "snapshot"
-A_DATA = "data"
-A_VALIDATION = "validation"
-A_PREDICTIONS = "predictions"
-A_OUTCOME = "outcome"
-A_RUMIE = "rumie"
-A_EXPLAIN = "explain"
-A_PERSIST = "persist"
-A_DRIFT = "drift"
-A_ALERT = "alert"
-A_FEU = "feu"
-A_FOLLOWUP = "followup"
-A_REPORT = "report"
-
-
-def _timed(ctx: RunContext, name: str, started: float, result: dict[str, Any]) -> dict[str, Any]:
-    """Record the step's wall time next to its result (persist collects them into ``runs.timings``)."""
-    result = {**result, "seconds": round(time.perf_counter() - started, 3)}
-    ctx.artifacts.put_json(f"step_{name}", result)
-    return result
-
-
-# ------------------------------------------------------------------------------------------ window
-
-
-def resolve_window(ctx: RunContext) -> dict[str, Any]:
-    """Register the monitor and open the run row for this window; clear stale artifacts.
-
-    Returns the window (``monitor``, ``start``, ``end``) and the ``run_id``: the small dict every later
-    task receives.
-    """
-    t0 = time.perf_counter()
-    ctx.artifacts.clear()
-    from fairmon.pipeline import storeio
-
-    run_id = storeio.start_run(ctx)
-    return _timed(ctx, "resolve_window", t0, {**ctx.window.to_dict(), "run_id": run_id})
-
-
-# ------------------------------------------------------------------------------------------ inputs
-
-
-def model_name(ctx: RunContext) -> str:
-    return ctx.spec.model.name or ctx.spec.name
-
-
-def model_registry(ctx: RunContext) -> Any:
-    from fairmon.registry import Registry
-
-    return Registry(ctx.spec.resolve_path(ctx.spec.model.registry_uri))
-
-
-def pull_snapshot(ctx: RunContext) -> dict[str, Any]:
-    """Resolve the model version live for this window (``"latest"`` as of the window start, or pinned).
-
-    Later steps load exactly this version (checksum-verified), even if a newer one is registered while
-    the run is in flight.
-    """
-    t0 = time.perf_counter()
-    info = model_registry(ctx).resolve(model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
-    snap = {
-        "name": info.name,
-        "version": info.version,
-        "sha256": info.sha256,
-        "framework": info.framework,
-        "schema_fingerprint": info.schema_fingerprint,
-        "created": info.created,
-        "valid_from": info.valid_from,
-    }
-    ctx.artifacts.put_json(A_SNAPSHOT, snap)
-    return _timed(ctx, "pull_snapshot", t0, {"model_version": info.version, "sha256": info.sha256})
-
-
-def pull_data(ctx: RunContext) -> dict[str, Any]:
-    """Load the window's rows from the spec's source (SQL with ``:start/:end`` or a file partition)."""
-    t0 = time.perf_counter()
-    from fairmon.sources import load_window
-
-    frame = load_window(ctx.spec, ctx.window.start, ctx.window.end, engine=ctx.source_url)
-    ctx.artifacts.put_frame(A_DATA, frame)
-    return _timed(ctx, "pull_data", t0, {"rows": int(len(frame)), "columns": int(frame.shape[1])})
-
-
-def validate(ctx: RunContext) -> dict[str, Any]:
-    """Run the monitor's Great Expectations suite on the window.
-
-    A failing batch: the run becomes ``data_invalid`` with the failed expectations stored, ONE data alert
-    is enqueued (and sent when notifying), and :class:`DataValidationError` stops the window. A data
-    alert Slack refuses (bad token or channel) or cannot take (outage) leaves the window
-    ``data_invalid``, the error in ``details.alert_delivery_error``.
-    """
-    t0 = time.perf_counter()
-    frame = ctx.artifacts.get_frame(A_DATA)
-    if not ctx.spec.validation.enabled:
-        _check_window_data(ctx, frame)
-        ctx.artifacts.put_json(A_VALIDATION, {"success": True, "enabled": False, "failed": []})
-        return _timed(ctx, "validate", t0, {"valid": True, "enabled": False})
-    from fairmon.validation import validate_window
-
-    result = validate_window(ctx.spec, frame, engine=ctx.source_url)
-    summary = result.to_dict()
-    ctx.artifacts.put_json(A_VALIDATION, summary)
-    if result.success:
-        _check_window_data(ctx, frame)  # a suite (e.g. a hand-written one) need not cover these
-        return _timed(ctx, "validate", t0, {"valid": True, "enabled": True, "expectations": len(summary.get("results", []))})
-    failed = list(result.failed)
-    from fairmon.pipeline import storeio
-
-    storeio.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)))
-    sent = storeio.data_alert(ctx, failed=failed)
-    if sent.get("delivery_error"):
-        storeio.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)),
-                                  alert_delivery_error=str(sent["delivery_error"]))
-    _timed(ctx, "validate", t0, {"valid": False, "failed": len(failed), "alert": sent,
-                                 "rendered": storeio.rendered_alerts(ctx, kind="data")})
-    result.raise_for_failures()  # DataValidationError naming the failed expectations
-    raise DataValidationError(f"window {ctx.window.key} failed validation", failed)  # pragma: no cover
-
-
-def _window_origin(ctx: RunContext) -> str:
-    """Where the window's rows came from, for error messages: the partition file or the SQL query."""
-    from fairmon.sources import describe_window_source
-
-    return describe_window_source(ctx.spec, ctx.window.start, ctx.window.end)
-
-
-def _check_window_data(ctx: RunContext, frame: Any) -> None:
-    """The checks that hold with or without a validation suite (:mod:`fairmon.pipeline.checks`): every
-    column the spec names is present and the protected attributes are categorical."""
-    from fairmon.pipeline import checks
-
-    w = ctx.window.start
-    day = w.date().isoformat() if (w.hour, w.minute, w.second) == (0, 0, 0) else w.isoformat()
-    checks.check_columns(ctx.spec, frame, window=day, origin=_window_origin(ctx))
-    checks.check_sensitive_categorical(ctx.spec, frame, window=day)
-
 
 # ------------------------------------------------------------------------------------------ compute
-
-
-def predict(ctx: RunContext) -> dict[str, Any]:
-    """The favorable indicator of every row: from logged decisions/scores, else by scoring the model.
-
-    Writes ``predictions.npz`` with ``favorable`` (0/1, NaN = missing), ``score`` (P(class 1), NaN when
-    the monitor reads logged decisions) and ``label_favorable`` (0/1/NaN; absent labels stay NaN).
-    """
-    t0 = time.perf_counter()
-    import numpy as np
-
-    from fairmon.pipeline.checks import (
-        check_favorable_class,
-        check_favorable_value,
-        favorable_value_eq,
-    )
-    from fairmon.registry.model import Model
-
-    cols, fav = ctx.spec.columns, ctx.spec.favorable
-    frame = ctx.artifacts.get_frame(A_DATA)
-    snap = ctx.artifacts.get_json(A_SNAPSHOT)
-    n = len(frame)
-    score = np.full(n, np.nan)
-    source = "model"
-    if cols.decision is not None:
-        fav_class = fav.class_ if fav.class_ is not None else 1
-        check_favorable_value(frame[cols.decision], fav_class, what="decision", field="favorable.class")
-        favorable = favorable_value_eq(frame[cols.decision], fav_class)
-        source = "logged_decision"
-    else:
-        if cols.score is not None:
-            score = frame[cols.score].to_numpy(dtype=float)
-            source = "logged_score"
-            pred = None
-            if fav.score_threshold is None:
-                check_favorable_class(
-                    fav.class_, Model.classes, what=f"the 0.5 rule on score column {cols.score!r}"
-                )
-        else:
-            model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
-            if fav.score_threshold is None:
-                check_favorable_class(fav.class_, model.classes, what=f"model {snap['name']}:{snap['version']}")
-            score = model.predict_proba(frame[list(cols.features)])[:, 1]
-            pred = model.predict(frame[list(cols.features)])
-        if fav.score_threshold is not None:
-            if fav.direction == "above":
-                favorable = (score >= fav.score_threshold).astype(float)
-            else:
-                favorable = (score <= fav.score_threshold).astype(float)
-            favorable[np.isnan(score)] = np.nan
-        elif pred is not None:
-            favorable = favorable_value_eq(pred, fav.class_)
-        else:  # a logged score without a threshold: the model's own 0.5 rule on P(class 1)
-            favorable = favorable_value_eq((score >= 0.5).astype(int), fav.class_)
-    if cols.label is not None and cols.label in frame.columns:
-        label_field = "favorable.label_class" if fav.label_class is not None else "favorable.class (label_class unset)"
-        check_favorable_value(frame[cols.label], fav.label_value, what="label", field=label_field)
-        label_fav = favorable_value_eq(frame[cols.label], fav.label_value)
-    else:
-        label_fav = np.full(n, np.nan)
-    ctx.artifacts.put_arrays(
-        A_PREDICTIONS,
-        favorable=np.asarray(favorable, dtype=float),
-        score=np.asarray(score, dtype=float),
-        label_favorable=np.asarray(label_fav, dtype=float),
-    )
-    rate = float(np.nanmean(favorable)) if n and not np.all(np.isnan(favorable)) else None
-    return _timed(
-        ctx,
-        "predict",
-        t0,
-        {"rows": n, "source": source, "model_version": snap["version"], "favorable_rate": rate},
-    )
 
 
 def outcome(ctx: RunContext) -> dict[str, Any]:
     """Outcome fairness of the declared protected attributes (and intersections) with bootstrap CIs."""
     t0 = time.perf_counter()
-    from fairmon.fairness.outcome import DEFAULT_METRICS, outcome_metrics
-
     o = ctx.spec.outcome
     if not o.enabled:
         ctx.artifacts.put_json(A_OUTCOME, None)
-        return _timed(ctx, "outcome", t0, {"enabled": False, "rows": 0})
+        return timed(ctx, "outcome", t0, {"enabled": False, "rows": 0})
     frame = ctx.artifacts.get_frame(A_DATA)
     pred = ctx.artifacts.get_arrays(A_PREDICTIONS)
     labels = pred["label_favorable"]
@@ -322,8 +108,8 @@ def outcome(ctx: RunContext) -> dict[str, Any]:
         confidence=o.confidence,
         random_state=o.random_state,
     )
-    ctx.artifacts.put_json(A_OUTCOME, result.to_dict())
-    return _timed(
+    ctx.artifacts.put_json(A_OUTCOME, encode(result))
+    return timed(
         ctx, "outcome", t0, {"enabled": True, "rows": len(result.rows), "labels_pending": result.labels_pending}
     )
 
@@ -339,17 +125,11 @@ def rumie(ctx: RunContext) -> dict[str, Any]:
     r = ctx.spec.rumie
     if not r.enabled:
         ctx.artifacts.put_json(A_RUMIE, None)
-        return _timed(ctx, "rumie", t0, {"enabled": False})
-    from fairmon.pipeline import compute
-
-    ev = compute.run_rumie(ctx, _rumie_frame(ctx), ctx.artifacts.get_arrays(A_PREDICTIONS)["favorable"])
-    ctx.artifacts.put_json(A_RUMIE, ev)
-    return _timed(
-        ctx,
-        "rumie",
-        t0,
-        {"enabled": True, "dscore": ev.get("dscore"), "honest_dscore": ev.get("honest_dscore")},
-    )
+        return timed(ctx, "rumie", t0, {"enabled": False})
+    out = compute.run_rumie(ctx, _rumie_frame(ctx), ctx.artifacts.get_arrays(A_PREDICTIONS)["favorable"])
+    ctx.artifacts.put_json(A_RUMIE, out.to_dict())
+    ev = out.evidence
+    return timed(ctx, "rumie", t0, {"enabled": True, "dscore": ev.dscore, "honest_dscore": ev.honest_dscore})
 
 
 def explain(ctx: RunContext) -> dict[str, Any]:
@@ -358,12 +138,10 @@ def explain(ctx: RunContext) -> dict[str, Any]:
     e = ctx.spec.explanations
     if not e.enabled:
         ctx.artifacts.put_json(A_EXPLAIN, None)
-        return _timed(ctx, "explain", t0, {"enabled": False})
-    from fairmon.pipeline import compute
-
+        return timed(ctx, "explain", t0, {"enabled": False})
     out = compute.run_explanations(ctx)
     ctx.artifacts.put_json(A_EXPLAIN, out)
-    return _timed(ctx, "explain", t0, {"enabled": True, "rows": len(out.get("rows", []))})
+    return timed(ctx, "explain", t0, {"enabled": True, "rows": len(out.get("rows", []))})
 
 
 # ------------------------------------------------------------------------------------------ store
@@ -372,21 +150,17 @@ def explain(ctx: RunContext) -> dict[str, Any]:
 def persist(ctx: RunContext) -> dict[str, Any]:
     """Write the window's run, metrics, evidence and explanation rows in ONE transaction (replacing)."""
     t0 = time.perf_counter()
-    from fairmon.pipeline import storeio
-
-    written = storeio.write_window(ctx)
+    written = records.write_window(ctx)
     ctx.artifacts.put_json(A_PERSIST, written)
-    return _timed(ctx, "persist", t0, written)
+    return timed(ctx, "persist", t0, written)
 
 
 def drift(ctx: RunContext) -> dict[str, Any]:
     """Decide drift against earlier completed windows only; store the findings of this window."""
     t0 = time.perf_counter()
-    from fairmon.pipeline import storeio
-
-    out = storeio.decide_and_store_findings(ctx)
+    out = judge.decide_and_store_findings(ctx)
     ctx.artifacts.put_json(A_DRIFT, out)
-    return _timed(
+    return timed(
         ctx, "drift", t0, {"findings": len(out["findings"]), "open": out["open"], "drifted": out["drifted"],
                            "baseline": out["baseline"]["status"], "baseline_reason": out["baseline"]["reason"]}
     )
@@ -395,11 +169,9 @@ def drift(ctx: RunContext) -> dict[str, Any]:
 def alert(ctx: RunContext) -> dict[str, Any]:
     """Enqueue one alert per (monitor, window, finding) in the outbox; send when notifying."""
     t0 = time.perf_counter()
-    from fairmon.pipeline import storeio
-
-    out = storeio.send_alerts(ctx)
+    out = notify.send_alerts(ctx)
     ctx.artifacts.put_json(A_ALERT, out)
-    return _timed(ctx, "alert", t0, {k: v for k, v in out.items() if k != "messages"})
+    return timed(ctx, "alert", t0, {k: v for k, v in out.items() if k != "messages"})
 
 
 def _feu_skip_reason(ctx: RunContext) -> str | None:
@@ -430,14 +202,12 @@ def feu(ctx: RunContext) -> dict[str, Any]:
     reason = _feu_skip_reason(ctx)
     if reason is not None:
         ctx.artifacts.put_json(A_FEU, {"status": "skipped", "reason": reason})
-        return _timed(ctx, "feu", t0, {"status": "skipped", "reason": reason})
-    from fairmon.pipeline import compute, storeio
-
+        return timed(ctx, "feu", t0, {"status": "skipped", "reason": reason})
     result = compute.run_feu(ctx)
-    n = storeio.save_feu(ctx, result)
+    n = records.save_feu(ctx, result)
     out = {"status": "done", "candidates": n, "selected": result.get("selected"), "requested": ctx.feu_requested}
     ctx.artifacts.put_json(A_FEU, {**out, "result": result})
-    return _timed(ctx, "feu", t0, out)
+    return timed(ctx, "feu", t0, out)
 
 
 def followup(ctx: RunContext) -> dict[str, Any]:
@@ -449,26 +219,22 @@ def followup(ctx: RunContext) -> dict[str, Any]:
     if feu_out.get("status") != "done":
         out: dict[str, Any] = {"status": "skipped"}
     else:
-        from fairmon.pipeline import storeio
-
-        out = storeio.send_followup(ctx, feu_out["result"], requested=bool(feu_out.get("requested")))
+        out = notify.send_followup(ctx, feu_out["result"], requested=bool(feu_out.get("requested")))
     queued = int(ctx.artifacts.get_json(A_ALERT).get("queued", 0)) if ctx.artifacts.exists(A_ALERT) else 0
     if feu_out.get("status") == "done" or queued:
         out["report"] = _write_report(ctx)  # {"status", "path"}
     ctx.artifacts.put_json(A_FOLLOWUP, out)
-    return _timed(ctx, "followup", t0, {k: v for k, v in out.items() if k != "messages"})
+    return timed(ctx, "followup", t0, {k: v for k, v in out.items() if k != "messages"})
 
 
 def report(ctx: RunContext) -> dict[str, Any]:
     """The window's static HTML report (:func:`fairmon.report.write_report`), before the alert that
     links to it; the follow-up re-writes it once the window's messages and FEU candidates exist."""
     t0 = time.perf_counter()
-    return _timed(ctx, "report", t0, _write_report(ctx))
+    return timed(ctx, "report", t0, _write_report(ctx))
 
 
 def _write_report(ctx: RunContext) -> dict[str, Any]:
-    from fairmon.report import write_report
-
     out = {"status": "written", "path": str(write_report(ctx))}
     ctx.artifacts.put_json(A_REPORT, out)
     return out
@@ -490,4 +256,4 @@ STEPS: dict[str, Callable[[RunContext], dict[str, Any]]] = {
     "feu": feu,
     "followup": followup,
 }
-assert tuple(STEPS) == STEP_ORDER
+assert tuple(STEPS) == STEP_ORDER, "the step functions follow fairmon.pipeline.table"

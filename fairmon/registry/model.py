@@ -146,12 +146,13 @@ class Model:
     def require_differentiable(self, method: str) -> torch.nn.Module:
         if not self.differentiable:
             raise MethodError(ERR_NOT_DIFFERENTIABLE.format(method=method, framework=self.framework))
-        return self.estimator
+        module: torch.nn.Module = self.estimator
+        return module
 
     def logits(self, Z: torch.Tensor) -> torch.Tensor:
         """Class logits ``(n, 2)`` as a differentiable tensor (torch models only)."""
         module = self.require_differentiable("logits")
-        out = module(Z)
+        out: torch.Tensor = module(Z)
         if out.ndim == 1 or (out.ndim == 2 and out.shape[1] == 1):
             z = out.reshape(-1, 1)
             return torch_cat_zero(z)
@@ -177,7 +178,8 @@ def torch_cat_zero(z: torch.Tensor) -> torch.Tensor:
 
 def build_mlp(n_inputs: int, hidden: tuple[int, ...] = (64, 32)) -> torch.nn.Module:
     """The MLP used across fairmon (FEU's 64-32 ReLU network): one logit of the positive class."""
-    return _get_mlp()(n_inputs, hidden)
+    module: torch.nn.Module = _get_mlp()(n_inputs, hidden)
+    return module
 
 
 def _mlp_class() -> type:
@@ -199,12 +201,14 @@ def _mlp_class() -> type:
             self.net = torch.nn.Sequential(*layers)
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.net(x).squeeze(-1)
+            out: torch.Tensor = self.net(x).squeeze(-1)
+            return out
 
         def first_hidden(self, x: torch.Tensor) -> torch.Tensor | None:
             if not self.hidden_sizes:
                 return None
-            return self.net[1](self.net[0](x))
+            hidden: torch.Tensor = self.net[1](self.net[0](x))
+            return hidden
 
         def config(self) -> dict[str, Any]:
             return {"n_inputs": self.n_inputs, "hidden": list(self.hidden_sizes)}

@@ -16,23 +16,55 @@ bytes once, checks their sha256 against the registry's metadata and only then un
 bytes, so a file swapped in the store is refused before any of its code runs. The metadata itself is
 trusted: whoever can write the registry can register a model, exactly as with any model registry.
 Torch snapshots hold only tensors (``state_dict``) and are loaded with ``torch.load(weights_only=True)``;
-the architecture is rebuilt from the module config (:func:`fairmon.registry.model.build_mlp`).
+a torch file holding anything else is refused as tampered, naming the file (see
+:mod:`fairmon.registry._codec`, which also maps every other library load error to
+:class:`~fairmon.errors.SnapshotError`).
 
 Concurrency: version folders are claimed with an exclusive ``makedirs`` (atomic on local disks and
 ``memory://``); on object stores, where folders are virtual, run one writer per model name.
+
+The module holds the :class:`Registry`; what a version is (:class:`SnapshotInfo`, the messages) lives in
+:mod:`fairmon.registry._snapshot` and the artifact formats in :mod:`fairmon.registry._codec`; the names
+below are re-exported here because callers import them from this module.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import re
-from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from fairmon.errors import SnapshotError
+from fairmon.registry._codec import (
+    ERR_ARTIFACT_LOAD,
+    ERR_TORCH_MODULE,
+    ERR_TORCH_UNSAFE,
+    deserialize,
+    serialize,
+)
+from fairmon.registry._snapshot import (
+    ERR_BAD_METADATA,
+    ERR_BAD_STATUS,
+    ERR_BAD_VERSION,
+    ERR_CHECKSUM,
+    ERR_NO_MODEL,
+    ERR_NO_PRODUCTION,
+    ERR_NO_REGISTRY,
+    ERR_NO_VERSION,
+    ERR_NO_VERSIONS,
+    ERR_SCHEMA_MISMATCH,
+    METADATA_FILE,
+    STATUSES,
+    SnapshotInfo,
+    Status,
+    check_name,
+    info_from_json,
+    info_to_json,
+    jsonable,
+    utc_iso,
+    version_number,
+)
 from fairmon.registry.model import Model
 from fairmon.schema import FeatureSchema
 
@@ -50,78 +82,17 @@ __all__ = [
     "ERR_SCHEMA_MISMATCH",
     "ERR_BAD_VERSION",
     "ERR_TORCH_MODULE",
+    "ERR_TORCH_UNSAFE",
+    "ERR_ARTIFACT_LOAD",
+    "ERR_UNREADABLE",
+    "ERR_CLAIM",
+    "ERR_NOT_A_MODEL",
 ]
 
-Status = Literal["production", "candidate"]
-_STATUSES = ("production", "candidate")
-METADATA_FILE = "metadata.json"
-FORMAT_VERSION = 1
-
-ERR_NO_MODEL = "registry {uri!r} has no model named {name!r}; known models: {known}"
-ERR_NO_REGISTRY = "registry {uri!r} does not exist (no folder {root!r}); check model.registry_uri"
-ERR_NO_VERSIONS = (
-    "model {name!r} in registry {uri!r} has no complete version (a version folder needs its "
-    "metadata.json; found folders: {folders})"
-)
-ERR_NO_VERSION = "model {name!r} has no version {version!r} in registry {uri!r}; versions: {versions}"
-ERR_NO_PRODUCTION = (
-    "model {name!r} in registry {uri!r} has no version with status 'production'{as_of} "
-    "(versions: {versions}); promote one or pin a version"
-)
-ERR_CHECKSUM = (
-    "snapshot artifact {path!r} failed its checksum: expected sha256 {expected}, file has {actual}; "
-    "refusing to load it (it was modified after registration)"
-)
-ERR_SCHEMA_MISMATCH = (
-    "snapshot {name}:{version} does not match the expected feature schema "
-    "(first = expected, second = snapshot): {diff}"
-)
-ERR_BAD_VERSION = "bad version {version!r}; expected 'latest', 'v<N>' or '<N>'"
-ERR_TORCH_MODULE = (
-    "torch snapshots store a state_dict plus the module config; the module must be built by "
-    "fairmon.registry.build_mlp (got {cls})"
-)
-ERR_BAD_METADATA = "snapshot metadata {path!r} is unreadable: {error}"
-
-_VERSION_RE = re.compile(r"^v?(\d+)$")
-
-
-@dataclass(frozen=True)
-class SnapshotInfo:
-    """Metadata of one registered model version (the parsed ``metadata.json``)."""
-
-    name: str
-    version: str
-    number: int
-    framework: str
-    input: str
-    threshold: float
-    status: str
-    created: str
-    sha256: str
-    artifact: str
-    uri: str
-    schema: dict[str, Any]
-    schema_fingerprint: str
-    metrics: dict[str, Any] = field(default_factory=dict)
-    module_config: dict[str, Any] | None = None
-    valid_from: str | None = None
-    description: str = ""
-    library_versions: dict[str, str] = field(default_factory=dict)
-    format_version: int = FORMAT_VERSION
-
-    @property
-    def feature_schema(self) -> FeatureSchema:
-        return FeatureSchema.from_dict(self.schema)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-#: fields a metadata.json must have (the ones without a default)
-_REQUIRED_INFO = frozenset(
-    f.name for f in fields(SnapshotInfo) if f.default is MISSING and f.default_factory is MISSING
-)
+ERR_UNREADABLE = "snapshot artifact {path!r} cannot be read: {error}"
+ERR_CLAIM = "could not claim a new version folder for {name!r} in {uri!r}"
+ERR_NOT_A_MODEL = "register expects a fairmon.registry.Model, got {cls}"
+_VERSION_DIR_RE = re.compile(r"^v(\d+)$")
 
 
 class Registry:
@@ -143,7 +114,7 @@ class Registry:
     """
 
     def __init__(self, uri: str, **storage_options: Any) -> None:
-        import fsspec
+        import fsspec  # heavy (plugins, optional cloud SDKs): only when a registry is opened
 
         self.uri = str(uri).rstrip("/") or str(uri)
         fs, root = fsspec.core.url_to_fs(self.uri, **storage_options)
@@ -155,7 +126,7 @@ class Registry:
 
     # ------------------------------------------------------------------ paths
     def _model_dir(self, name: str) -> str:
-        _check_name(name)
+        check_name(name)
         return f"{self.root}/{name}"
 
     def _version_dir(self, name: str, number: int) -> str:
@@ -180,7 +151,7 @@ class Registry:
             return []
         nums = []
         for p in self.fs.ls(d, detail=False):
-            m = re.match(r"^v(\d+)$", str(p).rstrip("/").rsplit("/", 1)[-1])
+            m = _VERSION_DIR_RE.match(str(p).rstrip("/").rsplit("/", 1)[-1])
             if m:
                 nums.append(int(m.group(1)))
         return sorted(nums)
@@ -210,11 +181,11 @@ class Registry:
         ``valid_from`` (optional) records from when the version serves traffic, so that a backfill can
         ask which version was live at a past time (``resolve(name, "latest", as_of=...)``).
         """
-        if status not in _STATUSES:
-            raise SnapshotError(f"status must be one of {_STATUSES}, got {status!r}")
+        if status not in STATUSES:
+            raise SnapshotError(ERR_BAD_STATUS.format(statuses=STATUSES, status=status))
         if not isinstance(model, Model):
-            raise SnapshotError(f"register expects a fairmon.registry.Model, got {type(model).__name__}")
-        blob, artifact, module_config, libs = _serialize(model)
+            raise SnapshotError(ERR_NOT_A_MODEL.format(cls=type(model).__name__))
+        blob, artifact, module_config, libs = serialize(model)
         digest = hashlib.sha256(blob).hexdigest()
         self.fs.makedirs(self._model_dir(name), exist_ok=True)
         number = self._claim_version(name)
@@ -229,15 +200,15 @@ class Registry:
             input=model.input,
             threshold=float(model.threshold),
             status=status,
-            created=_utc_iso(datetime.now(UTC)),
+            created=utc_iso(datetime.now(UTC)),
             sha256=digest,
             artifact=artifact,
             uri=f"{self.uri}/{name}/v{number}",
             schema=model.schema.to_dict(),
             schema_fingerprint=model.schema.fingerprint,
-            metrics=_jsonable(metrics or {}),
+            metrics=jsonable(metrics or {}),
             module_config=module_config,
-            valid_from=_utc_iso(valid_from) if valid_from is not None else None,
+            valid_from=utc_iso(valid_from) if valid_from is not None else None,
             description=description,
             library_versions=libs,
         )
@@ -252,24 +223,20 @@ class Registry:
                 return number
             except FileExistsError:
                 number += 1
-        raise SnapshotError(f"could not claim a new version folder for {name!r} in {self.uri!r}")
+        raise SnapshotError(ERR_CLAIM.format(name=name, uri=self.uri))
 
     def _write_info(self, info: SnapshotInfo) -> None:
         path = f"{self._version_dir(info.name, info.number)}/{METADATA_FILE}"
-        text = json.dumps(info.to_dict(), indent=2, sort_keys=True)
         with self.fs.open(path, "wb") as fh:
-            fh.write(text.encode())
+            fh.write(info_to_json(info))
 
     def _read_info(self, path: str) -> SnapshotInfo:
         try:
             with self.fs.open(path, "rb") as fh:
-                data = json.loads(fh.read().decode())
-            missing = sorted(_REQUIRED_INFO - set(data))
-            if missing:
-                raise ValueError(f"missing field(s) {', '.join(missing)}")
-            return SnapshotInfo(**data)
-        except (OSError, ValueError, TypeError) as exc:
+                raw = fh.read()
+        except OSError as exc:
             raise SnapshotError(ERR_BAD_METADATA.format(path=path, error=exc)) from exc
+        return info_from_json(raw, path)
 
     # ------------------------------------------------------------------ resolve / promote
     def resolve(
@@ -293,10 +260,10 @@ class Registry:
         if str(version) == "latest":
             prod = [i for i in infos if i.status == "production"]
             if as_of is not None:
-                cutoff = _utc_iso(as_of)
+                cutoff = utc_iso(as_of)
                 prod = [i for i in prod if i.valid_from is None or i.valid_from <= cutoff]
             if not prod:
-                suffix = f" valid at {_utc_iso(as_of)}" if as_of is not None else ""
+                suffix = f" valid at {utc_iso(as_of)}" if as_of is not None else ""
                 raise SnapshotError(
                     ERR_NO_PRODUCTION.format(
                         name=name,
@@ -309,10 +276,7 @@ class Registry:
                     )
                 )
             return max(prod, key=lambda i: i.number)
-        m = _VERSION_RE.match(str(version).strip())
-        if not m:
-            raise SnapshotError(ERR_BAD_VERSION.format(version=version))
-        number = int(m.group(1))
+        number = version_number(version)
         for i in infos:
             if i.number == number:
                 return i
@@ -365,11 +329,11 @@ class Registry:
             with self.fs.open(path, "rb") as fh:
                 blob = fh.read()
         except OSError as exc:
-            raise SnapshotError(f"snapshot artifact {path!r} cannot be read: {exc}") from exc
+            raise SnapshotError(ERR_UNREADABLE.format(path=path, error=exc)) from exc
         actual = hashlib.sha256(blob).hexdigest()
         if actual != info.sha256:
             raise SnapshotError(ERR_CHECKSUM.format(path=path, expected=info.sha256, actual=actual))
-        estimator = _deserialize(info, blob, device)
+        estimator = deserialize(info, blob, path)
         model = Model(
             estimator,
             schema,
@@ -385,66 +349,3 @@ class Registry:
     def artifact_path(self, info: SnapshotInfo) -> str:
         """Filesystem path (within ``self.fs``) of a version's artifact."""
         return f"{self._version_dir(info.name, info.number)}/{info.artifact}"
-
-
-# ---------------------------------------------------------------------- helpers
-def _check_name(name: str) -> None:
-    if not name or not re.match(r"^[A-Za-z0-9_.-]+$", name) or name in (".", ".."):
-        raise SnapshotError(
-            f"model name {name!r} must be non-empty and use only letters, digits, '_', '-', '.'"
-        )
-
-
-def _utc_iso(value: datetime | str) -> str:
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _jsonable(obj: Any) -> Any:
-    return json.loads(json.dumps(obj, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
-
-
-def _serialize(model: Model) -> tuple[bytes, str, dict[str, Any] | None, dict[str, str]]:
-    buf = io.BytesIO()
-    if model.framework == "sklearn":
-        import joblib
-        import sklearn
-
-        joblib.dump(model.estimator, buf)
-        return buf.getvalue(), "model.joblib", None, {"sklearn": sklearn.__version__}
-    import torch
-
-    module = model.estimator
-    config_fn = getattr(module, "config", None)
-    if type(module).__name__ != "MLP" or not callable(config_fn):
-        raise SnapshotError(ERR_TORCH_MODULE.format(cls=type(module).__name__))
-    state = {k: v.detach().cpu() for k, v in module.state_dict().items()}
-    torch.save({"state_dict": state}, buf)
-    config = {"builder": "build_mlp", **config_fn()}
-    return buf.getvalue(), "model.pt", config, {"torch": torch.__version__}
-
-
-def _deserialize(info: SnapshotInfo, blob: bytes, device: str | None) -> Any:
-    if info.framework == "sklearn":
-        import joblib
-
-        # Safe only because the caller verified the sha256 of these exact bytes (see module doc).
-        return joblib.load(io.BytesIO(blob))
-    if info.framework == "torch":
-        import torch
-
-        from fairmon.registry.model import build_mlp
-
-        cfg = info.module_config or {}
-        if cfg.get("builder") != "build_mlp":
-            raise SnapshotError(
-                f"snapshot {info.name}:{info.version} has an unknown torch module config {cfg}"
-            )
-        module = build_mlp(int(cfg["n_inputs"]), tuple(int(h) for h in cfg.get("hidden", ())))
-        payload = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
-        module.load_state_dict(payload["state_dict"])
-        return module
-    raise SnapshotError(f"snapshot {info.name}:{info.version} has unknown framework {info.framework!r}")

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fairmon.errors import ConfigError
+from fairmon.window import parse_date
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.store import (
@@ -176,8 +177,6 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
 
 
 def _parse_window(window: datetime | str) -> datetime:
-    from fairmon.pipeline.window import parse_date
-
     return parse_date(window) if isinstance(window, str) else window
 
 

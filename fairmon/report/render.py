@@ -17,8 +17,9 @@ from markupsafe import Markup
 
 from fairmon.drift.checks import level_text
 from fairmon.report import charts
-from fairmon.report._template import CSS
+from fairmon.report._template import CSS, TEMPLATE
 from fairmon.report.charts import GroupStabilityRow, fmt_num
+from fairmon.results import evidence_from_record
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.report.data import ReportData
@@ -301,32 +302,30 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
     disparities, group_rows = _metric_rows(data.metrics)
     ev_ctx: dict[str, Any] | None = None
     if ev is not None:
-        ed = dict(ev.details or {})
-        rules = ev.rules if isinstance(ev.rules, list) and all(isinstance(r, str) for r in ev.rules) else None
-        if not rules and ev.rules_text:
-            rules = [ev.rules_text]
+        e = evidence_from_record(ev)  # the Evidence the window computed
+        rules = list(e.rules) or ([e.rule] if e.rule else [])
         ev_ctx = {
-            "method": ev.method,
-            "status": ed.get("status", "ok"),
-            "reason": ed.get("reason") or "",
-            "dscore": fmt_num(ev.dscore),
-            "honest": fmt_num(ev.honest_dscore),
-            "p_value": _p(ev.p_value),
-            "group_size": "" if ev.group_size is None else f"{ev.group_size:,}",
-            "fraction": "" if ev.group_fraction is None else f"{ev.group_fraction:.1%}",
-            "n": "" if ev.n is None else f"{ev.n:,}",
-            "p_fav_in": fmt_num(ev.p_fav_in),
-            "p_fav_out": fmt_num(ev.p_fav_out),
-            "key_attributes": list(ev.key_attributes),
+            "method": e.method,
+            "status": e.status,
+            "reason": e.reason,
+            "dscore": fmt_num(e.dscore),
+            "honest": fmt_num(e.honest_dscore),
+            "p_value": _p(e.p_value),
+            "group_size": f"{e.group_size:,}" if e.group_size or e.status == "ok" else "",
+            "fraction": f"{e.fraction:.1%}" if ev.group_fraction is not None else "",
+            "n": f"{e.n_rows:,}" if e.n_rows else "",
+            "p_fav_in": fmt_num(e.p_fav_in),
+            "p_fav_out": fmt_num(e.p_fav_out),
+            "key_attributes": list(e.key_attributes),
             "key_features": [
                 {"encoded": k.get("encoded", ""), "weight": fmt_num(k.get("weight"))}
-                for k in (ed.get("key_features") or [])
+                for k in e.key_features
                 if isinstance(k, Mapping)
             ],
-            "rules": rules or [],
+            "rules": rules,
             "overlap": fmt_num(ev.group_overlap) if ev.group_overlap is not None else "",
-            "tree_img": draw(charts.tree_chart, ev.tree if isinstance(ev.tree, Mapping) else None),
-            "tree_leaves": (ev.tree or {}).get("n_leaves") if isinstance(ev.tree, Mapping) else None,
+            "tree_img": draw(charts.tree_chart, e.tree if isinstance(e.tree, Mapping) else None),
+            "tree_leaves": e.tree.get("n_leaves") if isinstance(e.tree, Mapping) else None,
         }
     gesd_ctx = [_gesd_context(data, attr, rec, draw) for attr, rec in data.gesd.items()]
     findings = _finding_rows(data.findings)
@@ -385,8 +384,6 @@ def render_html(data: ReportData, *, rebuild_command: str | None = None) -> str:
     8
     """
     import jinja2
-
-    from fairmon.report._template import TEMPLATE
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.from_string(TEMPLATE).render(**_context(data, rebuild_command=rebuild_command))

@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from fairmon.alerts.render import report_path
 from fairmon.config import ENV_REPORT_LOCATION
+from fairmon.errors import ConfigError
+from fairmon.report._template import CSS, INDEX_TEMPLATE
+from fairmon.report.data import DEFAULT_HISTORY, ERR_NO_RUNS, load_report_data, report_status
+from fairmon.report.render import render_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.config import MonitorSpec
@@ -116,9 +121,6 @@ def write_window_report(
     >>> write_window_report(open_store(), "demo", "2026-01-07", location="demo-output/reports").path  # doctest: +SKIP
     'demo-output/reports/demo/2026-01-07.html'
     """
-    from fairmon.alerts.render import report_path
-    from fairmon.report.data import DEFAULT_HISTORY, load_report_data
-    from fairmon.report.render import render_html
 
     data = load_report_data(
         store, monitor, window, rumie_method=rumie_method, history=history or DEFAULT_HISTORY
@@ -133,10 +135,6 @@ def write_index(store: Store, monitor: str, *, location: str) -> str:
     import fsspec
     import jinja2
     from markupsafe import Markup
-
-    from fairmon.alerts.render import report_path
-    from fairmon.report._template import CSS, INDEX_TEMPLATE
-    from fairmon.report.data import report_status
 
     rows = []
     for run in reversed(store.runs(monitor)):
@@ -167,9 +165,6 @@ def rebuild_reports(
 ) -> list[WrittenReport]:
     """Rebuild reports from the store (every window of the monitor when ``windows`` is None) + index."""
     if windows is None:
-        from fairmon.errors import ConfigError
-        from fairmon.report.data import ERR_NO_RUNS
-
         runs = store.runs(monitor)
         if not runs:
             raise ConfigError(ERR_NO_RUNS.format(monitor=monitor))

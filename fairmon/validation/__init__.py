@@ -13,29 +13,29 @@
 
 from __future__ import annotations
 
-from fairmon.validation.monitor import ensure_suite, load_reference, suite_from_spec, validate_window
-from fairmon.validation.runner import ValidationReport, raise_for_failures, validate
-from fairmon.validation.suite import (
-    SUITE_FORMAT,
-    SUITE_FORMAT_VERSION,
-    Suite,
-    build_suite,
-    load_suite,
-    save_suite,
-)
+from fairmon.validation._build import build_suite, column_kind
+from fairmon.validation._monitor import ensure_suite, load_reference, suite_from_spec, validate_window
+from fairmon.validation._report import ValidationReport, raise_for_failures
+from fairmon.validation._runner import validate
+from fairmon.validation._suite import SUITE_FORMAT, SUITE_FORMAT_VERSION, Suite
+from fairmon.validation._suite_io import load_suite, save_suite
 
 __all__ = [
+    # suites: derive, store, read
+    "Suite",
+    "build_suite",
+    "column_kind",
+    "save_suite",
+    "load_suite",
     "SUITE_FORMAT",
     "SUITE_FORMAT_VERSION",
-    "Suite",
+    # running them
+    "validate",
     "ValidationReport",
-    "build_suite",
+    "raise_for_failures",
+    # for a monitor spec
+    "suite_from_spec",
     "ensure_suite",
     "load_reference",
-    "load_suite",
-    "raise_for_failures",
-    "save_suite",
-    "suite_from_spec",
-    "validate",
     "validate_window",
 ]

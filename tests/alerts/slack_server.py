@@ -5,8 +5,12 @@ with blocks, metadata and thread), ``conversations.history`` (newest first; meta
 ``include_all_metadata``; ``limit``/``cursor`` paging) and ``auth.test``. Failures are scripted:
 ``fail_next("429", retry_after=1)``, ``fail_next("500")``, ``fail_next("invalid_auth")``,
 ``fail_next("channel_not_found")``, ``fail_next("drop")`` (close the connection without answering),
-optionally only for one method and for several calls. Unknown channels answer ``channel_not_found``
-and a wrong token ``invalid_auth``, like Slack.
+optionally only for one method and for several calls. "Stored but reply lost" modes carry the call
+out first and then lose the answer: ``fail_next("stored_drop")`` (close the connection) and
+``fail_next("stored_500")`` (answer 500), as Slack can after accepting a post. ``conversations.replies``
+lists a thread (parent first, like Slack; ``conversations.history`` lists only top-level messages
+and broadcast replies, like Slack). Unknown channels answer ``channel_not_found`` and a wrong token
+``invalid_auth``, like Slack.
 
 Usage::
 
@@ -41,6 +45,10 @@ class _Failure:
     method: str | None
     times: int
     retry_after: int
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).lower() in ("1", "true")
 
 
 class SlackTestServer:
@@ -132,12 +140,19 @@ class SlackTestServer:
             with self._lock:
                 self.messages[channel].append(msg)
             return 200, {"ok": True, "channel": channel, "ts": ts, "message": msg}
-        if method == "conversations.history":
+        if method in ("conversations.history", "conversations.replies"):
             include_meta = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
             limit = int(params.get("limit") or 100)
             start = int(params.get("cursor") or 0)
             with self._lock:
-                msgs = list(reversed(self.messages[channel]))
+                if method == "conversations.history":
+                    msgs = [m for m in reversed(self.messages[channel])
+                            if not m.get("thread_ts") or _truthy(m.get("reply_broadcast"))]
+                else:
+                    parent = params.get("ts")
+                    msgs = [m for m in self.messages[channel] if parent in (m["ts"], m.get("thread_ts"))]
+                    if not msgs:
+                        return 200, {"ok": False, "error": "thread_not_found"}
             page = msgs[start:start + limit]
             out = []
             for m in page:
@@ -178,6 +193,9 @@ class SlackTestServer:
                 with server._lock:
                     server.requests.append(rec)
                 failure = server._take_failure(method)
+                if failure is not None and failure.kind.startswith("stored_"):
+                    server._api(method, params, self.headers.get("Authorization"))  # done, then the reply is lost
+                    failure = _Failure(failure.kind.removeprefix("stored_"), method, 1, failure.retry_after)
                 if failure is not None:
                     if failure.kind == "drop":
                         self.close_connection = True

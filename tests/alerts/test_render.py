@@ -13,6 +13,7 @@ from fairmon.alerts import (
     render_finding,
     report_path,
 )
+from fairmon.alerts.message import mrkdwn_escape
 
 
 def _all_text(msg) -> str:  # type: ignore[no-untyped-def]
@@ -23,7 +24,7 @@ def test_rumie_alert_has_rules_numbers_header_and_link() -> None:
     m = render_finding(rumie_finding(), ctx())
     header = m.blocks[0]
     assert header["type"] == "header" and "credit" in header["text"]["text"]
-    for needle in (RULE, "0.412", "0.626", "2,350", "47%", "0.187", "0.052", "4e-05", "v2", "2026-01-05",
+    for needle in (mrkdwn_escape(RULE), "0.412", "0.626", "2,350", "47%", "0.187", "0.052", "4e-05", "v2", "2026-01-05",
                    "https://reports.example.com/fairmon/credit/2026-01-05.html", "age, region"):
         assert needle in m.text, needle  # plain-text fallback carries everything
         assert needle in _all_text(m)
@@ -87,7 +88,7 @@ def test_resolution_replies_in_thread_of_opening() -> None:
     m = render_finding(resolved, ctx(5))
     assert m.thread_of == opened.fingerprint
     assert m.text.startswith("[critical] fairmon credit: Resolved:")
-    assert RULE not in m.text  # a resolution does not repeat the evidence
+    assert mrkdwn_escape(RULE) not in m.text  # a resolution does not repeat the evidence
 
 
 def test_report_path_is_stable_and_slugged() -> None:
@@ -137,7 +138,7 @@ def test_renders_real_rumie_evidence_and_window_summary() -> None:
     ev = mine(X, fav, k=1, alpha=0.2, beta=0.8, iterations=200, num_threads=1)
     evd = ev.to_dict()
     m = render_finding(rumie_finding(), ctx(evidence=evd))
-    assert ev.rules and ev.rules[0] in m.text and f"{ev.p_fav_in:.3f}" in m.text and f"{ev.p_fav_out:.3f}" in m.text
+    assert ev.rules and mrkdwn_escape(ev.rules[0]) in m.text and f"{ev.p_fav_in:.3f}" in m.text and f"{ev.p_fav_out:.3f}" in m.text
     assert f"{ev.group_size:,} rows" in m.text
     meas = WindowSummary("credit", T0, evidence=evd).measurements()[("rumie_honest_dscore", "")]
     assert meas.value == ev.honest_dscore and meas.ci is not None and meas.ci[0] < meas.value < meas.ci[1]

@@ -328,7 +328,7 @@ def test_example_specs_all_load() -> None:
 
 
 def test_demo_spec_matches_the_stream_columns() -> None:
-    from fairmon.datasets import stream
+    from fairmon import datasets as stream
 
     spec = load_spec(REPO / "monitors" / "demo.yaml")
     assert spec.columns.features == tuple(stream.FEATURE_COLUMNS)

@@ -10,7 +10,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
 
 def test_dag_parse_benchmark_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

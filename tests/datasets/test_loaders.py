@@ -9,9 +9,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairmon.datasets import _files, load_adult, load_compas, load_dataset, load_german, load_gesd
+from fairmon.datasets import (
+    ADULT_COLUMNS,
+    Dataset,
+    _files,
+    load_adult,
+    load_compas,
+    load_dataset,
+    load_german,
+    load_gesd,
+)
 from fairmon.datasets._files import ERR_CHECKSUM, FILES, dataset_path, strip_banner
-from fairmon.datasets.loaders import ADULT_COLUMNS, Dataset
 from fairmon.errors import DatasetError
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairmon.datasets.stream import (
+from fairmon.datasets import (
     DECOY_COLUMNS,
     FEATURE_COLUMNS,
     PLANTED_ATTRIBUTES,

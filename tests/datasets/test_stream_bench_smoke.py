@@ -6,9 +6,12 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_stream_benchmark_smoke(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location(
         "bench_stream_run", REPO / "benchmarks" / "stream" / "run.py"

@@ -8,9 +8,7 @@ import pytest
 from explain_helpers import lr_model, mixed_frame
 
 from fairmon.errors import MethodError, SchemaError
-from fairmon.explain import explain, to_columns
-from fairmon.explain.api import METHODS
-from fairmon.explain.kernelshap_batched import coalition_design, kernelshap_batched
+from fairmon.explain import METHODS, coalition_design, explain, kernelshap_batched, to_columns
 from fairmon.explain.openxai import fa, ra, sa, sra
 from fairmon.registry.model import ERR_NOT_DIFFERENTIABLE
 
@@ -205,7 +203,7 @@ def test_cuda_request_without_gpu_is_a_device_error(mixed_model):  # type: ignor
 def test_lime_surrogate_alpha_zero_is_plain_weighted_least_squares():
     import torch
 
-    from fairmon.explain.lime_batched import weighted_ridge
+    from fairmon.explain._lime import weighted_ridge
 
     rng = np.random.default_rng(0)
     X = torch.as_tensor(rng.integers(0, 2, size=(2, 50, 3)).astype(float))

@@ -6,9 +6,12 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_explainers_benchmark_smoke(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("bench_explainers_run", REPO / "benchmarks" / "explainers" / "run.py")
     assert spec is not None and spec.loader is not None

@@ -155,7 +155,7 @@ def test_raw_frame_encoded_matrix_and_group_column_agree(model, train) -> None: 
 
 
 def test_explainers_get_positive_class_and_all_rows_in_one_call(model, train, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import fairmon.explain.api as api
+    import fairmon.explain._api as api
 
     calls: list[dict] = []
 

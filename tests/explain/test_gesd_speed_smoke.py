@@ -11,6 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 @pytest.mark.datasets
 def test_gesd_speed_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     spec = importlib.util.spec_from_file_location("bench_gesd_speed_run", REPO / "benchmarks" / "gesd_speed" / "run.py")

@@ -12,7 +12,7 @@ from explain_helpers import mixed_frame, torch_model
 from fairmon.errors import MethodError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.openxai import Layout, group_means, perturb, pgi, pgu, relative_stability
-from fairmon.explain.openxai.fairness import ERR_ONE_GROUP
+from fairmon.explain.openxai._fairness import ERR_ONE_GROUP
 from fairmon.explain.openxai.stability import RRS_AS_ROS_NOTE
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairmon.explain.kernelshap_batched import coalition_design
+from fairmon.explain import coalition_design
 
 
 def test_lime_perturbation_distribution_matches_lime():
     import torch
     from lime.lime_tabular import LimeTabularExplainer
 
-    from fairmon.explain.lime_batched import LimeStats, _sample, _tensors
+    from fairmon.explain._lime import LimeStats
+    from fairmon.explain._lime_sampling import _sample, _tensors
 
     rng = np.random.default_rng(0)
     n = 500

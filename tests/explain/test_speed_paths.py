@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairmon.explain.kernelshap_batched import kernelshap_batched
+from fairmon.explain import kernelshap_batched
 
 
 def test_kernelshap_first_layer_shortcut_equals_materialised_synthetic_rows(mixed_model):  # type: ignore[no-untyped-def]
@@ -35,7 +35,7 @@ def test_lime_truncated_normal_stays_in_bin_and_matches_scipy():
     import torch
     from scipy import stats
 
-    from fairmon.explain.lime_batched import _truncnorm_constants, _truncnorm_draw
+    from fairmon.explain._lime_sampling import _truncnorm_constants, _truncnorm_draw
 
     lo = np.tile([-1.0, 0.5, -0.2, 4.0, -7.0], (40000, 1))
     hi = np.tile([1.0, 2.0, 0.3, np.inf, -5.0], (40000, 1))
@@ -51,7 +51,8 @@ def test_lime_truncated_normal_stays_in_bin_and_matches_scipy():
 
 
 def test_complement_pairs_order_lists_each_coalition_once_with_complements_last():
-    from fairmon.explain.kernelshap_batched import _complement_pairs, coalition_design
+    from fairmon.explain._coalitions import coalition_design
+    from fairmon.explain._kernelshap import _complement_pairs
 
     masks, _ = coalition_design(11, 300, np.random.default_rng(0))
     order, P = _complement_pairs(masks)
@@ -97,7 +98,8 @@ def test_lime_binary_marks_exactly_the_samples_that_share_the_instance_value_or_
     with an empty quartile (looked-up values) and an instance value the background never shows."""
     import torch
 
-    from fairmon.explain.lime_batched import LimeStats, _sample, _tensors
+    from fairmon.explain._lime import LimeStats
+    from fairmon.explain._lime_sampling import _sample, _tensors
 
     rng = np.random.default_rng(0)
     n = 400
@@ -122,7 +124,7 @@ def test_lime_binary_marks_exactly_the_samples_that_share_the_instance_value_or_
 
 
 def test_lime_option_thresholds_reproduce_the_frequencies_and_never_pass_the_last_option():
-    from fairmon.explain.lime_batched import _option_thresholds
+    from fairmon.explain._lime_sampling import _option_thresholds
 
     cum = np.array([[0.25, 0.75, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [1e-3, 0.5, 0.999, 1.0]])
     t = _option_thresholds(cum)
@@ -136,7 +138,7 @@ def test_lime_option_thresholds_reproduce_the_frequencies_and_never_pass_the_las
 def test_lime_uniform_bits_cover_the_int32_range_uniformly():
     import torch
 
-    from fairmon.explain.lime_batched import _uniform_bits
+    from fairmon.explain._lime_sampling import _uniform_bits
 
     a = _uniform_bits((3, 5001, 7), torch.Generator().manual_seed(0))
     b = _uniform_bits((3, 5001, 7), torch.Generator().manual_seed(0))
@@ -148,7 +150,7 @@ def test_lime_uniform_bits_cover_the_int32_range_uniformly():
 
 
 def test_kernelshap_random_subsets_have_exact_sizes_uniform_members_and_survive_key_ties():
-    from fairmon.explain.kernelshap_batched import _random_subsets
+    from fairmon.explain._coalitions import _random_subsets
 
     rng = np.random.default_rng(0)
     sizes = rng.integers(1, 9, size=40000)
@@ -167,7 +169,7 @@ def test_kernelshap_random_subsets_have_exact_sizes_uniform_members_and_survive_
 
 @pytest.mark.parametrize("M", [5, 64, 65, 130])
 def test_kernelshap_mask_keys_are_equal_exactly_for_equal_masks(M):  # type: ignore[no-untyped-def]
-    from fairmon.explain.kernelshap_batched import _mask_keys
+    from fairmon.explain._coalitions import _mask_keys
 
     rng = np.random.default_rng(M)
     masks = rng.random((300, M)) < 0.5

@@ -7,9 +7,8 @@ import pytest
 from explain_helpers import lr_model
 
 from fairmon.errors import MethodError
-from fairmon.explain import explain
+from fairmon.explain import cluster_centers, explain, synthgauss
 from fairmon.explain.openxai import fa, pra, ra, rc, sa, sra
-from fairmon.explain.synthgauss import cluster_centers, synthgauss
 
 
 def test_generator_structure():

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # benchmark smoke runs
+
 REPO = Path(__file__).resolve().parents[2]
 
 

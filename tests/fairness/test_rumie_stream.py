@@ -1,6 +1,6 @@
 """Planted-group recovery on the foundation's synthetic stream (issue 3 acceptance).
 
-The rows come from :func:`fairmon.datasets.stream.generate_stream` (planted attributes ``age`` and
+The rows come from :func:`fairmon.datasets.generate_stream` (planted attributes ``age`` and
 ``region``, decoys ``student``/``account_years``/``branch`` correlated with them, declared sensitive
 ``sex``/``race``). The decisions are drawn from the planted membership with DScore 0.15 (P(fav) 0.60
 outside vs 0.45 inside), so the planted group *is* the most discriminated group. (The stream's
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from _rumie_data import jaccard
 
-from fairmon.datasets.stream import generate_stream
+from fairmon.datasets import generate_stream
 from fairmon.fairness.rumie import dscore, mine
 
 ATTRIBUTES = ["age", "region", "student", "account_years", "branch", "sex", "race"]

@@ -55,7 +55,7 @@ def demo_copy(template: Path, manifest: dict[str, Any], out: Path, overrides: di
     import shutil
 
     from fairmon.cli.demo import write_demo_spec
-    from fairmon.datasets.stream import read_partition
+    from fairmon.datasets import read_partition
     from fairmon.store import open_store
 
     shutil.copytree(template, out)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from fairmon.config import MonitorSpec
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.window import Window
+from fairmon.window import Window
 
 
 def _spec(tmp_path: Path, **sections: Any) -> MonitorSpec:
@@ -90,7 +90,7 @@ def _minority_frame(n: int, minority: int, seed: int = 0) -> pd.DataFrame:
 
 def test_one_group_window_stores_null_disparities_with_a_reason(tmp_path: Path) -> None:
     from fairmon.pipeline.compute import run_explanations
-    from fairmon.pipeline.storeio import explanation_records
+    from fairmon.pipeline.records import explanation_records
 
     spec = _spec(tmp_path, explanations=FAST_EXPLANATIONS)
     ctx = _registered(tmp_path, spec, _minority_frame(300, 0))  # every row is 'M': no disparity exists
@@ -118,7 +118,7 @@ def test_one_percent_group_gets_a_gesd_by_default(tmp_path: Path) -> None:
 
 def test_gesd_for_each_sensitive_attribute_keyed_by_it(tmp_path: Path) -> None:
     from fairmon.pipeline.compute import run_explanations
-    from fairmon.pipeline.storeio import explanation_records
+    from fairmon.pipeline.records import explanation_records
 
     frame = _frame(400)
     frame["race"] = np.random.default_rng(1).choice(["A", "B", "C"], len(frame))

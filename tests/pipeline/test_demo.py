@@ -115,8 +115,8 @@ def test_every_window_wrote_its_report_with_images(demo: dict) -> None:
     from PIL import Image
 
     from fairmon.alerts.render import report_path
-    from fairmon.pipeline.window import parse_date
     from fairmon.report import SECTIONS
+    from fairmon.window import parse_date
 
     out = Path(demo["summary"]["output"])
     for w in demo["summary"]["windows"]:

@@ -104,7 +104,7 @@ def test_a_reference_window_not_run_or_failed_is_reported_not_fatal(
                  drift={"baseline": {"kind": "reference", "window": "2026-01-01"}, "allowed_ranges": {},
                         "persistence": {"m": 1, "n": 1}})
     first = date(2026, 1, 1)
-    with caplog.at_level(logging.WARNING, logger="fairmon.pipeline.storeio"):
+    with caplog.at_level(logging.WARNING, logger="fairmon.pipeline.judge"):
         for i in (2, 3, 4):
             out = _run(spec, _day(first, i), [_row("dp_difference", 0.03)], fresh_database_url)
     note = out["drift"]["baseline"]
@@ -128,9 +128,9 @@ def test_a_drift_longer_than_the_history_keeps_its_start_and_thread(
     tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the history capped below the drift's length, the start and the thread come from the store."""
-    import fairmon.pipeline.storeio as storeio
+    import fairmon.drift.history as history
 
-    monkeypatch.setattr(storeio, "MAX_HISTORY_WINDOWS", 20)
+    monkeypatch.setattr(history, "MAX_HISTORY_WINDOWS", 20)
     monkeypatch.delenv("FAIRMON_SLACK_TOKEN", raising=False)
     open_store(fresh_database_url, upgrade=True).engine.dispose()
     spec = _spec(tmp_path, cron="0 0 * * *", timezone="UTC", drift={})  # defaults: dp_ratio in [0.8, 1]

@@ -206,10 +206,10 @@ def test_notifying_without_a_token_says_the_alert_stays_queued(
 
 
     # a later failure mark of the same run adds to the details instead of erasing the evidence
-    from fairmon.pipeline import storeio
+    from fairmon.pipeline import runs
 
     ctx = RunContext(loaded, window_for(loaded, w["start"]), db_url=fresh_database_url)
-    storeio.mark_failed(ctx, step="validate", error="validate: StoreError: connection lost")
+    runs.mark_failed(ctx, step="validate", error="validate: StoreError: connection lost")
     ctx.close()
     run, _ = _run_and_alerts(fresh_database_url)
     assert run.status == "failed" and run.details["failed_step"] == "validate"

@@ -10,7 +10,7 @@ import pytest
 
 from fairmon.errors import ConfigError, FairmonError
 from fairmon.pipeline.artifacts import ERR_MISSING_ARTIFACT, ArtifactStore, frame_format
-from fairmon.pipeline.window import ERR_ZERO_WIDTH, Window, resolve_window, window_from_logical_date
+from fairmon.window import ERR_ZERO_WIDTH, Window, resolve_window, window_from_logical_date
 
 
 def test_logical_date_gives_the_interval_starting_there() -> None:

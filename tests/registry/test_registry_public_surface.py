@@ -20,7 +20,7 @@ def test_public_names() -> None:
 
 def test_import_is_light() -> None:
     code = (
-        "import sys, fairmon.registry, fairmon.datasets, fairmon.datasets.stream;"
+        "import sys, fairmon.registry, fairmon.datasets, fairmon.datasets._stream;"
         "print(','.join(m for m in ('torch','sklearn','shap','lime','fsspec','joblib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

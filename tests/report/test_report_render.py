@@ -199,7 +199,7 @@ def test_pipeline_report_step_writes_the_window(seeded_db: str, tmp_path: Path,
     from fairmon.config import MonitorSpec
     from fairmon.pipeline.context import RunContext
     from fairmon.pipeline.steps import report
-    from fairmon.pipeline.window import Window
+    from fairmon.window import Window
 
     monkeypatch.delenv("FAIRMON_REPORT_LOCATION", raising=False)
     monkeypatch.delenv("FAIRMON_ARTIFACT_LOCATION", raising=False)

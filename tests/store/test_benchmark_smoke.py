@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "store" / "run.py"
 

@@ -21,7 +21,7 @@ from fairmon.validation import (
     validate,
     validate_window,
 )
-from fairmon.validation.runner import MSG_GROUPS, MSG_MISSING_COLUMN, MSG_ROWS
+from fairmon.validation._runner import MSG_GROUPS, MSG_MISSING_COLUMN, MSG_ROWS
 
 COLUMNS = {
     "features": ["age", "income", "region"],

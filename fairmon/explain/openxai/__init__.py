@@ -2,20 +2,27 @@
 
 Base metrics, each per instance: PRA, RC, FA, RA, SA, SRA (ground truth), PGI, PGU (predictive
 faithfulness), RIS, RRS, ROS (relative stability); fairness: each metric's gap between groups.
+:func:`evaluate` computes them as one tidy table; the single functions are exported for direct use.
+
+>>> import numpy as np
+>>> from fairmon.explain.openxai import fa
+>>> E = np.array([[0.9, 0.1, 0.5, 0.0]])
+>>> fa(E, np.array([1.0, 0.0, 0.0, 2.0]), np.array([1]), k=0.5).tolist()
+[0.5]
 """
 
-from fairmon.explain.openxai.fairness import disparity, group_means
-from fairmon.explain.openxai.groundtruth import fa, k_to_int, pra, ra, rc, sa, sra
-from fairmon.explain.openxai.perturb import Layout, perturb
-from fairmon.explain.openxai.predictive import pgi, pgu
-from fairmon.explain.openxai.stability import relative_stability
-from fairmon.explain.openxai.table import (
+from fairmon.explain.openxai._fairness import GroupMeans, disparity, group_means
+from fairmon.explain.openxai._groundtruth import fa, k_to_int, pra, ra, rc, sa, sra
+from fairmon.explain.openxai._perturb import Layout, perturb
+from fairmon.explain.openxai._predictive import pgi, pgu
+from fairmon.explain.openxai._table import (
     BASE_METRICS,
     GROUND_TRUTH_METRICS,
     PRODUCTION_METRICS,
     evaluate,
     instance_metrics,
 )
+from fairmon.explain.openxai.stability import RRS_AS_ROS_NOTE, StabilityResult, relative_stability
 
 __all__ = [
     "evaluate",
@@ -33,7 +40,10 @@ __all__ = [
     "pgi",
     "pgu",
     "relative_stability",
+    "StabilityResult",
+    "RRS_AS_ROS_NOTE",
     "group_means",
+    "GroupMeans",
     "disparity",
     "Layout",
     "perturb",

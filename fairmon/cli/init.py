@@ -1,0 +1,250 @@
+"""``fairmon init``: write a first, commented monitor spec from reference data (and a registered model).
+
+Column roles come from the data (numeric / categorical by dtype) and the model: the registered
+version's feature schema names the model inputs, every other column but the label is ``extra``.
+RUMIE searches the sensitive and extra columns only (issue 22): over the model's inputs its "most
+discriminated group" is the group the model is built to score low (low bureau scores for a credit
+model), a finding for a model working as intended. Explanation settings are the smallest that still
+compute GESD and the OpenXAI metrics on a real sample (sizes stated in the written comments), so the
+first window finishes in about a minute on a laptop; raise them once it works. The spec is loaded back
+with :func:`fairmon.config.load_spec` before it is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from fairmon.errors import ConfigError
+from fairmon.registry import Registry
+
+EPILOG = """examples:
+  fairmon init --reference reference.csv --label approved --sensitive sex age_group --model credit
+  fairmon init --reference ref.csv --label y --sensitive sex --model credit --registry registry \\
+      --data 'data/{start:%Y-%m-%d}.csv' --start-date 2026-01-01 --out monitors/credit.yaml
+
+Paths are taken relative to the current directory and written relative to the spec's folder (a spec
+resolves its relative paths against its own folder). With --model, the model inputs are the features
+of the newest production version in --registry (register it first: fairmon model register); without
+it, every column but the label and the sensitive ones.
+"""
+
+ERR_EXISTS = "{path} exists; pass --force to overwrite it"
+ERR_NO_COLUMN = "--{option}: column(s) {missing} not in the reference data (columns: {columns})"
+ERR_LABEL_VALUES = "--label {label!r} has {n} distinct values ({values}); fairmon monitors binary decisions"
+_NAME_RE = re.compile(r"[^a-z0-9_-]+")
+
+#: first-run explanation sizes (the written comments repeat them); the defaults are in monitors/README
+FIRST_RUN = {
+    "background_size": 30, "lime_samples": 300, "kernelshap_samples": 128,
+    "gesd_sample_size": 40, "gesd_perturbations": 5, "openxai_sample_size": 50, "openxai_perturbations": 20,
+}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "init",
+        help="write a first monitor spec from reference data and a registered model",
+        description="Write a commented, validated monitor spec: column roles detected from the reference "
+        "data and the registered model, RUMIE searching the sensitive and non-model columns, small "
+        "explanation settings for a first run; prints the next commands.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--reference", required=True, metavar="CSV", help="reference rows (the model's training/validation data)")
+    p.add_argument("--label", required=True, metavar="COL", help="ground-truth label column")
+    p.add_argument("--sensitive", required=True, nargs="+", metavar="COL", help="protected attribute column(s)")
+    p.add_argument("--model", metavar="NAME", help="registered model name (default: the monitor name)")
+    p.add_argument("--registry", default="registry", metavar="DIR", help="model registry folder (default: registry)")
+    p.add_argument("--name", help="monitor name (default: the model name, else the reference file's name)")
+    p.add_argument("--data", default="data/{start:%Y-%m-%d}.csv", metavar="PATTERN",
+                   help="window files pattern (default: data/{start:%%Y-%%m-%%d}.csv)")
+    p.add_argument("--start-date", metavar="DATE", help="first window (default: today, UTC)")
+    p.add_argument("--artifacts", default="artifacts", metavar="DIR", help="artifact folder (default: artifacts)")
+    p.add_argument("--out", metavar="SPEC", help="spec file to write (default: monitors/NAME.yaml)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing spec file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run_init)
+
+
+def _monitor_name(args: argparse.Namespace) -> str:
+    raw = args.name or args.model or Path(args.reference).stem
+    name = _NAME_RE.sub("-", str(raw).lower()).strip("-_")
+    return name if name[:1].isalpha() else f"m-{name}"
+
+
+def _rel(path: str, out_dir: Path) -> str:
+    """``path`` (relative to the cwd) written relative to the spec's folder; URIs and ${VAR} unchanged."""
+    if "://" in path or path.startswith("$"):
+        return path
+    return os.path.relpath(Path(path).expanduser().resolve(), out_dir.resolve())
+
+
+def _y(value: Any) -> str:
+    """A YAML flow scalar/list (JSON is YAML; strings quoted only when needed)."""
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_y(v) for v in value) + "]"
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", value) and value.lower() not in (
+        "true", "false", "yes", "no", "on", "off", "null", "y", "n"
+    ):
+        return value
+    return json.dumps(value)
+
+
+def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
+    """Features (the model's inputs), extra columns, kinds and the label's favorable value."""
+    import pandas as pd  # heavy third-party import, only when the command runs
+
+    columns = [str(c) for c in ref.columns]
+    for option, wanted in (("label", [args.label]), ("sensitive", args.sensitive)):
+        missing = [c for c in wanted if c not in columns]
+        if missing:
+            raise ConfigError(ERR_NO_COLUMN.format(option=option, missing=missing, columns=columns))
+    model_name = args.model or _monitor_name(args)
+    from_model = args.model is not None
+    if from_model:
+        info = Registry(args.registry).resolve(args.model)
+        features = info.feature_schema.names
+        missing = [c for c in features if c not in columns]
+        if missing:
+            raise ConfigError(ERR_NO_COLUMN.format(option="reference", missing=missing, columns=columns))
+    else:
+        features = [c for c in columns if c != args.label and c not in args.sensitive]
+    extra = [c for c in columns if c not in features and c != args.label]
+    kinds = {
+        c: "numeric" if pd.api.types.is_numeric_dtype(ref[c]) and not pd.api.types.is_bool_dtype(ref[c]) else "categorical"
+        for c in features + extra
+    }
+    values = sorted(ref[args.label].dropna().unique().tolist(), key=str)
+    if len(values) != 2:
+        raise ConfigError(ERR_LABEL_VALUES.format(label=args.label, n=len(values), values=values[:10]))
+    label_class = 1 if 1 in values else values[1]
+    rumie = list(dict.fromkeys([*args.sensitive, *extra]))
+    return {"model": model_name, "from_model": from_model, "features": features, "extra": extra,
+            "kinds": kinds, "label_class": label_class, "rumie": rumie, "rows": len(ref)}
+
+
+def render_spec(args: argparse.Namespace, name: str, roles: dict[str, Any], out_dir: Path) -> str:
+    """The commented spec text."""
+    f = FIRST_RUN
+    kinds = roles["kinds"]
+    numeric = [c for c in roles["features"] if kinds[c] == "numeric"]
+    categorical = [c for c in roles["features"] if kinds[c] == "categorical"]
+    origin = f"the features of model {roles['model']!r} in the registry" if roles["from_model"] else (
+        "every reference column but the label and the sensitive ones (no --model: CHECK these are the "
+        "model's inputs)"
+    )
+    label_line = "" if roles["label_class"] == 1 else f"\n  label_class: {_y(roles['label_class'])}   # favorable label value"
+    start = args.start_date or dt.datetime.now(dt.UTC).date().isoformat()
+    k = min(5, len(roles["rumie"]))
+    reference = _rel(args.reference, out_dir)
+    return f"""# Written by `fairmon init` from {args.reference} ({roles['rows']} rows). Reference: monitors/README.md.
+# Relative paths resolve against this file's folder.
+spec_version: 1
+
+identity:
+  name: {name}
+
+model:
+  registry_uri: {_y(_rel(args.registry, out_dir))}
+  name: {_y(roles['model'])}
+  version: latest              # the newest production version at each window's start
+
+data:
+  files:
+    pattern: {_y(_rel(args.data, out_dir))}   # one file per window
+
+columns:
+  # model inputs: {origin}
+  #   numeric ({len(numeric)}): {', '.join(numeric) or '-'}
+  #   categorical ({len(categorical)}): {', '.join(categorical) or '-'}
+  features: {_y(roles['features'])}
+  # in the data but not model inputs (protected attributes withheld from the model, ids, ...)
+  extra: {_y(roles['extra'])}
+  sensitive: {_y(args.sensitive)}
+  label: {_y(args.label)}
+
+favorable:
+  class: 1                     # the model's positive class (predict_proba[:, 1]) is the favorable decision{label_line}
+
+schedule:
+  cron: "0 0 * * *"
+  window: 1d
+  start_date: {start}
+
+validation:                    # a Great Expectations suite built from the reference rows
+  reference_data: {_y(reference)}
+  min_rows: 100                # a window with fewer rows is data_invalid
+
+outcome:
+  bootstrap: 200               # CI resamples (default 1000)
+
+rumie:
+  # searched columns: the sensitive and non-model columns. Over the model's inputs RUMIE would report
+  # the group the model is meant to score low (e.g. low credit scores) as "discriminated".
+  attributes: {_y(roles['rumie'])}
+  k: {k}
+
+explanations:
+  # sized for a first run (about a minute per window); the defaults are 100/1000/512, GESD 100 x 10,
+  # OpenXAI 200 x 100. GESD needs at least min_group_size (10) sampled rows per group.
+  explainers: [kernelshap, lime]
+  background_size: {f['background_size']}          # background rows for KernelSHAP / perturbation scale
+  lime_samples: {f['lime_samples']}            # LIME samples per explained row
+  kernelshap_samples: {f['kernelshap_samples']}       # KernelSHAP coalitions per explained row
+  gesd:
+    sample_size: {f['gesd_sample_size']}            # rows explained per window (shared among each attribute's groups)
+    n_perturbations: {f['gesd_perturbations']}         # perturbed copies per row
+  openxai:
+    metrics: [PGI, PGU, RIS, ROS]   # RRS needs a model's internal representation (torch)
+    sample_size: {f['openxai_sample_size']}
+    n_perturbations: {f['openxai_perturbations']}
+
+retraining:
+  enabled: false               # FEU retraining candidates on drift: enable with training_data once monitoring works
+
+execution:
+  artifact_location: {_y(_rel(args.artifacts, out_dir))}
+"""
+
+
+def run_init(args: argparse.Namespace) -> int:
+    import pandas as pd  # heavy third-party import, only when the command runs
+
+    from fairmon.config import load_spec  # pydantic: kept out of `fairmon --help` (see fairmon.cli)
+
+    name = _monitor_name(args)
+    out = Path(args.out or f"monitors/{name}.yaml")
+    if out.exists() and not args.force:
+        raise ConfigError(ERR_EXISTS.format(path=out))
+    ref = pd.read_csv(args.reference)
+    roles = _roles(args, ref)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = render_spec(args, name, roles, out.parent)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text)
+    try:
+        load_spec(tmp)  # the same loader the DAG factory uses: never write a spec it would refuse
+    except ConfigError:
+        tmp.unlink()
+        raise
+    tmp.replace(out)
+    day = args.start_date or "YYYY-MM-DD"
+    steps = [
+        "fairmon db upgrade --db URL",
+        f"fairmon run --monitor {out} --logical-date {day} --db URL",
+        f"fairmon report --monitor {name} --spec {out} --db URL",
+    ]
+    if args.json:
+        print(json.dumps({"spec": str(out), "name": name, "features": roles["features"], "extra": roles["extra"],
+                          "rumie_attributes": roles["rumie"], "next": steps}))
+        return 0
+    print(f"wrote {out} (monitor {name!r}: {len(roles['features'])} features, {len(roles['extra'])} extra, "
+          f"RUMIE over {', '.join(roles['rumie'])})\nnext:")
+    print("\n".join(f"  {step}" for step in steps))
+    return 0

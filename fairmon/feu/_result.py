@@ -1,0 +1,162 @@
+"""FEU's results (the candidates on the Pareto front and the chosen one) and how one is chosen."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from fairmon.errors import ConfigError
+from fairmon.feu.settings import FEUSettings
+
+if TYPE_CHECKING:
+    from fairmon.registry.model import Model
+    from fairmon.registry.registry import SnapshotInfo
+
+__all__ = ["FEUResult", "Candidate", "chebyshev_select", "non_dominated", "WORST", "OBJECTIVES"]
+
+WORST = (1.0, 1.0, 1.0)
+#: the minimised objectives (utility = ``FEUSettings.utility``: balanced accuracy by default, AUC in paper mode)
+OBJECTIVES = ("1-utility", "dp", "gesd")
+
+
+# ---------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Candidate:
+    """One evaluated configuration: hyperparameters, validation objectives and (Pareto) test metrics."""
+
+    id: int
+    lr: float
+    epochs: int
+    threshold: float
+    seed: int
+    objectives: tuple[float, float, float]  #: (1 - utility, DP, GESD) on validation, minimised
+    validation: dict[str, float]
+    test: dict[str, float] = field(default_factory=dict)
+    chebyshev: float | None = None
+    generation: int = 0
+    error: str | None = None
+    fairness_weight: float = 0.0  #: the DP-penalty weight it was trained with (0: the paper's network)
+    constraints: tuple[float, ...] = ()  #: pymoo constraint values on validation (<= 0: satisfied)
+    dp_improvement_lb: float | None = None  #: 95% lower bound of DP(production) - DP(this), validation
+
+    @property
+    def feasible(self) -> bool:
+        """Whether every constraint holds (no constraints: feasible)."""
+        return self.error is None and all(c <= 0 for c in self.constraints)
+
+    @property
+    def hyperparameters(self) -> dict[str, float | int]:
+        return {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold,
+                "fairness_weight": self.fairness_weight}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "generation": self.generation,
+            "hyperparameters": self.hyperparameters,
+            "seed": self.seed,
+            "objectives": dict(zip(OBJECTIVES, self.objectives)),
+            "validation": _clean(self.validation),
+            "test": _clean(self.test),
+            "chebyshev": self.chebyshev,
+            "error": self.error,
+            "constraints": list(self.constraints),
+            "feasible": self.feasible,
+            "dp_improvement_lb": self.dp_improvement_lb,
+        }
+
+
+def _clean(d: dict[str, Any]) -> dict[str, Any]:
+    """NaN (e.g. GESD with one sampled group) becomes None so the dict is valid JSON."""
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+
+
+@dataclass
+class FEUResult:
+    """Pareto set, the recommended candidate (saved as a registry ``candidate``) and the baselines.
+
+    ``selected`` is None when no feasible candidate is better than production by more than noise
+    (``recommendation`` then says so and nothing is registered).
+    """
+
+    pareto: list[Candidate]
+    selected: Candidate | None
+    evaluations: list[Candidate]
+    model: Model | None
+    snapshot: SnapshotInfo | None
+    settings: FEUSettings
+    random_state: int
+    generations_run: int
+    stopped_by: str
+    elapsed_s: float
+    data: dict[str, Any] = field(default_factory=dict)
+    recommendation: str = ""
+    baselines: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    gesd_noise_floor: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": "feu",
+            "selected": None if self.selected is None else self.selected.to_dict(),
+            "recommendation": self.recommendation,
+            "baselines": {k: {part: _clean(m) for part, m in v.items()} for k, v in self.baselines.items()},
+            "gesd_noise_floor": self.gesd_noise_floor,
+            "pareto": [c.to_dict() for c in self.pareto],
+            "n_evaluations": len(self.evaluations),
+            "generations_run": self.generations_run,
+            "stopped_by": self.stopped_by,
+            "elapsed_s": self.elapsed_s,
+            "random_state": self.random_state,
+            "settings": self.settings.to_dict(),
+            "snapshot": None if self.snapshot is None else self.snapshot.to_dict(),
+            "data": self.data,
+        }
+
+
+# ---------------------------------------------------------------------- selection helpers
+def non_dominated(F: np.ndarray) -> np.ndarray:
+    """Indices of the rows of ``F`` (minimised objectives) that no other row dominates.
+
+    Example
+    -------
+    >>> non_dominated(np.array([[0, 1], [1, 0], [1, 1]])).tolist()
+    [0, 1]
+    """
+    F = np.asarray(F, dtype=float)
+    keep = []
+    for i in range(len(F)):
+        dominated = np.any(np.all(F <= F[i], axis=1) & np.any(F < F[i], axis=1))
+        if not dominated:
+            keep.append(i)
+    return np.asarray(keep, dtype=int)
+
+
+def chebyshev_select(
+    F: np.ndarray, weights: Sequence[float], *, scale: Literal["unit", "range"] = "unit"
+) -> tuple[int, np.ndarray]:
+    """Index minimising the Chebyshev score ``T = max_i w_i * (f_i - z*_i) / s_i`` and all scores.
+
+    ``z*`` is the ideal point (per-objective minimum over the rows of ``F``, objectives minimised).
+    ``scale="unit"`` keeps the objectives on their own scale (``s_i = 1``; right for objectives that
+    share one scale, such as FEU's ``1 - AUC``, DP and GESD in ``[0, 1]``); ``scale="range"`` divides
+    by each objective's spread over the rows (min-max normalisation; a constant objective gets
+    ``s_i = 1``). Ties go to the lowest index.
+
+    Example
+    -------
+    >>> F = np.array([[0.20, 0.10, 0.010], [0.25, 0.02, 0.005], [0.40, 0.00, 0.000]])
+    >>> chebyshev_select(F, (0.4, 0.3, 0.3))[0], chebyshev_select(F, (0.4, 0.3, 0.3), scale="range")[0]
+    (1, 1)
+    """
+    F = np.asarray(F, dtype=float)
+    if scale not in ("unit", "range"):
+        raise ConfigError(f"chebyshev_select scale must be 'unit' or 'range', got {scale!r}")
+    lo, hi = F.min(axis=0), F.max(axis=0)
+    span = np.where(hi - lo > 0, hi - lo, 1.0) if scale == "range" else np.ones_like(lo)
+    T = (np.asarray(weights, dtype=float)[None, :] * (F - lo) / span).max(axis=1)
+    return int(np.argmin(T)), T
+

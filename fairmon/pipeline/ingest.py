@@ -1,0 +1,172 @@
+"""The input steps of a window: resolve it, pin the model version, load and validate its rows, and
+derive every row's favorable indicator (step order and names: :mod:`fairmon.pipeline.table`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from fairmon.errors import DataValidationError
+from fairmon.pipeline import checks, notify, runs
+from fairmon.pipeline.checks import check_favorable_class, check_favorable_value, favorable_value_eq
+from fairmon.pipeline.context import RunContext, model_name, model_registry
+from fairmon.pipeline.runs import timed
+from fairmon.pipeline.table import A_DATA, A_PREDICTIONS, A_SNAPSHOT, A_VALIDATION
+from fairmon.registry.model import Model
+from fairmon.sources import describe_window_source, load_window
+from fairmon.validation import validate_window
+
+__all__ = ["resolve_window", "pull_snapshot", "pull_data", "validate", "predict"]
+
+
+def resolve_window(ctx: RunContext) -> dict[str, Any]:
+    """Register the monitor and open the run row for this window; clear stale artifacts.
+
+    Returns the window (``monitor``, ``start``, ``end``) and the ``run_id``: the small dict every later
+    task receives.
+    """
+    t0 = time.perf_counter()
+    ctx.artifacts.clear()
+    run_id = runs.start_run(ctx)
+    return timed(ctx, "resolve_window", t0, {**ctx.window.to_dict(), "run_id": run_id})
+
+
+def pull_snapshot(ctx: RunContext) -> dict[str, Any]:
+    """Resolve the model version live for this window (``"latest"`` as of the window start, or pinned).
+
+    Later steps load exactly this version (checksum-verified), even if a newer one is registered while
+    the run is in flight.
+    """
+    t0 = time.perf_counter()
+    info = model_registry(ctx).resolve(model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
+    snap = {
+        "name": info.name,
+        "version": info.version,
+        "sha256": info.sha256,
+        "framework": info.framework,
+        "schema_fingerprint": info.schema_fingerprint,
+        "created": info.created,
+        "valid_from": info.valid_from,
+    }
+    ctx.artifacts.put_json(A_SNAPSHOT, snap)
+    return timed(ctx, "pull_snapshot", t0, {"model_version": info.version, "sha256": info.sha256})
+
+
+def pull_data(ctx: RunContext) -> dict[str, Any]:
+    """Load the window's rows from the spec's source (SQL with ``:start/:end`` or a file partition)."""
+    t0 = time.perf_counter()
+    frame = load_window(ctx.spec, ctx.window.start, ctx.window.end, engine=ctx.source_url)
+    ctx.artifacts.put_frame(A_DATA, frame)
+    return timed(ctx, "pull_data", t0, {"rows": int(len(frame)), "columns": int(frame.shape[1])})
+
+
+def validate(ctx: RunContext) -> dict[str, Any]:
+    """Run the monitor's Great Expectations suite on the window.
+
+    A failing batch: the run becomes ``data_invalid`` with the failed expectations stored, ONE data alert
+    is enqueued (and sent when notifying), and :class:`DataValidationError` stops the window. A data
+    alert Slack refuses (bad token or channel) or cannot take (outage) leaves the window
+    ``data_invalid``, the error in ``details.alert_delivery_error``.
+    """
+    t0 = time.perf_counter()
+    frame = ctx.artifacts.get_frame(A_DATA)
+    if not ctx.spec.validation.enabled:
+        _check_window_data(ctx, frame)
+        ctx.artifacts.put_json(A_VALIDATION, {"success": True, "enabled": False, "failed": []})
+        return timed(ctx, "validate", t0, {"valid": True, "enabled": False})
+    result = validate_window(ctx.spec, frame, engine=ctx.source_url)
+    summary = result.to_dict()
+    ctx.artifacts.put_json(A_VALIDATION, summary)
+    if result.success:
+        _check_window_data(ctx, frame)  # a suite (e.g. a hand-written one) need not cover these
+        return timed(ctx, "validate", t0, {"valid": True, "enabled": True, "expectations": len(summary.get("results", []))})
+    failed = list(result.failed)
+    runs.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)))
+    sent = notify.data_alert(ctx, failed=failed)
+    if sent.get("delivery_error"):
+        runs.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)),
+                               alert_delivery_error=str(sent["delivery_error"]))
+    timed(ctx, "validate", t0, {"valid": False, "failed": len(failed), "alert": sent,
+                                "rendered": notify.rendered_alerts(ctx, kind="data")})
+    result.raise_for_failures()  # DataValidationError naming the failed expectations
+    raise DataValidationError(f"window {ctx.window.key} failed validation", failed)  # pragma: no cover
+
+
+def _window_origin(ctx: RunContext) -> str:
+    """Where the window's rows came from, for error messages: the partition file or the SQL query."""
+    return describe_window_source(ctx.spec, ctx.window.start, ctx.window.end)
+
+
+def _check_window_data(ctx: RunContext, frame: Any) -> None:
+    """The checks that hold with or without a validation suite (:mod:`fairmon.pipeline.checks`): every
+    column the spec names is present and the protected attributes are categorical."""
+    w = ctx.window.start
+    day = w.date().isoformat() if (w.hour, w.minute, w.second) == (0, 0, 0) else w.isoformat()
+    checks.check_columns(ctx.spec, frame, window=day, origin=_window_origin(ctx))
+    checks.check_sensitive_categorical(ctx.spec, frame, window=day)
+
+
+def predict(ctx: RunContext) -> dict[str, Any]:
+    """The favorable indicator of every row: from logged decisions/scores, else by scoring the model.
+
+    Writes ``predictions.npz`` with ``favorable`` (0/1, NaN = missing), ``score`` (P(class 1), NaN when
+    the monitor reads logged decisions) and ``label_favorable`` (0/1/NaN; absent labels stay NaN).
+    """
+    t0 = time.perf_counter()
+    cols, fav = ctx.spec.columns, ctx.spec.favorable
+    frame = ctx.artifacts.get_frame(A_DATA)
+    snap = ctx.artifacts.get_json(A_SNAPSHOT)
+    n = len(frame)
+    score = np.full(n, np.nan)
+    source = "model"
+    if cols.decision is not None:
+        fav_class = fav.class_ if fav.class_ is not None else 1
+        check_favorable_value(frame[cols.decision], fav_class, what="decision", field="favorable.class")
+        favorable = favorable_value_eq(frame[cols.decision], fav_class)
+        source = "logged_decision"
+    else:
+        if cols.score is not None:
+            score = frame[cols.score].to_numpy(dtype=float)
+            source = "logged_score"
+            pred = None
+            if fav.score_threshold is None:
+                check_favorable_class(
+                    fav.class_, Model.classes, what=f"the 0.5 rule on score column {cols.score!r}"
+                )
+        else:
+            model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
+            if fav.score_threshold is None:
+                check_favorable_class(fav.class_, model.classes, what=f"model {snap['name']}:{snap['version']}")
+            score = model.predict_proba(frame[list(cols.features)])[:, 1]
+            pred = model.predict(frame[list(cols.features)])
+        if fav.score_threshold is not None:
+            if fav.direction == "above":
+                favorable = (score >= fav.score_threshold).astype(float)
+            else:
+                favorable = (score <= fav.score_threshold).astype(float)
+            favorable[np.isnan(score)] = np.nan
+        elif pred is not None:
+            favorable = favorable_value_eq(pred, fav.class_)
+        else:  # a logged score without a threshold: the model's own 0.5 rule on P(class 1)
+            favorable = favorable_value_eq((score >= 0.5).astype(int), fav.class_)
+    if cols.label is not None and cols.label in frame.columns:
+        label_field = "favorable.label_class" if fav.label_class is not None else "favorable.class (label_class unset)"
+        check_favorable_value(frame[cols.label], fav.label_value, what="label", field=label_field)
+        label_fav = favorable_value_eq(frame[cols.label], fav.label_value)
+    else:
+        label_fav = np.full(n, np.nan)
+    ctx.artifacts.put_arrays(
+        A_PREDICTIONS,
+        favorable=np.asarray(favorable, dtype=float),
+        score=np.asarray(score, dtype=float),
+        label_favorable=np.asarray(label_fav, dtype=float),
+    )
+    rate = float(np.nanmean(favorable)) if n and not np.all(np.isnan(favorable)) else None
+    return timed(
+        ctx,
+        "predict",
+        t0,
+        {"rows": n, "source": source, "model_version": snap["version"], "favorable_rate": rate},
+    )

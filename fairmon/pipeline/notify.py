@@ -1,0 +1,70 @@
+"""The notify steps' side of a window: the alert context from the window's typed results, the fairness
+alerts, the data alert and the FEU follow-up, routed and delivered by :mod:`fairmon.alerts.dispatch`.
+
+A Slack configuration error (bad token or channel) never changes what a computed window is: the alert
+stays pending in the outbox and the error goes to the run's ``details.alert_delivery_error``
+(:func:`fairmon.pipeline.runs.record_alert_error`), as for the data alert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fairmon.alerts import dispatch
+from fairmon.alerts.render import AlertContext
+from fairmon.drift.findings import Finding
+from fairmon.pipeline.context import RunContext
+from fairmon.pipeline.records import read_explain, read_rumie
+from fairmon.pipeline.runs import model_version, record_alert_error
+from fairmon.pipeline.table import A_DRIFT
+from fairmon.results import decode
+
+__all__ = ["alert_context", "window_findings", "send_alerts", "send_followup", "data_alert", "rendered_alerts"]
+
+rendered_alerts = dispatch.rendered_alerts
+
+
+def alert_context(ctx: RunContext) -> AlertContext:
+    """What every message of this window shows: monitor, window, model, report link, evidence, GESD."""
+    rumie = read_rumie(ctx)
+    expl = read_explain(ctx)
+    return AlertContext(
+        monitor=ctx.monitor,
+        window_start=ctx.window.start,
+        window_end=ctx.window.end,
+        model_version=model_version(ctx),
+        report_base_url=ctx.spec.alerts.report_base_url,
+        evidence=rumie.evidence if rumie is not None else None,
+        gesd=(expl or {}).get("gesd"),
+    )
+
+
+def window_findings(ctx: RunContext) -> tuple[int, list[Finding]]:
+    """The drift step's run id and findings (typed)."""
+    out = ctx.artifacts.get_json(A_DRIFT)
+    return int(out["run_id"]), [decode("finding", d) for d in out["findings"]]
+
+
+def _keep_error(ctx: RunContext, result: dict[str, Any]) -> dict[str, Any]:
+    if result.get("configuration_error"):
+        record_alert_error(ctx, str(result["delivery_error"]))
+    return result
+
+
+def data_alert(ctx: RunContext, *, failed: list[dict[str, Any]]) -> dict[str, Any]:
+    """ONE data-validation alert for the window (see :func:`fairmon.alerts.dispatch.data_alert`)."""
+    return dispatch.data_alert(ctx, alert_context(ctx), failed=failed)
+
+
+def send_alerts(ctx: RunContext) -> dict[str, Any]:
+    """Enqueue this window's notifiable findings (one message per finding and channel) and deliver."""
+    run_id, findings = window_findings(ctx)
+    return _keep_error(ctx, dispatch.send_alerts(ctx, alert_context(ctx), findings, run_id=run_id))
+
+
+def send_followup(ctx: RunContext, feu_result: Mapping[str, Any], *, requested: bool = False) -> dict[str, Any]:
+    """Post the FEU candidates once per window (see :func:`fairmon.alerts.dispatch.send_followup`)."""
+    run_id, findings = window_findings(ctx)
+    return _keep_error(ctx, dispatch.send_followup(ctx, alert_context(ctx), feu_result, findings, run_id=run_id,
+                                                   requested=requested))

@@ -1,0 +1,199 @@
+"""Run-status bookkeeping of one window: the run row's status, error, timings and details.
+
+Every status mark of a window goes through here (``running`` at the start, ``failed`` on an error,
+``data_invalid`` on a batch failing validation, the persisted status restored after a step that
+failed once succeeds); persist's own run row is built by :mod:`fairmon.pipeline.records`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from fairmon.pipeline.context import RunContext
+from fairmon.pipeline.table import A_PERSIST, A_SNAPSHOT, AFTER_PERSIST, STEP_ORDER
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "start_run",
+    "mark_failed",
+    "clear_failure",
+    "mark_data_invalid",
+    "record_alert_error",
+    "timed",
+    "timings",
+    "model_version",
+    "merged_details",
+]
+
+#: run details that describe one failure or its recovery: a later status mark replaces them
+_FAILURE_KEYS = frozenset({"failed_step", "results_kept", "persisted_status", "recovered_step", "failed_attempt"})
+#: run details persist wrote about the stored results: they go when a mark removes the results
+_RESULT_KEYS = frozenset({"prediction_source", "favorable_rate", "artifacts"})
+#: longest error text a run row keeps
+_MAX_ERROR = 4000
+
+
+def timed(ctx: RunContext, name: str, started: float, result: dict[str, Any]) -> dict[str, Any]:
+    """Record the step's wall time next to its result (persist collects them into ``runs.timings``)."""
+    result = {**result, "seconds": round(time.perf_counter() - started, 3)}
+    ctx.artifacts.put_json(f"step_{name}", result)
+    return result
+
+
+def timings(ctx: RunContext) -> dict[str, float]:
+    """Wall seconds of every step of this window that has run (its ``step_<name>`` artifact)."""
+    out: dict[str, float] = {}
+    for step in STEP_ORDER:
+        name = f"step_{step}"
+        if ctx.artifacts.exists(name):
+            out[step] = float(ctx.artifacts.get_json(name).get("seconds", 0.0))
+    return out
+
+
+def model_version(ctx: RunContext) -> str | None:
+    """The model version pull_snapshot resolved for this window (None before it ran)."""
+    if ctx.artifacts.exists(A_SNAPSHOT):
+        return str(ctx.artifacts.get_json(A_SNAPSHOT)["version"])
+    return None
+
+
+def merged_details(ctx: RunContext, new: Mapping[str, Any], *, results_kept: bool = True) -> dict[str, Any]:
+    """The run's stored details with ``new`` on top.
+
+    The store replaces a run's details on every mark, so a status mark built from scratch would erase
+    what earlier steps of this run recorded (validation's failed expectations, persist's prediction
+    source, a data alert's delivery error). :func:`start_run` resets the details at the start of a
+    window's run, so what is merged here always belongs to the current run; the bookkeeping of an
+    earlier failure (``_FAILURE_KEYS``) is dropped rather than carried over, and so is what describes
+    the stored results (``_RESULT_KEYS``) when this mark removes them.
+    """
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    old = (run.details if run is not None else None) or {}
+    drop = _FAILURE_KEYS if results_kept else _FAILURE_KEYS | _RESULT_KEYS
+    return {**{k: v for k, v in old.items() if k not in drop}, **new}
+
+
+def start_run(ctx: RunContext) -> int:
+    """Register the monitor (spec + fingerprint) and mark the window ``running``; returns ``run_id``."""
+    spec = ctx.spec
+    ctx.store.upsert_monitor(
+        spec.name,
+        owner=spec.identity.owner,
+        tags=list(spec.identity.tags),
+        spec=spec.model_dump(mode="json", by_alias=True),
+        spec_fingerprint=spec.fingerprint,
+    )
+    return int(
+        ctx.store.mark_run(
+            spec.name,
+            ctx.window.start,
+            ctx.window.end,
+            "running",
+            spec_fingerprint=spec.fingerprint,
+            details={"attempt": ctx.attempt},
+        )
+    )
+
+
+def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
+    """The window failed at ``step``: status ``failed`` with the error text.
+
+    Before ``persist`` has written the window, nothing of it is stored and earlier results of the
+    window (from an older attempt) are removed: they would describe other data. A step *after*
+    persist (drift, report, alert, FEU, follow-up) failing does not invalidate what persist wrote,
+    so those results are kept (the run says ``failed`` and which step, ``details.results_kept``);
+    a later successful attempt of that step restores the persisted status
+    (:func:`clear_failure`). Deleting them would lose a computed window to, say, a Slack outage.
+    What earlier steps of this run put in the details (failed expectations, ...) is kept.
+    """
+    persisted = step in AFTER_PERSIST and ctx.artifacts.exists(A_PERSIST)
+    details: dict[str, Any] = {"failed_step": step, "attempt": ctx.attempt}
+    if persisted:
+        details |= {"results_kept": True, "persisted_status": ctx.artifacts.get_json(A_PERSIST)["status"]}
+    return int(
+        ctx.store.mark_run(
+            ctx.monitor,
+            ctx.window.start,
+            ctx.window.end,
+            "failed",
+            error=error[:_MAX_ERROR],
+            model_version=model_version(ctx),
+            spec_fingerprint=ctx.spec.fingerprint,
+            timings=timings(ctx),
+            details=merged_details(ctx, details, results_kept=persisted),
+            keep_results=persisted,
+        )
+    )
+
+
+def clear_failure(ctx: RunContext, *, step: str) -> bool:
+    """``step`` (after persist) succeeded: if the run is ``failed`` at this very step with its results
+    kept, restore the status persist wrote and clear the error. Returns whether it restored."""
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    if run is None or run.status != "failed":
+        return False
+    d = run.details or {}
+    if d.get("failed_step") != step or not d.get("results_kept"):
+        return False
+    ctx.store.mark_run(
+        ctx.monitor,
+        ctx.window.start,
+        ctx.window.end,
+        d.get("persisted_status", "succeeded"),
+        error=None,
+        timings=timings(ctx),
+        details=merged_details(
+            ctx, {"attempt": ctx.attempt, "recovered_step": step, "failed_attempt": d.get("attempt")}
+        ),
+        keep_results=True,
+    )
+    log.info("%s %s: %s succeeded on attempt %s; status restored", ctx.monitor, ctx.window.key, step, ctx.attempt)
+    return True
+
+
+def mark_data_invalid(
+    ctx: RunContext, *, failed: list[dict[str, Any]], n_rows: int, alert_delivery_error: str | None = None
+) -> int:
+    """The batch failed validation: status ``data_invalid`` with the failed expectations in details
+    (and ``alert_delivery_error`` when the data alert could not be sent: the window stays
+    ``data_invalid`` whatever Slack says)."""
+    details: dict[str, Any] = {"failed_expectations": failed, "attempt": ctx.attempt}
+    if alert_delivery_error is not None:
+        details["alert_delivery_error"] = alert_delivery_error
+    names = sorted({str(f.get("expectation_type") or f.get("type") or "?") for f in failed})
+    return int(
+        ctx.store.mark_run(
+            ctx.monitor,
+            ctx.window.start,
+            ctx.window.end,
+            "data_invalid",
+            error=f"{len(failed)} expectation(s) failed: {', '.join(names)}",
+            model_version=model_version(ctx),
+            spec_fingerprint=ctx.spec.fingerprint,
+            n_rows=n_rows,
+            timings=timings(ctx),
+            details=merged_details(ctx, details, results_kept=False),
+        )
+    )
+
+
+def record_alert_error(ctx: RunContext, error: str) -> None:
+    """The window's fairness alert could not be delivered (Slack refused its configuration): keep the
+    run's status (the window is computed) and record the error in ``details.alert_delivery_error``."""
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    if run is None:
+        return
+    ctx.store.mark_run(
+        ctx.monitor,
+        ctx.window.start,
+        ctx.window.end,
+        run.status,
+        error=run.error,
+        timings=timings(ctx),
+        details=merged_details(ctx, {"alert_delivery_error": error}),
+        keep_results=True,
+    )

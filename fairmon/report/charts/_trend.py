@@ -1,0 +1,175 @@
+"""Pictures across windows and candidates: the key numbers' trends and the FEU Pareto front."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+
+    from fairmon.report.data import TrendPoint
+    from fairmon.store import FEUCandidateRecord
+from fairmon.report.charts._base import _ACCENT, _PALETTE, GROUP_COLOR, REST_COLOR, _figure, _ok, png
+
+__all__ = ["trend_chart", "pareto_chart"]
+
+
+# ------------------------------------------------------------------------------------ trends
+
+
+def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None) -> bytes | None:
+    """The key metrics across windows (from the store): DP difference and ratio per attribute (CI
+    bands), RUMIE DScore (held-out and in-sample) and GESD per attribute; the current window, model-version changes
+    and windows with an active drift finding are marked.
+
+    >>> from datetime import datetime, UTC
+    >>> from fairmon.report.data import TrendPoint
+    >>> p = TrendPoint(datetime(2026, 1, 1, tzinfo=UTC), "succeeded", "v1", dp_difference={"sex": (0.1, 0.08, 0.12)})
+    >>> trend_chart([p])[1:4] == b"PNG", trend_chart([])
+    (True, None)
+    """
+    if not trend:
+        return None
+    import matplotlib.dates as mdates
+
+    xs = [p.window_start for p in trend]
+    attrs = sorted({a for p in trend for a in (*p.dp_difference, *p.dp_ratio) if "&" not in a})[:4]
+    fig = _figure(11.5, 5.6)
+    axes = fig.subplots(2, 2, sharex=True).ravel()
+    panels: list[tuple[Any, str]] = [
+        (axes[0], "DP difference (max − min selection rate)"),
+        (axes[1], "DP ratio (disparate impact)"),
+        (axes[2], "RUMIE DScore of the mined group"),
+        (axes[3], "GESD (explanation-stability gap)"),
+    ]
+
+    def series(getter: Any) -> tuple[list[datetime], list[float], list[float], list[float]]:
+        t, v, lo, hi = [], [], [], []
+        for p in trend:
+            val = getter(p)
+            if val is None or not _ok(val[0]):
+                continue
+            t.append(p.window_start)
+            v.append(float(val[0]))
+            lo.append(float(val[1]) if _ok(val[1]) else float(val[0]))
+            hi.append(float(val[2]) if _ok(val[2]) else float(val[0]))
+        return t, v, lo, hi
+
+    for i, attr in enumerate(attrs):
+        c = _PALETTE[i % len(_PALETTE)]
+        for ax, key in ((axes[0], "dp_difference"), (axes[1], "dp_ratio")):
+            t, v, lo, hi = series(lambda p, k=key, a=attr: getattr(p, k).get(a))
+            if t:
+                ax.fill_between(t, lo, hi, color=c, alpha=0.15, linewidth=0)
+                ax.plot(t, v, "o-", color=c, label=attr, markersize=4)
+    axes[1].axhline(0.8, color="#5c677d", ls=":", lw=1)
+    axes[1].text(xs[0], 0.8, " 0.8 (four-fifths rule)", fontsize=7, color="#5c677d", va="bottom")
+    t, v, _, _ = series(lambda p: (p.honest_dscore, None, None))
+    if t:
+        axes[2].plot(t, v, "o-", color=GROUP_COLOR, label="held-out (honest)", markersize=4)
+    t, v, _, _ = series(lambda p: (p.dscore, None, None))
+    if t:
+        axes[2].plot(t, v, "s--", color=REST_COLOR, label="in-sample", markersize=3)
+    for i, attr in enumerate(sorted({a for p in trend for a in p.gesd})[:4]):
+        t, v, _, _ = series(lambda p, a=attr: (p.gesd.get(a), None, None))
+        if t:
+            axes[3].plot(t, v, "o-", color=_PALETTE[(i + 3) % len(_PALETTE)], label=attr or "GESD", markersize=4)
+    drift_x = [p.window_start for p in trend if p.drift]
+    prev_version = trend[0].model_version
+    changes = []
+    for p in trend[1:]:
+        if p.model_version != prev_version:
+            changes.append((p.window_start, p.model_version))
+            prev_version = p.model_version
+    for ax, title in panels:
+        ax.set_title(title, fontsize=10, loc="left")
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=8)
+        for x in drift_x:
+            ax.axvline(x, color=GROUP_COLOR, alpha=0.35, lw=4)
+        for x, _version in changes:
+            ax.axvline(x, color="#33415c", ls="--", lw=1)
+        if current is not None:
+            ax.axvline(current, color=_ACCENT, lw=6, alpha=0.18)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, loc="best", frameon=False)
+    for x, version in changes:
+        axes[0].annotate(f"model {version}", (x, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
+                         xytext=(-3, -10), textcoords="offset points", color="#33415c", ha="right")
+    if drift_x:
+        axes[2].plot([], [], color=GROUP_COLOR, alpha=0.35, lw=4, label="active drift finding")
+        axes[2].legend(fontsize=8, loc="best", frameon=False)
+    for ax in axes:
+        if len(xs) <= 14:  # one tick per window
+            ax.set_xticks(xs)
+            ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d"))  # type: ignore[no-untyped-call]
+        else:
+            locator = mdates.AutoDateLocator(minticks=3, maxticks=10)  # type: ignore[no-untyped-call]
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+    if len(xs) == 1:  # one window: give the axis a width
+        from datetime import timedelta
+
+        for ax in axes:
+            ax.set_xlim(xs[0] - timedelta(days=1), xs[0] + timedelta(days=1))
+    return png(fig)
+
+
+# ------------------------------------------------------------------------------------ FEU
+
+
+def _test_metric(c: FEUCandidateRecord, name: str) -> float | None:
+    m = c.metrics or {}
+    for src in (m.get("test"), m):
+        if isinstance(src, Mapping) and _ok(src.get(name)):
+            return float(src[name])
+    return None
+
+
+def pareto_chart(candidates: Sequence[FEUCandidateRecord]) -> bytes | None:
+    """FEU candidates: AUC against DP difference, coloured by GESD, the recommended one starred.
+
+    The Pareto set is three-dimensional (AUC, DP, GESD), so its 2-D projection is drawn as points
+    (a connecting line would suggest a front that is not there).
+
+    >>> from fairmon.store import FEUCandidateRecord
+    >>> c = FEUCandidateRecord(0, metrics={"test": {"auc": 0.8, "dp": 0.05, "gesd": 0.01}}, pareto=True,
+    ...                        selected=True)
+    >>> pareto_chart([c])[1:4] == b"PNG", pareto_chart([])
+    (True, None)
+    """
+    pts: list[tuple[FEUCandidateRecord, float, float, float | None]] = []
+    for c in candidates:
+        dp, auc = _test_metric(c, "dp"), _test_metric(c, "auc")
+        if dp is not None and auc is not None:
+            pts.append((c, dp, auc, _test_metric(c, "gesd")))
+    if not pts:
+        return None
+    fig = _figure(6.4, 4.0)
+    ax = fig.add_subplot()
+    g = [p[3] for p in pts]
+    if all(v is not None for v in g):
+        sc = ax.scatter([p[1] for p in pts], [p[2] for p in pts], c=[float(v or 0.0) for v in g], cmap="viridis", s=70,
+                        edgecolors="#1d2433", linewidths=0.6, zorder=3)
+        fig.colorbar(sc, ax=ax, label="GESD (test)")
+    else:
+        ax.scatter([p[1] for p in pts], [p[2] for p in pts], color=_ACCENT, s=70, zorder=3)
+    for c, dp, auc, _ in pts:
+        ax.annotate(f"#{c.candidate_index}", (dp, auc), xytext=(5, 4), textcoords="offset points", fontsize=8)
+        if c.selected:
+            ax.scatter([dp], [auc], marker="*", s=420, facecolors="none", edgecolors=GROUP_COLOR,
+                       linewidths=1.8, zorder=4, label="recommended")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_xlabel("DP difference (test, lower is fairer)")
+    ax.set_ylabel("AUC (test)")
+    ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.grid(alpha=0.3)
+    if len(pts) == 1:  # one candidate: centre it in a readable window
+        _, dp, auc, _ = pts[0]
+        ax.set_xlim(max(0.0, dp - 0.05), dp + 0.05)
+        ax.set_ylim(auc - 0.05, auc + 0.05)
+    if any(c.selected for c, *_ in pts):
+        ax.legend(fontsize=8, loc="best", frameon=True)
+    return png(fig)

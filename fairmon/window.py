@@ -1,0 +1,260 @@
+"""Window maths: the monitoring window ``[start, end)`` a run computes, derived from the schedule — never
+from now().
+
+A scheduled Airflow run hands us its data interval; the CLI hands us a logical date. Both resolve to the
+same :class:`Window`, so ``fairmon run --logical-date D`` and the DAG run whose data interval starts at
+``D`` compute exactly the same rows. The pipeline, drift (the reference window), validation and the
+report all take their windows from here.
+
+Convention for a logical date (the one Airflow uses for scheduled runs of a
+``CronDataIntervalTimetable``): the window is the schedule interval that *starts* at the logical date,
+i.e. ``[tick, next tick)`` where ``tick`` is the latest cron tick at or before the date.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from croniter import croniter  # small, pure python; ships with Airflow
+
+from fairmon.config import MonitorSpec
+from fairmon.errors import ConfigError
+
+__all__ = [
+    "Window",
+    "resolve_window",
+    "window_from_logical_date",
+    "parse_date",
+    "window_for",
+    "window_from_interval",
+    "windows_between",
+    "reference_day",
+    "scheduled_windows_on",
+    "ERR_ZERO_WIDTH",
+    "ERR_BAD_DATE",
+    "ERR_NO_WINDOW",
+    "ERR_BAD_CRON",
+    "ERR_BACKFILL_ORDER",
+]
+
+ERR_ZERO_WIDTH = (
+    "data interval [{start}, {end}) of monitor {monitor!r} is empty; schedule the DAG with "
+    "CronDataIntervalTimetable (a plain cron string gives zero-width intervals on Airflow 3)"
+)
+ERR_BAD_DATE = "cannot parse date {value!r}; use ISO 8601 such as 2026-01-03 or 2026-01-03T00:00:00+00:00"
+ERR_NO_WINDOW = "give either a data interval (start and end) or a logical date to resolve a window"
+ERR_BAD_CRON = "invalid cron expression {cron!r} in schedule of monitor {monitor!r}"
+ERR_BACKFILL_ORDER = "backfill end {end} is before start {start}"
+
+
+@dataclass(frozen=True)
+class Window:
+    """A half-open monitoring window ``[start, end)`` of one monitor, in UTC.
+
+    Examples
+    --------
+    >>> w = Window("demo", datetime(2026, 1, 3, tzinfo=UTC), datetime(2026, 1, 4, tzinfo=UTC))
+    >>> w.key
+    '2026-01-03T000000Z'
+    >>> Window.from_dict(w.to_dict()) == w
+    True
+    """
+
+    monitor: str
+    start: datetime
+    end: datetime
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", _as_utc(self.start))
+        object.__setattr__(self, "end", _as_utc(self.end))
+        if self.end <= self.start:
+            raise ConfigError(ERR_ZERO_WIDTH.format(start=self.start, end=self.end, monitor=self.monitor))
+
+    @property
+    def key(self) -> str:
+        """Path-safe key of the window (its UTC start), used for artifact locations."""
+        return self.start.strftime("%Y-%m-%dT%H%M%SZ")
+
+    def to_dict(self) -> dict[str, str]:
+        """Small JSON-able form (what goes through XCom)."""
+        return {"monitor": self.monitor, "start": self.start.isoformat(), "end": self.end.isoformat()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Window:
+        """The inverse of :meth:`to_dict`."""
+        return cls(str(d["monitor"]), parse_date(d["start"]), parse_date(d["end"]))
+
+
+def _as_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return datetime.fromtimestamp(value.timestamp(), tz=UTC)
+
+
+def parse_date(value: str | datetime, *, timezone: str = "UTC") -> datetime:
+    """Parse an ISO date/datetime; a naive value is read in ``timezone``. Returns an aware datetime."""
+    if isinstance(value, datetime):
+        dt = value
+    else:
+        try:
+            dt = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ConfigError(ERR_BAD_DATE.format(value=value)) from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=ZoneInfo(timezone))
+    return dt
+
+
+def window_from_logical_date(
+    monitor: str, logical_date: str | datetime, *, cron: str, timezone: str = "UTC"
+) -> Window:
+    """The schedule interval starting at the latest cron tick at or before ``logical_date``.
+
+    Examples
+    --------
+    >>> w = window_from_logical_date("demo", "2026-01-03", cron="0 0 * * *")
+    >>> (w.start.isoformat(), w.end.isoformat())
+    ('2026-01-03T00:00:00+00:00', '2026-01-04T00:00:00+00:00')
+    """
+    dt = parse_date(logical_date, timezone=timezone).astimezone(ZoneInfo(timezone))
+    if not croniter.is_valid(cron):
+        raise ConfigError(ERR_BAD_CRON.format(cron=cron, monitor=monitor))
+    # a tick exactly at dt counts as "at or before": step 1 s past it and walk back
+    it = croniter(cron, dt + timedelta(seconds=1))
+    start = it.get_prev(datetime)
+    end = croniter(cron, start).get_next(datetime)
+    return Window(monitor, start, end)
+
+
+def resolve_window(
+    monitor: str,
+    *,
+    cron: str,
+    timezone: str = "UTC",
+    data_interval_start: str | datetime | None = None,
+    data_interval_end: str | datetime | None = None,
+    logical_date: str | datetime | None = None,
+) -> Window:
+    """Resolve the run's window: the data interval when given (Airflow), else from the logical date.
+
+    A zero-width data interval (``"@daily"`` on Airflow 3 with a trigger timetable) is an error rather
+    than a silent empty window.
+
+    Examples
+    --------
+    >>> resolve_window("demo", cron="0 0 * * *", data_interval_start="2026-01-02",
+    ...                data_interval_end="2026-01-03").key
+    '2026-01-02T000000Z'
+    """
+    if data_interval_start is not None and data_interval_end is not None:
+        start = parse_date(data_interval_start, timezone=timezone)
+        end = parse_date(data_interval_end, timezone=timezone)
+        if end <= start:
+            raise ConfigError(ERR_ZERO_WIDTH.format(start=start, end=end, monitor=monitor))
+        return Window(monitor, start, end)
+    if logical_date is not None:
+        return window_from_logical_date(monitor, logical_date, cron=cron, timezone=timezone)
+    raise ConfigError(ERR_NO_WINDOW)
+
+
+def window_for(spec: MonitorSpec, logical_date: str | datetime) -> Window:
+    """The window of ``logical_date`` under the spec's schedule.
+
+    The schedule interval starting at the latest cron tick at or before the date gives the window's
+    *end*; its start is ``end - schedule.window`` (equal to the interval when the window length is the
+    cron period, the default) — the same rule :func:`window_from_interval` applies to an Airflow data
+    interval.
+
+    Examples
+    --------
+    >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
+    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+    ...     "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}})
+    >>> window_for(spec, "2026-01-03T12:00:00+00:00").key
+    '2026-01-03T000000Z'
+    """
+    interval = window_from_logical_date(
+        spec.name, logical_date, cron=spec.schedule.cron, timezone=spec.schedule.timezone
+    )
+    return Window(spec.name, interval.end - spec.schedule.window, interval.end)
+
+
+def window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
+    """The window of an Airflow data interval (``data_interval_start/end``) or a ``logical_date``.
+
+    Examples
+    --------
+    >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
+    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+    ...     "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}})
+    >>> window_from_interval(spec, {"data_interval_start": "2026-01-02", "data_interval_end": "2026-01-03"}).key
+    '2026-01-02T000000Z'
+    """
+    interval = resolve_window(
+        spec.name,
+        cron=spec.schedule.cron,
+        timezone=spec.schedule.timezone,
+        data_interval_start=d.get("data_interval_start"),
+        data_interval_end=d.get("data_interval_end"),
+        logical_date=d.get("logical_date"),
+    )
+    if "data_interval_end" not in d:
+        return window_for(spec, d["logical_date"])
+    return Window(spec.name, interval.end - spec.schedule.window, interval.end)
+
+
+def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetime) -> list[Window]:
+    """Windows whose logical dates (cron ticks) lie in ``[start, end]``, oldest first.
+
+    Examples
+    --------
+    >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
+    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+    ...     "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}})
+    >>> [w.key for w in windows_between(spec, "2026-01-01", "2026-01-03")]
+    ['2026-01-01T000000Z', '2026-01-02T000000Z', '2026-01-03T000000Z']
+    """
+    tz = spec.schedule.timezone
+    lo, hi = parse_date(start, timezone=tz), parse_date(end, timezone=tz)
+    if hi < lo:
+        raise ConfigError(ERR_BACKFILL_ORDER.format(end=hi.isoformat(), start=lo.isoformat()))
+    out: list[Window] = []
+    it = croniter(spec.schedule.cron, lo - timedelta(seconds=1))
+    while True:
+        tick = it.get_next(datetime)
+        if tick > hi:
+            break
+        out.append(window_for(spec, tick))
+    return out
+
+
+def reference_day(reference_start: datetime) -> tuple[datetime, datetime]:
+    """``[start, end)`` of a reference date: from ``reference_start`` to the next midnight in its
+    timezone (23 or 25 hours on a daylight-saving change).
+
+    Examples
+    --------
+    >>> s, e = reference_day(datetime(2026, 1, 2, tzinfo=UTC))
+    >>> e - s
+    datetime.timedelta(days=1)
+    """
+    start = reference_start
+    return start, datetime.combine(start.date() + timedelta(days=1), time(), tzinfo=start.tzinfo)
+
+
+def scheduled_windows_on(spec: MonitorSpec, day_start: datetime, day_end: datetime) -> list[Window]:
+    """The scheduled windows that may hold ``[day_start, day_end)``: the window of the last tick at or
+    before ``day_start`` (it may span it) and the windows of every tick in the day.
+
+    Examples
+    --------
+    >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
+    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+    ...     "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}})
+    >>> [w.key for w in scheduled_windows_on(spec, *reference_day(datetime(2026, 1, 2, tzinfo=UTC)))]
+    ['2026-01-02T000000Z', '2026-01-02T000000Z', '2026-01-03T000000Z']
+    """
+    return [window_for(spec, day_start), *windows_between(spec, day_start, day_end)]

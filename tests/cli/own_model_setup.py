@@ -1,0 +1,76 @@
+"""Synthetic credit-like applications and the kind of scikit-learn model a team trains elsewhere.
+
+Why: issue 22's onboarding tests need a model fairmon never saw being built: a raw-column Pipeline
+with its own scaler and one-hot encoder, and windows of fresh applications in daily CSV files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+NUMERIC = ["age", "income", "debt_ratio", "bureau_score"]
+CATEGORICAL = ["region", "employment"]
+FEATURES = NUMERIC + CATEGORICAL
+LABEL = "approved"
+SENSITIVE = "sex"
+
+
+def applications(n: int, seed: int) -> pd.DataFrame:
+    """``n`` applications with a label driven by income, debt and bureau score (sex is not an input)."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "age": rng.integers(19, 75, n).astype(float),
+        "income": rng.lognormal(10.5, 0.4, n).round(0),
+        "debt_ratio": rng.uniform(0.0, 0.9, n).round(3),
+        "bureau_score": rng.normal(680, 60, n).round(0),
+        "region": rng.choice(["north", "south", "east", "west"], n),
+        "employment": rng.choice(["salaried", "self", "none"], n, p=[0.6, 0.3, 0.1]),
+        SENSITIVE: rng.choice(["F", "M"], n),
+    })
+    z = (
+        0.9 * (np.log(df["income"]) - 10.5) / 0.4
+        - 2.0 * (df["debt_ratio"] - 0.45)
+        + 0.02 * (df["bureau_score"] - 680)
+        - 0.8 * (df["employment"] == "none")
+    )
+    df[LABEL] = (z + rng.logistic(0, 1, n) > 0).astype(int)
+    return df
+
+
+def raw_pipeline(reference: pd.DataFrame) -> Any:
+    """StandardScaler + OneHotEncoder (ColumnTransformer) + LogisticRegression on the raw columns."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    pre = ColumnTransformer([
+        ("num", StandardScaler(), NUMERIC),
+        ("cat", OneHotEncoder(handle_unknown="ignore"), CATEGORICAL),
+    ])
+    return Pipeline([("pre", pre), ("clf", LogisticRegression(max_iter=1000))]).fit(
+        reference[FEATURES], reference[LABEL]
+    )
+
+
+def numeric_pipeline(reference: pd.DataFrame) -> Any:
+    """Pipeline(StandardScaler, LogisticRegression) on the numeric columns (issue 22's shape): it also
+    scores an encoded matrix without complaint, just wrongly."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(
+        reference[NUMERIC], reference[LABEL]
+    )
+
+
+def write_windows(folder: Path, days: list[str], rows: int) -> None:
+    """One CSV of fresh applications per day, ``folder/<day>.csv``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, day in enumerate(days):
+        applications(rows, seed=100 + i).to_csv(folder / f"{day}.csv", index=False)

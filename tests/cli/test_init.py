@@ -1,0 +1,117 @@
+"""``fairmon init`` scaffolds a loadable spec; ``fairmon spec check`` names the paths that are missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import own_model_setup as credit
+import pytest
+
+from fairmon.cli import main
+from fairmon.cli.init import ERR_EXISTS, ERR_LABEL_VALUES, ERR_NO_COLUMN, FIRST_RUN
+from fairmon.cli.spec import (
+    ERR_NO_MODEL_IN_REGISTRY,
+    ERR_NO_WINDOW_FILES,
+    ERR_PATH_MISSING,
+    NOT_CHECKED_REMOTE,
+)
+from fairmon.config import load_spec
+from fairmon.registry import Registry
+from fairmon.registry._import import register_estimator
+
+
+@pytest.fixture()
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    ref = credit.applications(300, seed=1)
+    ref.to_csv("reference.csv", index=False)
+    return tmp_path
+
+
+def _line(path: Path, key: str) -> int:
+    return next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.strip().startswith(key))
+
+
+def test_init_with_a_registered_model(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref = credit.applications(300, seed=1)
+    register_estimator(credit.raw_pipeline(ref), registry=Registry("registry"), name="credit", reference=ref,
+                       label=credit.LABEL)
+    ref.assign(applicant_id=range(300)).to_csv("reference.csv", index=False)
+    assert main(["init", "--reference", "reference.csv", "--label", "approved", "--sensitive", "sex",
+                 "--model", "credit", "--start-date", "2026-01-01"]) == 0
+    out = capsys.readouterr().out
+    spec = load_spec(workdir / "monitors" / "credit.yaml")
+    assert spec.columns.features == tuple(credit.FEATURES)
+    assert spec.columns.extra == ("sex", "applicant_id")
+    assert spec.rumie_attributes == ("sex", "applicant_id")  # never the model's inputs
+    assert spec.rumie.k == 2 and spec.retraining.enabled is False
+    assert spec.explanations.gesd.sample_size == FIRST_RUN["gesd_sample_size"]
+    assert spec.explanations.openxai.sample_size == FIRST_RUN["openxai_sample_size"]
+    assert spec.resolve_path(spec.model.registry_uri) == str(workdir / "registry")
+    assert spec.resolve_path(spec.validation.reference_data or "") == str(workdir / "reference.csv")
+    text = (workdir / "monitors" / "credit.yaml").read_text()
+    assert "#   numeric (4): age, income, debt_ratio, bureau_score" in text
+    assert "#   categorical (2): region, employment" in text
+    assert f"sample_size: {FIRST_RUN['gesd_sample_size']}" in text
+    for cmd in ("fairmon db upgrade", "fairmon run --monitor monitors/credit.yaml", "fairmon report --monitor credit"):
+        assert cmd in out
+    # the spec it wrote passes `spec check`; its window files do not exist yet, a warning names the field
+    assert main(["spec", "check", "monitors/credit.yaml"]) == 0
+    err = capsys.readouterr().err
+    line = _line(workdir / "monitors" / "credit.yaml", "pattern:")
+    expected = ERR_NO_WINDOW_FILES.format(glob=workdir / "data" / "*.csv", folder=workdir / "data")
+    assert f"warning  monitors/credit.yaml:{line}: data.files.pattern: {expected}" in err
+    assert err.count("warning") == 1
+    assert main(["spec", "check", "monitors/credit.yaml", "--strict"]) == 2
+    (workdir / "data").mkdir()
+    assert main(["spec", "check", "monitors/credit.yaml", "--strict"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_init_without_a_model_guesses_inputs_and_refuses_bad_columns(workdir: Path) -> None:
+    assert main(["init", "--reference", "reference.csv", "--label", "approved", "--sensitive", "sex",
+                 "--name", "Credit Risk", "--out", "credit.yaml"]) == 0
+    spec = load_spec(workdir / "credit.yaml")
+    assert spec.name == "credit-risk"
+    assert spec.columns.features == tuple(credit.FEATURES) and spec.columns.extra == ("sex",)
+    assert "CHECK these are the model's inputs" in (workdir / "credit.yaml").read_text()
+    with pytest.raises(Exception) as exc:
+        main(["--debug", "init", "--reference", "reference.csv", "--label", "approved", "--sensitive", "sex",
+              "--out", "credit.yaml"])
+    assert str(exc.value) == ERR_EXISTS.format(path="credit.yaml")
+    with pytest.raises(Exception) as exc:
+        main(["--debug", "init", "--reference", "reference.csv", "--label", "approved", "--sensitive", "gender",
+              "--out", "x.yaml"])
+    assert str(exc.value) == ERR_NO_COLUMN.format(option="sensitive", missing=["gender"],
+                                                  columns=[*credit.FEATURES, "sex", "approved"])
+    with pytest.raises(Exception) as exc:
+        main(["--debug", "init", "--reference", "reference.csv", "--label", "region", "--sensitive", "sex",
+              "--out", "x.yaml"])
+    assert str(exc.value) == ERR_LABEL_VALUES.format(label="region", n=4, values=["east", "north", "south", "west"])
+    assert not (workdir / "x.yaml").exists()
+
+
+def test_spec_check_names_each_missing_path(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = workdir / "m.yaml"
+    spec.write_text(
+        "spec_version: 1\nidentity: {name: m}\nmodel:\n  registry_uri: registry\n  name: credit\n"
+        "data:\n  files: {pattern: 'in/{start:%Y-%m-%d}.csv'}\n"
+        "columns: {features: [age], sensitive: [sex], extra: [sex], label: approved}\n"
+        "schedule: {start_date: 2026-01-01}\n"
+        "validation:\n  reference_data: s3://bucket/ref.csv\n"
+        "retraining:\n  enabled: true\n  training_data: {path: train.csv}\n"
+    )
+    assert main(["spec", "check", str(spec)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning  {spec}:4: model.registry_uri: " + ERR_PATH_MISSING.format(path=workdir / "registry") in err
+    assert f"note  {spec}:11: validation.reference_data: {NOT_CHECKED_REMOTE}" in err
+    assert f"warning  {spec}:14: retraining.training_data.path: " + ERR_PATH_MISSING.format(path=workdir / "train.csv") in err
+    (workdir / "registry").mkdir()
+    (workdir / "in").mkdir()
+    (workdir / "train.csv").write_text("age\n1\n")
+    assert main(["spec", "check", str(spec), "--strict"]) == 2
+    err = capsys.readouterr().err
+    msg = ERR_NO_MODEL_IN_REGISTRY.format(registry=workdir / "registry", name="credit")
+    assert f"error  {spec}:5: model.name: {msg}" in err
+    (workdir / "registry" / "credit").mkdir()
+    assert main(["spec", "check", str(spec), "--strict"]) == 0

@@ -1,0 +1,105 @@
+"""FEU's default mode: candidates a team would deploy, or an honest "none" (issue 16).
+
+Small synthetic data with a strong group effect (the production model is unfair) and without one
+(it is already fair), a light search, and the checks of the recommendation rule: constraints hold for
+the recommended candidate, the fairlearn baselines are computed on the same split, and with nothing
+better than production nothing is recommended or registered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairmon.errors import ConfigError
+from fairmon.feu import FEUSettings, dp_difference, predict_proba, search, train_mlps
+from fairmon.feu._recommend import NO_BETTER_CANDIDATE
+
+LIGHT = dict(population=6, generations=2, epoch_bounds=(3, 10),
+             gesd={"explainer": "gradient", "sample_size": 30, "n_perturbations": 3, "stratify": True,
+                   "min_group_size": 5})
+
+
+def _data(n: int, seed: int, effect: float) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n)
+    x1, x2 = rng.normal(size=(2, n))
+    y = (x1 + 0.5 * x2 + effect * (sex == "M") + rng.logistic(size=n) * 0.7 > 0.5 * effect).astype(int)
+    return pd.DataFrame({"x1": x1, "x2": x2, "sex": sex, "y": y})
+
+
+@pytest.fixture(scope="module")
+def unfair_runs(tmp_path_factory):  # type: ignore[no-untyped-def]
+    reg = tmp_path_factory.mktemp("registry")
+    return [search(_data(500, seed, effect=1.5), features=["x1", "x2", "sex"], sensitive="sex", label="y",
+                   settings=FEUSettings.small(**LIGHT), registry=str(reg), random_state=seed, device="cpu")
+            for seed in (1, 2, 3)]
+
+
+@pytest.mark.slow
+def test_recommended_candidates_stay_in_the_positive_rate_band_and_beat_production(unfair_runs) -> None:  # type: ignore[no-untyped-def]
+    for res in unfair_runs:
+        prod = res.baselines["production"]["validation"]
+        for c in res.pareto:  # the front is the feasible candidates' whenever one exists
+            assert c.feasible or not any(e.feasible for e in res.evaluations)
+        if res.selected is None:
+            assert res.recommendation.startswith("no candidate better than production")
+            assert res.snapshot is None
+            continue
+        c = res.selected
+        assert abs(c.validation["selection_rate"] - prod["selection_rate"]) <= 0.10 + 1e-12
+        assert c.validation["balanced_accuracy"] >= prod["balanced_accuracy"] - 0.02 - 1e-12
+        assert c.dp_improvement_lb is not None and c.dp_improvement_lb > 0
+        assert c.validation["dp"] < prod["dp"]
+        assert res.snapshot is not None and res.snapshot.metrics["constraints"]["positive_rate_band"] == 0.10
+        assert set(res.snapshot.metrics["baselines"]) == {"production", "constant", "threshold_optimizer",
+                                                          "exponentiated_gradient"}
+    assert any(res.selected is not None for res in unfair_runs)  # a strong effect leaves room to improve
+
+
+@pytest.mark.slow
+def test_fairlearn_baselines_on_the_same_split(unfair_runs) -> None:  # type: ignore[no-untyped-def]
+    res = unfair_runs[0]
+    b = res.baselines
+    assert b["constant"]["test"]["selection_rate"] == 1.0 and b["constant"]["test"]["dp"] == 0.0
+    assert b["constant"]["test"]["balanced_accuracy"] == 0.5
+    for name in ("threshold_optimizer", "exponentiated_gradient"):
+        assert b[name]["test"]["dp"] < b["production"]["test"]["dp"]  # the mitigators do mitigate
+        assert 0.5 < b[name]["test"]["balanced_accuracy"] <= 1.0
+    assert res.to_dict()["baselines"].keys() == b.keys()
+    assert res.gesd_noise_floor is not None and res.gesd_noise_floor > 0
+
+
+@pytest.mark.slow
+def test_no_candidate_better_than_a_fair_production_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    res = search(_data(400, 5, effect=0.0), features=["x1", "x2", "sex"], sensitive="sex", label="y",
+                 settings=FEUSettings.small(**LIGHT, baselines=False), registry=str(tmp_path), random_state=5,
+                 device="cpu")
+    assert res.selected is None and res.model is None and res.snapshot is None
+    assert res.recommendation.startswith("no candidate better than production")
+    assert not list(tmp_path.rglob("*.json"))  # nothing registered
+    feasible = [c for c in res.pareto if c.feasible]
+    if feasible:
+        assert res.recommendation == NO_BETTER_CANDIDATE.format(n=len(feasible))
+        assert all(c.dp_improvement_lb is not None and c.dp_improvement_lb <= 0 for c in feasible)
+
+
+def test_fair_training_weight_lowers_the_dp_of_the_trained_network() -> None:
+    df = _data(600, 0, effect=2.0)
+    Z = np.column_stack([df.x1, df.x2, (df.sex == "M").astype(float)])
+    codes = (df.sex == "M").to_numpy().astype(int)
+    plain, fair = train_mlps(Z, df.y.to_numpy(), [(1e-2, 20, 0), (1e-2, 20, 0)], device="cpu",
+                             fairness_weights=[0.0, 20.0], groups=codes)
+    dps = [dp_difference((predict_proba(net, Z) >= 0.5).astype(int), df.sex.to_numpy()) for net in (plain, fair)]
+    assert dps[1] < 0.5 * dps[0]
+
+
+def test_settings_modes_and_validation() -> None:
+    assert FEUSettings().utility == "balanced_accuracy" and not FEUSettings().paper_mode
+    paper = FEUSettings.paper()
+    assert paper.paper_mode and paper.fairness_weight_bounds is None and paper.utility == "auc"
+    with pytest.raises(ConfigError, match="utility"):
+        FEUSettings(utility="precision")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="positive_rate_band"):
+        FEUSettings(positive_rate_band=1.5)
