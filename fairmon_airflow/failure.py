@@ -14,13 +14,15 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fairmon.alerts import SlackMessage, SlackSender
 from fairmon.config import ENV_PIPELINE_SLACK_CHANNEL, ENV_SLACK_CHANNEL
 from fairmon.errors import DataValidationError
 from fairmon_airflow.connections import slack_token
 from fairmon_airflow.context import try_number, window_text
+
+if TYPE_CHECKING:
+    from fairmon.alerts import SlackMessage
 
 __all__ = [
     "FailureReport",
@@ -76,6 +78,8 @@ class FailureReport:
 
     def message(self) -> SlackMessage:
         """The Slack message (plain text plus one section; long errors cut to Slack's block limit)."""
+        from fairmon.alerts import SlackMessage  # in the callback only: fairmon.alerts loads pandas
+
         body = self.text
         if len(body) > _SECTION_LIMIT:
             head = f"\nwindow {self.window} · try {self.try_number}\nlog: {self.log_url}"
@@ -135,6 +139,8 @@ def notify_failure(
     channel = channel or os.environ.get(ENV_PIPELINE_SLACK_CHANNEL) or os.environ.get(ENV_SLACK_CHANNEL)
     if not token or not channel:
         return {"logged": True, "sent": False, "reason": "no slack token/channel"}
+    from fairmon.alerts import SlackSender  # in the callback only: parse time must not load pandas
+
     try:
         ts = SlackSender(token, base_url=base_url).post(channel, report.message())
     except Exception as exc:  # noqa: BLE001 - never mask the task's own failure
