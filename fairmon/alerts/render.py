@@ -99,7 +99,13 @@ def _gesd_block(gesd: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         stab = g.get("stability")
         parts.append(f"{g.get('group')}: stability {num(stab)} (n={g.get('size', 'n/a')})")
     across = f" across {gesd['attribute']}" if gesd.get("attribute") else ""
-    head = f"GESD{across} {num(gesd.get('value'))} (Mann–Whitney p = {p_text(gesd.get('p_value'))})"
+    floor = gesd.get("noise_floor")
+    noise = ""
+    if isinstance(floor, int | float) and math.isfinite(floor):
+        value = gesd.get("value")
+        below = isinstance(value, int | float) and value <= floor
+        noise = f", noise floor {num(floor)}" + (": within noise" if below else "")
+    head = f"GESD{across} {num(gesd.get('value'))} (Mann–Whitney p = {p_text(gesd.get('p_value'))}{noise})"
     text = head + ("; " + "; ".join(parts) if parts else "")
     md = f"*Explanation fairness (GESD)*\n{head}\n" + "\n".join(f"• {p}" for p in parts)
     return section(md), text
@@ -239,13 +245,26 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
         ver = f" [{version}]" if version else ""
         hp = c.get("hyperparameters") or {}
         hp_txt = ", ".join(f"{k} {hp[k]:.3g}" if isinstance(hp[k], float) else f"{k} {hp[k]}" for k in sorted(hp))
-        lines.append(f"#{i + 1}{ver}: AUC {num(_cand_value(c, 'auc'))}, DP {num(_cand_value(c, 'dp'))}, "
-                     f"GESD {num(_cand_value(c, 'gesd'))}{mark}" + (f" ({hp_txt})" if hp_txt else ""))
+        ba = _cand_value(c, "balanced_accuracy")
+        rate = _cand_value(c, "selection_rate")
+        extra = (f", bal. acc. {num(ba)}" if ba is not None else "") + (f", positive rate {num(rate)}" if rate is not None
+                                                                        else "")
+        infeasible = " (outside the constraints)" if c.get("feasible") is False else ""
+        lines.append(f"#{i + 1}{ver}: AUC {num(_cand_value(c, 'auc'))}{extra}, DP {num(_cand_value(c, 'dp'))}, "
+                     f"GESD {num(_cand_value(c, 'gesd'))}{mark}{infeasible}" + (f" ({hp_txt})" if hp_txt else ""))
     why = "" if parent_fingerprint is not None else ", requested on demand"
     head = (f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front{why}; "
             "proposed, not deployed)")
+    verdict = str(feu.get("recommendation") or "")
+    base_lines = _baseline_lines(feu.get("baselines"))
     fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint or 'on_demand'}", "event")
-    blocks = [section(f"*{head}*\n" + "\n".join(f"• {ln}" for ln in lines))]
+    body = "\n".join(f"• {ln}" for ln in lines)  # section() escapes
+    if verdict:
+        body = f"_{verdict}_\n" + body
+    if base_lines:
+        body += "\n*Baselines (test split):*\n" + "\n".join(f"• {ln}" for ln in base_lines)
+    lines = [*([verdict] if verdict else []), *lines, *base_lines]
+    blocks = [section(f"*{head}*\n" + body)]
     where = ""
     if parent_fingerprint is None:  # not in a thread: say which model and window it is about
         blocks.insert(0, context_block(ctx))
@@ -259,6 +278,24 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
         fingerprint=fp,
         thread_of=parent_fingerprint,
     )
+
+
+_BASELINE_NAMES = {"production": "production", "constant": "approve everyone",
+                   "threshold_optimizer": "fairlearn ThresholdOptimizer (DP)",
+                   "exponentiated_gradient": "fairlearn ExponentiatedGradient (DP)"}
+
+
+def _baseline_lines(baselines: Any) -> list[str]:
+    """One line per FEU baseline: what the recommendation is compared with (test metrics)."""
+    if not isinstance(baselines, Mapping):
+        return []
+    out = []
+    for key, label in _BASELINE_NAMES.items():
+        test = (baselines.get(key) or {}).get("test") or {}
+        if test:
+            out.append(f"{label}: bal. acc. {num(test.get('balanced_accuracy'))}, positive rate "
+                       f"{num(test.get('selection_rate'))}, DP {num(test.get('dp'))}")
+    return out
 
 
 def data_validation_fingerprint(monitor: str, window_start: datetime) -> str:

@@ -216,6 +216,8 @@ class SignificantChange:
             p = min(1.0, 2 * sf(abs(stat)))
         if p > alpha or abs(diff) < self.min_effect:
             return None
+        if meas.noise_floor is not None and (abs(diff) <= meas.noise_floor or meas.value <= meas.noise_floor):
+            return None  # a change within the metric's own noise floor (GESD's permutation null) is no change
         if self.direction == "increase" and diff <= 0 or self.direction == "decrease" and diff >= 0:
             return None
         crit = self.critical_alpha if self.critical_alpha is not None else alpha / 10

@@ -149,7 +149,8 @@ def summary_from_store(reader: HistoryReader, run: RunRecord, *, method: str = "
     evs = reader.evidence_of_run(rid)
     ev = next((e for e in evs if e.method == method), evs[0] if evs else None)
     gesd = {  # per sensitive attribute, as the window computed it
-        x.gesd_attribute: {"value": x.value, "p_value": x.p_value, "groups": x.group_stability}
+        x.gesd_attribute: {"value": x.value, "p_value": x.p_value, "groups": x.group_stability,
+                           "noise_floor": (x.details or {}).get("noise_floor")}
         for x in reader.explanation_metrics_of_run(rid)
         if x.gesd_attribute is not None
     }

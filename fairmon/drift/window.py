@@ -114,6 +114,9 @@ class Measurement:
     n: int | None = None
     p_value: float | None = None
     level: float = 0.95
+    #: the value a metric shows on pure noise at this sample size (GESD's permutation null); a value or a
+    #: change below it is not evidence of drift
+    noise_floor: float | None = None
 
     @property
     def ci(self) -> tuple[float, float] | None:
@@ -251,7 +254,7 @@ class WindowSummary:
         for attr, gd in gesd_by_attribute(self.gesd).items():
             g = _f(gd.get("value"))
             if g is not None:
-                out[("gesd", attr)] = Measurement(g, p_value=_f(gd.get("p_value")))
+                out[("gesd", attr)] = Measurement(g, p_value=_f(gd.get("p_value")), noise_floor=_f(gd.get("noise_floor")))
         return out
 
     @property

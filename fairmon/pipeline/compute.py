@@ -22,6 +22,7 @@ from fairmon.feu.settings import FEUSettings
 from fairmon.pipeline.context import RunContext, model_name, model_registry
 from fairmon.pipeline.records import RumieOutput
 from fairmon.pipeline.table import A_DATA, A_SNAPSHOT
+from fairmon.registry.model import Model
 from fairmon.results import evidence_from_record
 from fairmon.rules import jaccard, membership
 from fairmon.sources import load_file
@@ -195,7 +196,9 @@ def _gesd_value_row(explainer: str, attr: str, gd: Mapping[str, Any]) -> dict[st
         "n": int(sum(grp["size"] for grp in gd["groups"])),
         "group_stability": {str(grp["group"]): grp["stability"] for grp in gd["groups"]},
         "details": {"attribute": attr, "status": gd["status"], "pairwise": gd["pairwise"],
-                    "components": gd.get("components")},
+                    "components": gd.get("components"), "noise_floor": gd.get("noise_floor"),
+                    "noise_floor_quantile": gd.get("noise_floor_quantile"),
+                    "noise_floor_permutations": gd.get("noise_floor_permutations")},
     }
 
 
@@ -293,6 +296,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     )
     res = search(
         data[list(dict.fromkeys(cols))],
+        production=_production_model(ctx),
         features=list(ctx.spec.columns.features),
         sensitive=attr,
         label=label,
@@ -308,7 +312,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     snapshot = saved if saved is not None else res.snapshot
     registry_version = snapshot.version if snapshot is not None else None
     full = res.to_dict()
-    sel_id = full["selected"]["id"]
+    sel_id = full["selected"]["id"] if full["selected"] is not None else None
     candidates = []
     selected_index = None
     for i, c in enumerate(full["pareto"]):
@@ -321,11 +325,15 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
                 "id": c["id"],
                 "hyperparameters": c["hyperparameters"],
                 "metrics": {"test": test, "validation": c.get("validation"), "objectives": c.get("objectives"),
-                            "chebyshev": c.get("chebyshev")},
+                            "chebyshev": c.get("chebyshev"), "feasible": c.get("feasible"),
+                            "constraints": c.get("constraints"), "dp_improvement_lb": c.get("dp_improvement_lb")},
                 "pareto": True,
                 "auc": test.get("auc"),
+                "balanced_accuracy": test.get("balanced_accuracy"),
+                "selection_rate": test.get("selection_rate"),
                 "dp": test.get("dp"),
                 "gesd": test.get("gesd"),
+                "feasible": c.get("feasible"),
                 "selected": c["id"] == sel_id,
                 "registry_version": registry_version if c["id"] == sel_id else None,
             }
@@ -338,4 +346,24 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         "stopped_by": full["stopped_by"],
         "elapsed_s": full["elapsed_s"],
         "settings": full["settings"],
+        "recommendation": full["recommendation"],
+        "baselines": full["baselines"],
+        "gesd_noise_floor": full["gesd_noise_floor"],
     }
+
+
+def _production_model(ctx: RunContext) -> Model | None:
+    """The window's production model (the FEU constraints' anchor and first baseline), when it has one.
+
+    None (FEU then trains the paper's network at reference settings as the stand-in) for monitors of
+    logged decisions or scores, and when the favourable class is not the model's class 1.
+    """
+    cols, fav = ctx.spec.columns, ctx.spec.favorable
+    if cols.decision is not None or cols.score is not None or fav.class_ not in (None, 1):
+        return None
+    registry = model_registry(ctx)
+    if ctx.artifacts.exists(A_SNAPSHOT):  # the version this window was scored with
+        snap = ctx.artifacts.get_json(A_SNAPSHOT)
+        return registry.load(snap["name"], snap["version"], device=ctx.device)
+    info = registry.resolve(model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
+    return registry.load(info.name, info.version, device=ctx.device)

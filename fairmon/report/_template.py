@@ -103,7 +103,7 @@ TEMPLATE = (
     {% endif %}
     {% for gesd in gesd_list %}
     <div class="card"><div class="k">GESD{% if gesd.attribute %} ({{ gesd.attribute }}){% endif %}</div>
-      <div class="v">{{ gesd.value }}</div><div class="d">Mann–Whitney p {{ gesd.p_value }}</div></div>
+      <div class="v">{{ gesd.value }}</div><div class="d">Mann–Whitney p {{ gesd.p_value }}{% if gesd.noise_floor %}; noise floor {{ gesd.noise_floor }}{% if gesd.within_noise %} (within noise){% endif %}{% endif %}</div></div>
     {% endfor %}
   </div>
   {% if evidence and evidence.rules %}
@@ -202,6 +202,7 @@ TEMPLATE = (
   {% for gesd in gesd_list %}
   <p>GESD <b>{{ gesd.value }}</b> across <b>{{ gesd.attribute or "the protected groups" }}</b>
      (explainer {{ gesd.explainer }}; Mann–Whitney p {{ gesd.p_value }}{% if gesd.status and gesd.status != "ok" %}; {{ gesd.status }}{% endif %}).
+     {% if gesd.noise_floor %}Noise floor {{ gesd.noise_floor }}: the 95th percentile of GESD when the group labels of the sampled rows are permuted{% if gesd.within_noise %} — this value is within noise{% endif %}.{% endif %}
      Higher stability means explanations change less under small perturbations; GESD is the gap between groups.</p>
   <div class="two">
     <div>{% if gesd.img %}<div class="fig"><img src="{{ gesd.img }}" alt="per-group explanation stability"></div>{% endif %}

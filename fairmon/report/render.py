@@ -197,6 +197,9 @@ def _gesd_context(data: ReportData, attr: str, gesd: ExplanationMetricRecord, dr
         "explainer": gesd.explainer,
         "attribute": attr,
         "status": gd.get("status", ""),
+        "noise_floor": fmt_num(gd.get("noise_floor")) if gd.get("noise_floor") is not None else "",
+        "within_noise": gesd.value is not None and gd.get("noise_floor") is not None
+        and float(gesd.value) <= float(gd["noise_floor"]),
         "groups": [
             {"label": r.label, "stability": fmt_num(r.stability), "std": fmt_num(r.std),
              "n": "" if r.size is None else r.size, "instances": len(r.instances)}

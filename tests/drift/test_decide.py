@@ -341,3 +341,24 @@ def test_interval_level_follows_the_outcome_confidence() -> None:
         [g] = decide(ref_window(1, 0.08, level), [ref_window(0, 0.03, level)], checks=checks, baseline=base,
                      policy=pol)
         assert g.numbers["scale"] == pytest.approx(np.hypot(0.04 / (2 * z), 0.04 / (2 * z)), rel=1e-5)
+
+
+def test_gesd_change_within_its_noise_floor_is_no_drift() -> None:
+    """A GESD rise that is significant against a quiet history but stays within GESD's own noise floor
+    (the permutation null at this sample size) is no finding; the same rise above the floor is."""
+    from datetime import UTC, datetime, timedelta
+
+    from fairmon.drift import WindowSummary, decide
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def w(i: int, g: float, floor: float | None) -> WindowSummary:
+        gesd = {"sex": {"value": g, "p_value": 0.01, "noise_floor": floor}}
+        return WindowSummary.build("m", t0 + timedelta(days=i), t0 + timedelta(days=i + 1), gesd=gesd)
+
+    hist = [w(i, 0.010 + 0.001 * (i % 2), 0.05) for i in range(8)]
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    noisy = decide(w(8, 0.04, 0.05), hist, policy=pol)
+    assert not [f for f in noisy if f.kind == "gesd_rise"]
+    real = decide(w(8, 0.04, 0.02), hist, policy=pol)
+    assert [f.kind for f in real if f.kind == "gesd_rise"] == ["gesd_rise"]
