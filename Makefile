@@ -24,8 +24,8 @@ demo: venv
 test: venv
 	./scripts/ensure-services.sh
 	./scripts/ensure-system-deps.sh
-	$(BIN)/ruff check fairmon dags tests benchmarks
-	$(BIN)/mypy fairmon
+	$(BIN)/ruff check fairmon fairmon_airflow dags tests benchmarks
+	$(BIN)/mypy fairmon fairmon_airflow
 	$(BIN)/pytest -q --doctest-modules fairmon
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest $(PYTEST_ARGS)
 
@@ -34,10 +34,10 @@ test-fast: venv
 	$(BIN)/pytest -m "not slow and not airflow" -x -q $(PYTEST_ARGS)
 
 lint: venv
-	$(BIN)/ruff check fairmon dags tests benchmarks
+	$(BIN)/ruff check fairmon fairmon_airflow dags tests benchmarks
 
 typecheck: venv
-	$(BIN)/mypy fairmon
+	$(BIN)/mypy fairmon fairmon_airflow
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

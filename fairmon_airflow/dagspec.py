@@ -1,7 +1,8 @@
 """What a DAG file needs from a monitor spec, and nothing heavier (imported at DAG parse time).
 
-Only :mod:`fairmon.config` (pydantic + yaml) and the standard library load here, so the scheduler's
-DAG processor parses one DAG per spec in milliseconds and never touches a database or the network.
+Only :mod:`fairmon.config` (pydantic + yaml), the step table and the standard library load here, so the
+scheduler's DAG processor parses one DAG per spec in milliseconds and never touches a database or the
+network.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from fairmon.config import MonitorSpec, load_spec
+from fairmon.config import ENV_HEAVY_QUEUE, MonitorSpec, load_spec
+from fairmon.pipeline.table import HEAVY_STEPS, STEPS
 
 __all__ = ["DagSettings", "dag_settings", "load_dag_settings", "DAG_ID_PREFIX"]
 
@@ -51,9 +53,10 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
 
     Examples
     --------
-    >>> s = dag_settings(load_spec("monitors/demo.yaml"), Path("monitors/demo.yaml"))  # doctest: +SKIP
-    >>> s.dag_id  # doctest: +SKIP
-    'fairmon_demo'
+    >>> demo = Path(__file__).resolve().parents[1] / "monitors" / "demo.yaml"  # the repo's demo spec
+    >>> s = dag_settings(load_spec(demo), demo)
+    >>> s.dag_id, s.heavy_timeout_s == 4 * s.light_timeout_s
+    ('fairmon_demo', True)
     """
     tz = ZoneInfo(spec.schedule.timezone)
     start = dt.datetime.combine(spec.schedule.start_date, dt.time(0, 0), tzinfo=tz)
@@ -65,7 +68,6 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
     ex = spec.execution
     light = int(ex.task_timeout_s)
     heavy = light * HEAVY_TIMEOUT_FACTOR
-    n_steps = 14
     description = spec.identity.description or f"fairmon monitor {spec.name}"
     doc = "\n".join(
         [
@@ -101,12 +103,12 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
         catchup=spec.schedule.catchup,
         tags=tags,
         owner=spec.identity.owner or "fairmon",
-        heavy_queue=os.environ.get("FAIRMON_HEAVY_QUEUE") or ex.queue,
+        heavy_queue=os.environ.get(ENV_HEAVY_QUEUE) or ex.queue,
         retries=int(ex.retries),
         retry_delay_s=int(ex.retry_delay_s),
         light_timeout_s=light,
         heavy_timeout_s=heavy,
-        dagrun_timeout_s=light * n_steps + heavy * 4,
+        dagrun_timeout_s=light * len(STEPS) + heavy * len(HEAVY_STEPS),
         notify_backfill=bool(spec.alerts.notify_backfill),
     )
 

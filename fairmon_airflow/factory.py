@@ -1,0 +1,166 @@
+"""One Airflow DAG per monitor spec, its task graph drawn from the pipeline's step table.
+
+Each row of :data:`fairmon.pipeline.table.STEPS` becomes one task of the same id; the row's
+``upstream`` steps are its edges (their small XCom dicts are passed and ignored: the data moves
+through the artifact location). Every task but the first also receives the first task's output,
+the resolved window, as its first argument. ``heavy`` rows go to the spec's queue with the longer
+timeout. A new step is one row in the table, not an edit here.
+
+Parse time stays cheap and side-effect free: the standard library, ``pendulum``, ``airflow.sdk``
+and the light spec loader only; no database, network, Variable or Connection access.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pendulum
+from airflow.sdk import DAG, CronDataIntervalTimetable, Param, dag, task
+
+from fairmon.config import ENV_MONITORS_DIR, ENV_STRICT_SPECS
+from fairmon.errors import ConfigError
+from fairmon.pipeline.table import STEPS, Step
+from fairmon_airflow.dagspec import DagSettings, load_dag_settings
+from fairmon_airflow.failure import on_failure
+from fairmon_airflow.tasks import run_task
+
+__all__ = ["build_dag", "build_dags", "monitors_dir", "ERR_DUPLICATE_ID"]
+
+log = logging.getLogger(__name__)
+
+ERR_DUPLICATE_ID = "fairmon: {path}: DAG id {dag_id!r} is already used by another spec"
+_SPEC_GLOBS = ("*.yaml", "*.yml")
+
+
+def monitors_dir(default: Path, env: Mapping[str, str] = os.environ) -> Path:
+    """The specs folder: ``FAIRMON_MONITORS_DIR``, else ``default`` (the DAG file's repo ``monitors/``).
+
+    Examples
+    --------
+    >>> monitors_dir(Path("monitors"), env={})
+    PosixPath('monitors')
+    >>> monitors_dir(Path("monitors"), env={"FAIRMON_MONITORS_DIR": "/opt/fairmon/monitors"})
+    PosixPath('/opt/fairmon/monitors')
+    """
+    return Path(env.get(ENV_MONITORS_DIR, str(default)))
+
+
+def _params(s: DagSettings) -> dict[str, Param]:
+    return {
+        "notify": Param(True, type="boolean", description="send Slack alerts for this run"),
+        "notify_backfill": Param(
+            s.notify_backfill, type="boolean", description="notify from backfill runs (spec: alerts.notify_backfill)"
+        ),
+        "feu": Param(
+            False, type="boolean",
+            description="FEU retraining candidates for this window even without drift (needs retraining.enabled)",
+        ),
+    }
+
+
+def _task_kwargs(s: DagSettings, row: Step) -> dict[str, Any]:
+    timeout_s = s.heavy_timeout_s if row.heavy else s.light_timeout_s
+    kwargs: dict[str, Any] = {"task_id": row.name, "execution_timeout": timedelta(seconds=timeout_s)}
+    if row.heavy:
+        kwargs["queue"] = s.heavy_queue
+    return kwargs
+
+
+def _first_task(s: DagSettings, row: Step) -> Any:
+    """The task that resolves the run's window (no argument: it reads the run's context)."""
+    spec_path, name = str(s.spec_path), row.name
+
+    def _resolve() -> dict[str, Any]:
+        return run_task(name, spec_path, None)
+
+    return task(**_task_kwargs(s, row))(_resolve)
+
+
+def _step_task(s: DagSettings, row: Step) -> Any:
+    """A task that runs ``row``'s step on the resolved window after its ``upstream`` tasks."""
+    spec_path, name = str(s.spec_path), row.name
+
+    def _step(window: dict[str, Any], *upstream: Any) -> dict[str, Any]:
+        return run_task(name, spec_path, window)
+
+    return task(**_task_kwargs(s, row))(_step)
+
+
+def _draw_graph(s: DagSettings) -> None:
+    """Instantiate the table's tasks inside the current DAG, edges exactly from ``upstream``."""
+    first, *rest = STEPS
+    window = _first_task(s, first)()
+    outputs: dict[str, Any] = {first.name: window}
+    for row in rest:
+        outputs[row.name] = _step_task(s, row)(window, *(outputs[u] for u in row.upstream))
+
+
+def build_dag(s: DagSettings) -> DAG:
+    """Build the DAG of one monitor from its (light) settings."""
+
+    @dag(
+        dag_id=s.dag_id,
+        description=s.description,
+        doc_md=s.doc_md,
+        schedule=CronDataIntervalTimetable(s.cron, timezone=s.timezone),
+        start_date=pendulum.instance(s.start_date),
+        end_date=pendulum.instance(s.end_date) if s.end_date is not None else None,
+        catchup=s.catchup,
+        max_active_runs=1,
+        dagrun_timeout=timedelta(seconds=s.dagrun_timeout_s),
+        tags=list(s.tags),
+        params=_params(s),
+        default_args={
+            "owner": s.owner,
+            "retries": s.retries,
+            "retry_delay": timedelta(seconds=s.retry_delay_s),
+            "retry_exponential_backoff": True,
+            "on_failure_callback": on_failure,
+        },
+    )
+    def _monitor_dag() -> None:
+        _draw_graph(s)
+
+    built: DAG = _monitor_dag()
+    return built
+
+
+def build_dags(folder: Path) -> dict[str, DAG]:
+    """One DAG per ``*.yaml``/``*.yml`` spec in ``folder`` (sorted, so ids are stable).
+
+    A broken spec must not take the other monitors down with it: it is logged (file, line and field
+    path, from :class:`~fairmon.errors.ConfigError`) and skipped; ``FAIRMON_STRICT_SPECS=1`` turns it
+    into an import error of the DAG file instead (what CI's DAG integrity test uses).
+
+    Examples
+    --------
+    >>> dags = build_dags(Path(__file__).resolve().parents[1] / "monitors")  # the repo's specs
+    >>> demo = dags["fairmon_demo"]
+    >>> sorted(demo.get_task("persist").upstream_task_ids)  # the table's upstream + the window
+    ['explain', 'outcome', 'resolve_window', 'rumie']
+    >>> demo.get_task("rumie").execution_timeout > demo.get_task("outcome").execution_timeout
+    True
+    """
+    strict = os.environ.get(ENV_STRICT_SPECS, "0") == "1"
+    dags: dict[str, DAG] = {}
+    for path in sorted(p for pattern in _SPEC_GLOBS for p in folder.glob(pattern)):
+        try:
+            settings = load_dag_settings(path)
+        except ConfigError as exc:
+            if strict:
+                raise
+            log.error("fairmon: skipping monitor spec %s: %s", path, exc)
+            continue
+        if settings.dag_id in dags:
+            msg = ERR_DUPLICATE_ID.format(path=path, dag_id=settings.dag_id)
+            if strict:
+                raise ConfigError(msg)
+            log.error(msg)
+            continue
+        dags[settings.dag_id] = build_dag(settings)
+    return dags
