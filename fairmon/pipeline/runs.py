@@ -19,6 +19,9 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "start_run",
+    "heartbeat",
+    "stale_after_s",
+    "STALE_AFTER_TASK_TIMEOUTS",
     "mark_failed",
     "clear_failure",
     "mark_data_invalid",
@@ -77,9 +80,30 @@ def merged_details(ctx: RunContext, new: Mapping[str, Any], *, results_kept: boo
     return {**{k: v for k, v in old.items() if k not in drop}, **new}
 
 
+#: a ``running`` run with no progress for this many task timeouts is taken for crashed: the longest a
+#: single (heavy) step may run under Airflow is 4 x ``execution.task_timeout_s`` (fairmon_airflow.dagspec)
+STALE_AFTER_TASK_TIMEOUTS = 4
+
+
+def stale_after_s(ctx: RunContext) -> float:
+    """Seconds without progress after which a ``running`` run of this monitor is failed as stale."""
+    return float(STALE_AFTER_TASK_TIMEOUTS * ctx.spec.execution.task_timeout_s)
+
+
+def heartbeat(ctx: RunContext) -> None:
+    """Record that the window's run made progress (a step finished), so it is not failed as stale."""
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    if run is not None and run.run_id is not None and run.status == "running":
+        ctx.store.heartbeat_run(int(run.run_id))
+
+
 def start_run(ctx: RunContext) -> int:
-    """Register the monitor (spec + fingerprint) and mark the window ``running``; returns ``run_id``."""
+    """Register the monitor (spec + fingerprint), fail its stale ``running`` runs (a crashed worker or
+    a database that went away mid-write left them), and mark the window ``running``; returns ``run_id``."""
     spec = ctx.spec
+    for stale in ctx.store.fail_stale_runs(spec.name, stale_after_s(ctx)):
+        log.warning("%s: window %s was still 'running' with no progress for %.0f s: marked failed (stale)",
+                    spec.name, stale.window_start, stale_after_s(ctx))
     ctx.store.upsert_monitor(
         spec.name,
         owner=spec.identity.owner,
