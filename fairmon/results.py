@@ -21,12 +21,12 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from fairmon._numbers import finite_float
 from fairmon.errors import MethodError
 from fairmon.explain.gesd import GESDResult, GroupStability, PairwiseTest
 from fairmon.fairness.outcome import MetricRow, OutcomeResult
@@ -55,20 +55,9 @@ _RECORD_FIELDS = frozenset({
 })
 
 
-def _f(value: Any) -> float | None:
-    """A finite float, else None (JSON has no NaN; the store keeps NULL)."""
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _nan(value: Any) -> float:
     """A float, None read as NaN (the method types keep undefined numbers as NaN)."""
-    v = _f(value)
+    v = finite_float(value)
     return float("nan") if v is None else v
 
 
@@ -99,24 +88,24 @@ def evidence_from_dict(d: Mapping[str, Any]) -> Evidence:
         reason=str(d.get("reason") or ""),
         n_rows=n_rows,
         mask=mask,
-        dscore=_f(d.get("dscore")),
-        p_fav_in=_f(d.get("p_fav_in")),
-        p_fav_out=_f(d.get("p_fav_out")),
+        dscore=finite_float(d.get("dscore")),
+        p_fav_in=finite_float(d.get("p_fav_in")),
+        p_fav_out=finite_float(d.get("p_fav_out")),
         group_size=int(d.get("group_size") or 0),
-        fraction=float(_f(d.get("fraction")) or 0.0),
+        fraction=float(finite_float(d.get("fraction")) or 0.0),
         within_bounds=bool(d.get("within_bounds", True)),
         key_attributes=[str(a) for a in d.get("key_attributes") or ()],
         key_features=list(d.get("key_features") or ()),
         theta=dict(d.get("theta") or {}),
-        bias=_f(d.get("bias")),
-        threshold=_f(d.get("threshold")),
+        bias=finite_float(d.get("bias")),
+        threshold=finite_float(d.get("threshold")),
         rules=rules_list,
         rule=rule,
         rule_conditions=list(d.get("rule_conditions") or ()),
         tree=d.get("tree"),
-        ie_dscore=_f(d.get("ie_dscore")),
-        honest_dscore=_f(d.get("honest_dscore")),
-        p_value=_f(d.get("p_value")),
+        ie_dscore=finite_float(d.get("ie_dscore")),
+        honest_dscore=finite_float(d.get("honest_dscore")),
+        p_value=finite_float(d.get("p_value")),
         significance=dict(d.get("significance") or {}),
         runtime_s=float(d.get("runtime_s") or 0.0),
         timings=dict(d.get("timings") or {}),
@@ -134,19 +123,19 @@ def evidence_record(ev: Evidence, *, group_overlap: float | None = None) -> Evid
     d = ev.to_dict()
     return EvidenceRecord(
         method=ev.method,
-        dscore=_f(ev.dscore),
-        honest_dscore=_f(ev.honest_dscore),
-        p_value=_f(ev.p_value),
+        dscore=finite_float(ev.dscore),
+        honest_dscore=finite_float(ev.honest_dscore),
+        p_value=finite_float(ev.p_value),
         key_attributes=list(ev.key_attributes),
         rules=list(ev.rules),
         rules_text=ev.rule or None,
         tree=ev.tree,
         group_size=ev.group_size,
-        group_fraction=_f(ev.fraction),
-        p_fav_in=_f(ev.p_fav_in),
-        p_fav_out=_f(ev.p_fav_out),
+        group_fraction=finite_float(ev.fraction),
+        p_fav_in=finite_float(ev.p_fav_in),
+        p_fav_out=finite_float(ev.p_fav_out),
         n=ev.n_rows,
-        group_overlap=_f(group_overlap),
+        group_overlap=finite_float(group_overlap),
         details={k: v for k, v in d.items() if k not in _RECORD_FIELDS},
     )
 
@@ -208,6 +197,7 @@ def gesd_from_dict(d: Mapping[str, Any]) -> GESDResult:
 
     Examples
     --------
+    >>> import math
     >>> g = gesd_from_dict({"value": 0.06, "p_value": None, "status": "ok",
     ...                     "groups": [{"group": "f", "size": 5, "population": 9, "stability": 0.8}]})
     >>> g.group_stability, math.isnan(g.p_value)

@@ -33,13 +33,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
 
 from fairmon.errors import SchemaError
-
-if TYPE_CHECKING:
-    import numpy as np
-    import pandas as pd
 
 __all__ = ["ColumnSpec", "FeatureSchema", "MISSING_CATEGORY", "category_strings"]
 
@@ -116,8 +115,6 @@ class FeatureSchema:
         ``categorical`` / ``numeric`` force a column's kind; otherwise numeric dtypes (not bool) are
         numeric and everything else is categorical.
         """
-        import numpy as np
-        import pandas as pd
 
         cols = list(columns) if columns is not None else [str(c) for c in df.columns]
         missing = [c for c in cols if c not in df.columns]
@@ -183,7 +180,6 @@ class FeatureSchema:
     @property
     def continuous_mask(self) -> np.ndarray:
         """True for standardised numeric positions, False for one-hot (binary) positions."""
-        import numpy as np
 
         return np.array([c.kind == "numeric" for c in self.columns for _ in range(c.width)], dtype=bool)
 
@@ -198,8 +194,6 @@ class FeatureSchema:
         self, df: pd.DataFrame, *, handle_unknown: Literal["error", "ignore"] = "error"
     ) -> np.ndarray:
         """Encode raw rows into the float64 matrix every method works on."""
-        import numpy as np
-        import pandas as pd
 
         self.check_frame(df)
         out = np.zeros((len(df), self.n_encoded), dtype=np.float64)
@@ -228,8 +222,6 @@ class FeatureSchema:
 
     def inverse_transform(self, Z: np.ndarray) -> pd.DataFrame:
         """Decode an encoded matrix back to raw columns (one-hot blocks by argmax)."""
-        import numpy as np
-        import pandas as pd
 
         Z = np.asarray(Z, dtype=float)
         if Z.ndim != 2 or Z.shape[1] != self.n_encoded:
@@ -253,7 +245,6 @@ class FeatureSchema:
 
     def aggregate(self, encoded: np.ndarray, *, how: Literal["sum", "abs_sum"] = "sum") -> np.ndarray:
         """Sum per-encoded-position values (e.g. attributions) back to raw columns: (n, d) -> (n, p)."""
-        import numpy as np
 
         A = np.asarray(encoded, dtype=float)
         if A.shape[-1] != self.n_encoded:
@@ -335,8 +326,6 @@ def category_strings(s: pd.Series) -> np.ndarray:
     >>> category_strings(pd.Series([1, None, "a"])).tolist()
     ['1', '<NA>', 'a']
     """
-    import numpy as np
-    import pandas as pd
 
     return np.array([MISSING_CATEGORY if pd.isna(v) else str(v) for v in s.tolist()], dtype=object)
 

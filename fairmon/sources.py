@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
+import sqlalchemy as sa
 
 from fairmon.config import DataSource, FilesSource, MonitorSpec, SqlSource, resolve_path
 from fairmon.errors import ConfigError, DatasetError
@@ -171,7 +172,6 @@ def _load_sql(
     env: Mapping[str, str] | None,
     allow_empty: bool,
 ) -> pd.DataFrame:
-    import sqlalchemy as sa
 
     env = os.environ if env is None else env
     own = False

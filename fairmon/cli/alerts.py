@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.store import Store, get_engine, require_head
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,25 +23,25 @@ Slack's history before re-posting.
 """
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "alerts",
         help="manage the Slack alert outbox",
         description="Manage the alert outbox in the fairmon store: re-queue failed alerts so the "
         "monitor's next run delivers them.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     asub = p.add_subparsers(dest="alerts_command", metavar="ACTION")
-    rt = asub.add_parser(
+    rt = add_command(
+        asub,
         "retry",
         help="re-queue a monitor's failed alerts for its next run",
         description="Put every failed alert of the monitor back to pending (its last error kept).",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rt.add_argument("--monitor", required=True, help="monitor name (identity.name of its spec)")
-    rt.add_argument("--db", metavar="URL", help="database URL (default: FAIRMON_DATABASE_URL, else embedded)")
+    add_db_argument(rt)
     rt.add_argument("--json", action="store_true", help="machine-readable output")
     rt.set_defaults(func=run_retry)
     p.set_defaults(func=lambda args: _help(p))

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon.cli._args import SubParsers, add_command
 from fairmon.errors import ConfigError, DatasetError
 from fairmon.fairness.rumie import mine
 from fairmon.registry import Registry
@@ -39,14 +40,14 @@ with a p-value. With --model, favorable = the snapshot's predicted class 1 on th
 """
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "audit",
         help="find the most discriminated group in a data file (RUMIE evidence)",
         description="Mine RUMIE evidence: the most discriminated group nobody declared, its key "
         "attributes, readable rules and DScore (in-sample and held-out, with a p-value).",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--data", required=True, metavar="FILE", help="CSV or Parquet file of raw rows")
     src = p.add_mutually_exclusive_group(required=True)

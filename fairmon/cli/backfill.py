@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.pipeline import backfill
 
 EPILOG = """examples:
@@ -19,14 +20,14 @@ Exit status: 0 when every window completed, 1 otherwise.
 """
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "backfill",
         help="run the windows between two dates in order",
         description="Run the monitor for every scheduled window whose logical date lies in [START, END], "
         "oldest first. Alerts are stored in the outbox; they are sent only with --notify.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--monitor", required=True, metavar="SPEC", help="monitor spec YAML file")
     p.add_argument("--start", required=True, metavar="D1", help="first logical date (inclusive)")
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--status", action="append", metavar="STATUS",
         help="only the windows stored with this run status (repeatable), e.g. labels_pending or failed",
     )
-    p.add_argument("--db", metavar="URL", help="store URL (default FAIRMON_DATABASE_URL, else embedded Postgres)")
+    add_db_argument(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document)")
     p.set_defaults(func=run)
 

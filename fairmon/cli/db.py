@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.store.admin import grant_readonly, schema_status
 from fairmon.store.engine import describe_url, get_engine
 from fairmon.store.migrations import current_version, require_head, upgrade
@@ -22,46 +23,46 @@ other command refuses a database that is not at the migration head.
 
 
 def _add_db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", metavar="URL", help="database URL (default: FAIRMON_DATABASE_URL, else embedded)")
+    add_db_argument(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "db",
         help="database migrations and roles",
         description="Manage the fairmon database: versioned SQL migrations (sql/migrations) and the "
         "read-only analyst role.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     dsub = p.add_subparsers(dest="db_command", metavar="ACTION")
-    up = dsub.add_parser(
+    up = add_command(
+        dsub,
         "upgrade",
         help="apply pending migrations (idempotent)",
         description="Apply every pending migration in order, each in its own transaction.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_db(up)
     up.set_defaults(func=run_upgrade)
-    st = dsub.add_parser(
+    st = add_command(
+        dsub,
         "status",
         help="show current vs head version (exit 1 when not at head)",
         description="Show the database's migration version, the code's head and pending migrations. "
         "Exits 1 when the database is not at head (for deployment checks).",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_db(st)
     st.set_defaults(func=run_status)
-    gr = dsub.add_parser(
+    gr = add_command(
+        dsub,
         "grant-readonly",
         help="create/grant the read-only analyst role",
         description="Create the role if missing (NOLOGIN) and grant it SELECT on every table and view, "
         "including tables added by later migrations. Idempotent. Grant the role to login users.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_db(gr)
     gr.add_argument("--role", default="fairmon_analyst", help="role name (default: fairmon_analyst)")

@@ -41,6 +41,7 @@ from rich.text import Text
 
 from fairmon.alerts.message import mrkdwn_unescape
 from fairmon.alerts.slack import TOKEN_ENV
+from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.datasets import deploy_models, generate_stream, write_partitions
 from fairmon.errors import ConfigError
 from fairmon.pipeline import run_window
@@ -76,17 +77,17 @@ DEMO_SETTINGS: dict[str, Any] = {
 DEFAULT_OUTPUT = "demo-output"
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "demo",
         help="run the end-to-end demo on a synthetic drifting stream",
         description="Generate a synthetic production stream with a planted discrimination that a "
         "retrained model version makes worse, monitor every daily window through the pipeline the "
         "Airflow DAG uses, store the results in Postgres, and show the Slack alerts and FEU candidates.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--db", metavar="URL", help="store URL (default FAIRMON_DATABASE_URL, else embedded Postgres)")
+    add_db_argument(p)
     p.add_argument("--windows", type=int, default=10, metavar="N", help="daily windows (default 10)")
     p.add_argument("--rows", type=int, default=2000, metavar="N", help="rows per window (default 2000)")
     p.add_argument("--drift-window", type=int, default=None, metavar="I",

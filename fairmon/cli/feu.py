@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.cli.run import print_outcome
 from fairmon.pipeline import feu_on_demand
 
@@ -25,20 +26,20 @@ the monitor's DAG with conf {"feu": true} instead. Exit status: 0 candidates sto
 EXIT_CODES = {"failed": 1, "data_invalid": 3}
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "feu",
         help="propose FEU retraining candidates for one window on demand",
         description="Run FEU (NSGA-II retraining candidates trading AUC against DP and GESD) for one window "
         "of a monitor, whether or not its discrimination drifted, store the candidates and post them to "
         "Slack like the scheduled path does after a drift alert.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--monitor", required=True, metavar="SPEC", help="monitor spec YAML file")
     p.add_argument("--window", "--logical-date", required=True, dest="window", metavar="DATE",
                    help="the window's logical date (ISO date/datetime, as fairmon run --logical-date)")
-    p.add_argument("--db", metavar="URL", help="store URL (default FAIRMON_DATABASE_URL, else embedded Postgres)")
+    add_db_argument(p)
     p.add_argument("--no-notify", action="store_true", help="store the candidates but post nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)

@@ -10,6 +10,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.errors import ConfigError, StoreError
 from fairmon.store import Store, get_engine
 
@@ -39,14 +40,14 @@ COLUMNS = (
 )
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "history",
         help="print a metric's time series for a monitor",
         description="Print one metric of one monitor over time (value, CI, 7-window rolling mean) from "
         "the fairmon store, as a table, CSV or JSON.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--monitor", required=True, help="monitor name (identity.name of its spec)")
     p.add_argument("--metric", required=True, help="metric name, e.g. dp_difference, selection_rate")
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--since", help="start: a date/timestamp (UTC) or a span back from now, e.g. 90d, 12w")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     p.add_argument("--json", action="store_true", help="same as --format json")
-    p.add_argument("--db", metavar="URL", help="database URL (default: FAIRMON_DATABASE_URL, else embedded)")
+    add_db_argument(p)
     p.set_defaults(func=run)
 
 

@@ -20,6 +20,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from fairmon.cli._args import SubParsers, add_command
+from fairmon.config import load_spec
 from fairmon.errors import ConfigError
 from fairmon.registry import Registry
 
@@ -46,15 +50,15 @@ FIRST_RUN = {
 }
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "init",
         help="write a first monitor spec from reference data and a registered model",
         description="Write a commented, validated monitor spec: column roles detected from the reference "
         "data and the registered model, RUMIE searching the sensitive and non-model columns, small "
         "explanation settings for a first run; prints the next commands.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--reference", required=True, metavar="CSV", help="reference rows (the model's training/validation data)")
     p.add_argument("--label", required=True, metavar="COL", help="ground-truth label column")
@@ -98,7 +102,6 @@ def _y(value: Any) -> str:
 
 def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
     """Features (the model's inputs), extra columns, kinds and the label's favorable value."""
-    import pandas as pd  # heavy third-party import, only when the command runs
 
     columns = [str(c) for c in ref.columns]
     for option, wanted in (("label", [args.label]), ("sensitive", args.sensitive)):
@@ -214,9 +217,6 @@ execution:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    import pandas as pd  # heavy third-party import, only when the command runs
-
-    from fairmon.config import load_spec  # pydantic: kept out of `fairmon --help` (see fairmon.cli)
 
     name = _monitor_name(args)
     out = Path(args.out or f"monitors/{name}.yaml")

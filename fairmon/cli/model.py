@@ -10,6 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
+import pandas as pd
+
+from fairmon.cli._args import SubParsers, add_command
 from fairmon.registry import Registry
 from fairmon.registry._import import load_estimator, register_estimator
 
@@ -34,22 +37,22 @@ Exit status: 0 registered, 2 refused or bad input.
 """
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "model",
         help="register a model trained outside fairmon",
         description="Manage the models a monitor watches.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
-    r = msub.add_parser(
+    r = add_command(
+        msub,
         "register",
         help="register a joblib/pickle scikit-learn model, checked on reference rows",
         description="Register a fitted scikit-learn estimator or Pipeline as the next production version "
         "of NAME, after checking that fairmon's predictions match the model's own on the reference rows.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument("path", metavar="PATH", help="joblib/pickle file of the fitted model (its code runs when loaded)")
     r.add_argument("--name", required=True, help="model name in the registry (the spec's model.name)")
@@ -69,7 +72,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_register(args: argparse.Namespace) -> int:
-    import pandas as pd  # heavy third-party import, only when the command runs
 
     reference = pd.read_csv(args.reference)
     estimator = load_estimator(args.path)

@@ -7,6 +7,7 @@ import json
 import posixpath
 import sys
 
+from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.config import load_spec
 from fairmon.report.write import rebuild_reports, report_location
 from fairmon.store import Store, get_engine, require_head
@@ -23,15 +24,15 @@ else ~/.fairmon/reports.
 """
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "report",
         help="rebuild the HTML run reports of a monitor from the store",
         description="Render the static HTML report of one or more windows of a monitor (summary, drift "
         "findings, outcome metrics with CIs, the RUMIE tree and rules, GESD, OpenXAI, trends, FEU "
         "candidates) from what the store holds, and write it where the alerts link to.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--monitor", required=True, help="monitor name (identity.name of its spec)")
     p.add_argument(
@@ -40,7 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--output", metavar="DIR", help="report folder or fsspec URI (see below for the default)")
     p.add_argument("--spec", metavar="PATH", help="monitor spec: default output next to its artifact_location")
-    p.add_argument("--db", metavar="URL", help="database URL (default: FAIRMON_DATABASE_URL, else embedded)")
+    add_db_argument(p)
     p.add_argument("--json", action="store_true", help="machine-readable list of the written reports")
     p.set_defaults(func=run)
 

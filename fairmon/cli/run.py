@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.pipeline import run_window
 
 EPILOG = """examples:
@@ -19,18 +20,18 @@ The window is the schedule interval that starts at the logical date (for a daily
 EXIT_CODES = {"succeeded": 0, "labels_pending": 0, "failed": 1, "data_invalid": 3}
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "run",
         help="run one monitoring window without Airflow",
         description="Run every pipeline step of one window of a monitor (pull snapshot and data, validate, "
         "predict, outcome metrics, RUMIE, GESD/OpenXAI, persist, drift, alert, FEU on drift, report).",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--monitor", required=True, metavar="SPEC", help="monitor spec YAML file")
     p.add_argument("--logical-date", required=True, metavar="DATE", help="ISO date/datetime of the window")
-    p.add_argument("--db", metavar="URL", help="store URL (default FAIRMON_DATABASE_URL, else embedded Postgres)")
+    add_db_argument(p)
     p.add_argument("--no-notify", action="store_true", help="store alerts but do not send them")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)

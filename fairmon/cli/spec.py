@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from fairmon.cli._args import SubParsers, add_command
 from fairmon.config import load_spec, spec_json_schema
 from fairmon.errors import ConfigError
 from fairmon.validation import ensure_suite
@@ -32,14 +33,14 @@ EPILOG = """examples:
 """
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "spec",
         help="check, show and document monitor specs",
         description="Validate monitor spec files, show the effective spec with every default, print the "
         "spec's JSON Schema, or build a monitor's data-validation suite from its reference data.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ssub = p.add_subparsers(dest="spec_command", metavar="ACTION", required=True)
     c = ssub.add_parser("check", help="load spec files/folders and report every problem")
@@ -116,7 +117,6 @@ ERR_NO_WINDOW_FILES = "no file matches {glob} and its folder {folder} does not e
 
 def _line(root: Any, dotted: str) -> int | None:
     """1-based line of the deepest key of ``dotted`` in the YAML node tree ``root``."""
-    import yaml
 
     node, line = root, None
     for part in dotted.split("."):
@@ -149,10 +149,6 @@ def path_notes(spec: Any, file: Path) -> list[str]:
     import glob
     import os
     import re
-
-    import yaml
-
-    from fairmon.errors import ConfigError
 
     try:
         root = yaml.compose(file.read_text(), Loader=yaml.SafeLoader)  # load_spec accepted this file

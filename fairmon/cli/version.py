@@ -6,15 +6,16 @@ import argparse
 import json
 
 from fairmon import __version__
+from fairmon.cli._args import SubParsers, add_command
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+def register(sub: SubParsers) -> None:
+    p = add_command(
+        sub,
         "version",
         help="print the fairmon version",
         description="Print the installed fairmon version.",
         epilog="examples:\n  fairmon version\n  fairmon version --json",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)

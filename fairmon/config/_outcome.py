@@ -8,7 +8,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field, field_validator
 
@@ -17,19 +17,6 @@ from fairmon.config._parsers import PositiveInt, SpecSection, check_unique
 
 __all__ = ["LABEL_METRICS", "OUTCOME_METRICS", "OutcomeMetric", "OutcomeSpec"]
 
-#: outcome metric names, as :func:`fairmon.fairness.outcome.outcome_metrics` spells them
-OUTCOME_METRICS = (
-    "selection_rate",
-    "tpr",
-    "fpr",
-    "fnr",
-    "dp_difference",
-    "dp_ratio",
-    "eop_difference",
-    "eodds_difference",
-)
-#: outcome metrics that need ground-truth labels
-LABEL_METRICS = ("tpr", "fpr", "fnr", "eop_difference", "eodds_difference")
 OutcomeMetric = Literal[
     "selection_rate",
     "tpr",
@@ -40,6 +27,10 @@ OutcomeMetric = Literal[
     "eop_difference",
     "eodds_difference",
 ]
+#: outcome metric names, as :func:`fairmon.fairness.outcome.outcome_metrics` spells them
+OUTCOME_METRICS: tuple[str, ...] = get_args(OutcomeMetric)
+#: outcome metrics that need ground-truth labels
+LABEL_METRICS = ("tpr", "fpr", "fnr", "eop_difference", "eodds_difference")
 
 
 class OutcomeSpec(SpecSection):

@@ -36,6 +36,7 @@ from datetime import datetime
 from statistics import NormalDist
 from typing import Any
 
+from fairmon._numbers import finite_float
 from fairmon.fairness.rumie import Evidence
 from fairmon.results import evidence_from_dict
 
@@ -88,7 +89,7 @@ def honest_dscore_se(
     else:
         sig = (evidence or {}).get("significance") or {}
     n_test, n_in = sig.get("n_test"), sig.get("test_group_size")
-    p_in, p_out = _f(sig.get("test_p_fav_in")), _f(sig.get("test_p_fav_out"))
+    p_in, p_out = finite_float(sig.get("test_p_fav_in")), finite_float(sig.get("test_p_fav_out"))
     if n_test and n_in and p_in is not None and p_out is not None and 0 < n_in < n_test:
         var = p_in * (1 - p_in) / n_in + p_out * (1 - p_out) / (n_test - n_in)
         if var > 0:
@@ -126,16 +127,6 @@ class Measurement:
         if not (math.isfinite(self.ci_low) and math.isfinite(self.ci_high)):
             return None
         return (self.ci_low, self.ci_high)
-
-
-def _f(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
 
 
 def _row_dict(row: Any) -> dict[str, Any]:
@@ -214,7 +205,7 @@ class WindowSummary:
         The outcome result's ``confidence`` becomes :attr:`ci_level` (0.95 when it has none).
         """
         rows: Iterable[Any] = ()
-        level = _f(getattr(outcome, "confidence", None) if not isinstance(outcome, Mapping)
+        level = finite_float(getattr(outcome, "confidence", None) if not isinstance(outcome, Mapping)
                    else outcome.get("confidence"))
         if outcome is not None:
             rows = getattr(outcome, "rows", None) or (outcome.get("rows", ()) if isinstance(outcome, Mapping) else outcome)
@@ -232,29 +223,29 @@ class WindowSummary:
         for row in self.metrics:
             if row.get("status", "ok") != "ok":
                 continue
-            value = _f(row.get("value"))
+            value = finite_float(row.get("value"))
             if value is None:
                 continue
             attr = str(row.get("attribute"))
             group = row.get("group")
             key = attr if group is None or group == "" else f"{attr}={group}"
             out[(str(row["metric"]), key)] = Measurement(
-                value, _f(row.get("ci_low")), _f(row.get("ci_high")), row.get("n"), None, level=self.ci_level
+                value, finite_float(row.get("ci_low")), finite_float(row.get("ci_high")), row.get("n"), None, level=self.ci_level
             )
         ev = self.evidence
-        honest = _f(ev.honest_dscore) if ev is not None else None
+        honest = finite_float(ev.honest_dscore) if ev is not None else None
         if ev is not None and honest is not None:
-            p = _f(ev.p_value)
+            p = finite_float(ev.p_value)
             se = honest_dscore_se(ev, honest, p)
             lo, hi = (honest - _Z975 * se, honest + _Z975 * se) if se is not None else (None, None)
             out[("rumie_honest_dscore", "")] = Measurement(honest, lo, hi, n=ev.group_size, p_value=p)
-        insample = _f(ev.dscore) if ev is not None else None
+        insample = finite_float(ev.dscore) if ev is not None else None
         if ev is not None and insample is not None:
             out[("rumie_dscore", "")] = Measurement(insample, n=ev.group_size)
         for attr, gd in gesd_by_attribute(self.gesd).items():
-            g = _f(gd.get("value"))
+            g = finite_float(gd.get("value"))
             if g is not None:
-                out[("gesd", attr)] = Measurement(g, p_value=_f(gd.get("p_value")), noise_floor=_f(gd.get("noise_floor")))
+                out[("gesd", attr)] = Measurement(g, p_value=finite_float(gd.get("p_value")), noise_floor=finite_float(gd.get("noise_floor")))
         return out
 
     @property

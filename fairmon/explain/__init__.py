@@ -20,9 +20,9 @@ pandas (with :func:`evaluate`) on first access.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from fairmon._lazy import lazy_attribute
 from fairmon.explain._coalitions import coalition_design
 from fairmon.explain._kernelshap import kernelshap_batched
 from fairmon.explain._lime import LimeStats, lime_batched
@@ -61,9 +61,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'fairmon.explain' has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:

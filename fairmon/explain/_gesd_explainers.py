@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from fairmon._device import resolve_device
 from fairmon.errors import MethodError
+from fairmon.explain import _api  # the module, so a patched explain() is seen
 
 if TYPE_CHECKING:
+    from fairmon.config import Explainer
     from fairmon.registry.model import Model
 
 __all__ = ["resolve_explainer", "ExplainerFn", "DEFAULT_EXPLAINER_PARAMS", "ERR_UNKNOWN_EXPLAINER"]
@@ -79,10 +82,6 @@ def _library_fn(
     device: str | None,
     extra: dict[str, Any],
 ) -> ExplainerFn:
-    try:
-        from fairmon.explain import explain as _explain
-    except ImportError as exc:  # the explainers module is a sibling deliverable
-        raise MethodError(f"fairmon.explain.explain is not available: {exc}") from exc
     # LIME's feature statistics come from the whole training matrix (the reference passes X_train);
     # SHAP integrates over a sample of background rows (the reference uses 100).
     bg = train if "lime" in method else background
@@ -90,8 +89,9 @@ def _library_fn(
     def fn(Z: np.ndarray) -> np.ndarray:
         try:
             return np.asarray(
-                _explain(
-                    model, Z, method=method,
+                _api.explain(
+                    # explain() checks the name against METHODS itself and raises its own MethodError
+                    model, Z, method=cast("Explainer", method),
                     target="positive", background=bg, random_state=random_state, device=device, **extra,
                 ),
                 dtype=float,
@@ -107,8 +107,6 @@ def _deep_shap_fn(model: Model, background: np.ndarray, device: str | None) -> E
     """shap.DeepExplainer on P(class 1) of a torch model (the reference code's SHAP)."""
     import shap
     import torch
-
-    from fairmon._device import resolve_device
 
     module = model.require_differentiable("deepshap")
     dev = resolve_device(device)

@@ -24,13 +24,13 @@ from typing import Any, Literal
 import numpy as np
 
 from fairmon.errors import MethodError
+from fairmon.registry.model import Model
 
 __all__ = ["lime_library", "kernelshap_library"]
 
 
 def _predict_fn(f: Any) -> Any:
     """Numpy ``(m, d) -> (m, 2)`` class probabilities for the libraries."""
-    from fairmon.registry.model import Model
 
     if isinstance(f, Model):
         return f.predict_proba_encoded

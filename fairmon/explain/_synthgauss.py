@@ -24,14 +24,12 @@ The paper samples one weight vector per cluster; the reference code shares one a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 from fairmon.errors import MethodError
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["SynthGauss", "synthgauss", "cluster_centers"]
 
@@ -56,7 +54,6 @@ class SynthGauss:
 
     def frame(self, *, label: str = "y") -> pd.DataFrame:
         """Features ``x0..x{d-1}`` and the label as a DataFrame (for a :class:`FeatureSchema`)."""
-        import pandas as pd
 
         df = pd.DataFrame(self.X, columns=self.feature_names)
         df[label] = self.y

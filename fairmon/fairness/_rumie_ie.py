@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fairmon._device import torch_generator
+
 if TYPE_CHECKING:
     import torch
 
@@ -71,8 +73,6 @@ def fit_ie(
 ) -> IEFit:
     """Solve paper eq. 11 by the penalty method for ``restarts`` initialisations at once."""
     import torch
-
-    from fairmon._device import torch_generator
 
     tdtype = torch.float32 if dtype == "float32" else torch.float64
     n, d = Z.shape

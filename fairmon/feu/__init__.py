@@ -15,8 +15,9 @@ Names resolve lazily so ``import fairmon.feu`` does not load pandas, torch or py
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from fairmon._lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from fairmon.feu._metrics import dp_difference, eod_difference, outcome_metrics
@@ -62,9 +63,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'fairmon.feu' has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin  # fairlearn's estimator protocol (FEU runs only)
 
 from fairmon.feu._data import _Prepared
 from fairmon.feu._metrics import auc, decision_metrics
@@ -31,19 +30,27 @@ BASELINES = ("production", "constant", "threshold_optimizer", "exponentiated_gra
 PARTS = ("validation", "test")
 
 
-class _ScoreColumn(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
-    """A prefit estimator whose only feature is the production model's P(favourable)."""
+def _score_column() -> Any:
+    """A prefit estimator whose only feature is the production model's P(favourable).
 
-    def fit(self, X: Any, y: Any) -> _ScoreColumn:
-        self.classes_ = np.array([0, 1])
-        return self
+    The class is built on first use: sklearn's estimator protocol (which fairlearn requires) would
+    otherwise load with the pipeline, and the CLI's parser must stay light.
+    """
+    from sklearn.base import BaseEstimator, ClassifierMixin  # heavy: imported when FEU runs
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        p = np.asarray(X, dtype=float).reshape(-1)
-        return np.column_stack([1.0 - p, p])
+    class _ScoreColumn(ClassifierMixin, BaseEstimator):  # type: ignore[misc]  # sklearn is untyped
+        def fit(self, X: Any, y: Any) -> _ScoreColumn:
+            self.classes_ = np.array([0, 1])
+            return self
 
-    def predict(self, X: Any) -> np.ndarray:
-        return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
+        def predict_proba(self, X: Any) -> np.ndarray:
+            p = np.asarray(X, dtype=float).reshape(-1)
+            return np.column_stack([1.0 - p, p])
+
+        def predict(self, X: Any) -> np.ndarray:
+            return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
+
+    return _ScoreColumn().fit(None, None)
 
 
 def _metrics(prep: _Prepared, part: str, yhat: np.ndarray, score: np.ndarray | None) -> dict[str, Any]:
@@ -76,7 +83,7 @@ def baseline_metrics(
         out["production"][part] = _metrics(prep, part, (p >= production_threshold).astype(int), p)
         out["constant"][part] = _metrics(prep, part, np.ones(len(p), dtype=int), None)
 
-    to = ThresholdOptimizer(estimator=_ScoreColumn().fit(None, None), constraints="demographic_parity", objective="balanced_accuracy_score",
+    to = ThresholdOptimizer(estimator=_score_column(), constraints="demographic_parity", objective="balanced_accuracy_score",
                             prefit=True, predict_method="predict_proba")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fairlearn warns that a prefit estimator is not checked

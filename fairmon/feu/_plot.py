@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from fairmon.feu._result import FEUResult
 
@@ -27,7 +29,6 @@ def pareto_plot(result: FEUResult, path: str | Path, *, title: str | None = None
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    import numpy as np
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

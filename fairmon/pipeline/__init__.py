@@ -10,8 +10,9 @@ the runner load on first attribute access.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from fairmon._lazy import lazy_attribute
 
 __all__ = [
     "run_step",
@@ -46,6 +47,4 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     """Load the module of a public name on first access (keeps ``import fairmon.pipeline`` light)."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'fairmon.pipeline' has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)

@@ -9,11 +9,11 @@ FEU candidates → :class:`~fairmon.store.FEUCandidateRecord`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fairmon._numbers import finite_float
 from fairmon.drift.findings import Finding
 from fairmon.fairness.outcome import OutcomeResult
 from fairmon.fairness.rumie import Evidence
@@ -64,16 +64,6 @@ class RumieOutput:
         return cls(decode("evidence", d["evidence"]), d.get("group_overlap"))
 
 
-def _f(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def read_outcome(ctx: RunContext) -> OutcomeResult | None:
     """The outcome step's result (None when outcome fairness is off or did not run)."""
     a = ctx.artifacts
@@ -105,11 +95,11 @@ def metric_records(outcome: OutcomeResult | None) -> list[MetricRecord]:
         out.append(
             MetricRecord(
                 r.metric,
-                _f(r.value) if ok else None,
+                finite_float(r.value) if ok else None,
                 attribute=r.attribute or "",
                 group="" if r.group is None else str(r.group),
-                ci_low=_f(r.ci_low) if ok else None,
-                ci_high=_f(r.ci_high) if ok else None,
+                ci_low=finite_float(r.ci_low) if ok else None,
+                ci_high=finite_float(r.ci_high) if ok else None,
                 n=r.n,
                 n_nan=r.n_nan,
             )
@@ -132,10 +122,10 @@ def explanation_records(expl: Mapping[str, Any] | None) -> list[ExplanationMetri
         ExplanationMetricRecord(
             family=r["family"],
             metric=str(r["metric"]),
-            value=_f(r.get("value")),
+            value=finite_float(r.get("value")),
             explainer=str(r.get("explainer") or ""),
             group=str(r.get("group") or ""),
-            p_value=_f(r.get("p_value")),
+            p_value=finite_float(r.get("p_value")),
             n=r.get("n"),
             n_nan=r.get("n_nan"),
             group_stability=r.get("group_stability"),

@@ -41,16 +41,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
 
 from fairmon.errors import SchemaError, SnapshotError
 from fairmon.registry.model import Model
 from fairmon.registry.registry import Registry, SnapshotInfo, Status
 from fairmon.schema import FeatureSchema
-
-if TYPE_CHECKING:
-    import numpy as np
-    import pandas as pd
 
 __all__ = [
     "RegistrationCheck",
@@ -151,7 +150,6 @@ def model_features(
 
 def _own_decisions(estimator: Any, X: Any) -> np.ndarray:
     """The estimator's own ``predict`` as 0/1 (1 = ``classes_[1]``, the class of ``predict_proba[:, 1]``)."""
-    import numpy as np
 
     pred = np.asarray(estimator.predict(X))
     classes = list(getattr(estimator, "classes_", [0, 1]))
@@ -169,7 +167,6 @@ def check_agreement(
     DataFrame, else on fairmon's encoded matrix. It does not depend on ``model.input``, the mode
     under test.
     """
-    import numpy as np
 
     X_raw = reference[model.schema.names]
     own_input = detect_input(estimator)

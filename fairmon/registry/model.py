@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+import pandas as pd
+
 from fairmon._device import resolve_device
 from fairmon.errors import MethodError, SchemaError
 from fairmon.schema import FeatureSchema
 
 if TYPE_CHECKING:
-    import numpy as np
-    import pandas as pd
     import torch
 
 __all__ = ["Model", "MLP", "build_mlp", "ERR_NOT_DIFFERENTIABLE"]  # noqa: F822 - MLP is built lazily
@@ -106,7 +107,6 @@ class Model:
 
     def predict_proba_encoded(self, Z: np.ndarray) -> np.ndarray:
         """Class probabilities ``(n, 2)`` for rows of the encoded standardised matrix."""
-        import numpy as np
 
         Z = np.asarray(Z, dtype=float)
         if Z.ndim != 2 or Z.shape[1] != self.schema.n_encoded:
@@ -131,7 +131,6 @@ class Model:
         return (self.predict_proba_encoded(Z)[:, 1] >= self.threshold).astype(int)
 
     def _sk_proba(self, X: Any) -> np.ndarray:
-        import numpy as np
 
         proba = np.asarray(self.estimator.predict_proba(X), dtype=float)
         if proba.ndim != 2 or proba.shape[1] != 2:

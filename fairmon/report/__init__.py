@@ -14,8 +14,9 @@ Light on import: the submodules (matplotlib, jinja2) load on first attribute acc
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from fairmon._lazy import lazy_attribute
 
 __all__ = [
     "write_report",
@@ -49,6 +50,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'fairmon.report' has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)

@@ -8,12 +8,12 @@ trend of earlier windows of the same monitor. :func:`load_report_data` gathers t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from fairmon._numbers import finite_float
 from fairmon.errors import ConfigError
 from fairmon.window import parse_date
 
@@ -134,16 +134,6 @@ def report_status(run_status: str, findings: Sequence[FindingRecord]) -> str:
     return "ok"
 
 
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
 def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
     rid = int(run.run_id or 0)
     dpd: dict[str, tuple[float | None, float | None, float | None]] = {}
@@ -161,7 +151,7 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
             dscore, honest = ev.dscore, ev.honest_dscore
         for x in store.explanation_metrics_of_run(rid):
             if x.gesd_attribute is not None:
-                gesd[x.gesd_attribute] = _num(x.value)
+                gesd[x.gesd_attribute] = finite_float(x.value)
         drift = report_status(run.status, store.findings_of_run(rid)) == "drift"
     return TrendPoint(
         window_start=run.window_start,
@@ -169,8 +159,8 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
         model_version=run.model_version,
         dp_difference=dpd,
         dp_ratio=dpr,
-        dscore=_num(dscore),
-        honest_dscore=_num(honest),
+        dscore=finite_float(dscore),
+        honest_dscore=finite_float(honest),
         gesd=gesd,
         drift=drift,
     )

@@ -31,15 +31,7 @@ HEAVY = frozenset({
     "pyarrow",
 })
 
-#: modules outside this branch's ownership (explain, fairness, feu, registry, sources, schema,
-#: report.charts) that still import lazily; each owner cleans its own area in parallel.
-#: To be emptied at merge.
-KNOWN_OFFENDERS: frozenset[str] = frozenset({
-    "fairmon.explain._library", "fairmon.explain._synthgauss", "fairmon.explain.gesd",
-    "fairmon.explain.openxai._table", "fairmon.explain.openxai.stability", "fairmon.fairness._rumie_ie",
-    "fairmon.feu._plot", "fairmon.registry.model", "fairmon.registry.registry", "fairmon.report.charts._outcome",
-    "fairmon.schema", "fairmon.sources",
-})
+KNOWN_OFFENDERS: frozenset[str] = frozenset()
 
 
 def _modules() -> dict[str, Path]:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from fairmon.errors import MethodError
 from fairmon.explain import _api  # the module, so a patched explain() is seen
@@ -17,7 +18,6 @@ from fairmon.explain.openxai._predictive import prediction_gap
 from fairmon.explain.openxai.stability import relative_stability
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from fairmon.registry.model import Model
 
@@ -168,7 +168,6 @@ def evaluate(
     >>> sorted(set(t["metric"]))
     ['PGI', 'PGI_fairness', 'RIS', 'RIS_fairness']
     """
-    import pandas as pd
 
     values, notes = instance_metrics(model, Z, explanations, metrics=metrics, ground_truth=ground_truth, k=k,
                                      auc=auc, random_state=random_state, **kwargs)

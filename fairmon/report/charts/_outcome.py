@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:  # pragma: no cover
 
     from fairmon.store import MetricRecord
@@ -97,7 +99,6 @@ def gesd_chart(rows: Sequence[GroupStabilityRow]) -> bytes | None:
     rows = [r for r in rows if _ok(r.stability) or len(r.instances) > 0]
     if not rows:
         return None
-    import numpy as np
 
     fig = _figure(max(4.5, 1.6 * len(rows) + 2.0), 3.3)
     ax = fig.add_subplot()
