@@ -133,6 +133,7 @@ def test_dag_conf_feu_runs_feu_without_drift(tmp_path: Path, fresh_database_url:
     assert _dag_test(env, w["end"], {"feu": True}) == "success"
     asked = _snapshot(fresh_database_url)
     assert not [f for f in asked["findings"] if f[6] == "open"]  # still no drift at this window
-    assert asked["feu"] and sum(1 for r in asked["feu"] if r[2]) == 1
+    # at most one recommended candidate: none when nothing beats production by more than noise (issue 16)
+    assert asked["feu"] and sum(1 for r in asked["feu"] if r[2]) <= 1
     feu_alerts = [a for a in asked["alerts"] if a not in plain["alerts"]]
     assert len(feu_alerts) == 1 and feu_alerts[0][3] == "pending"  # the follow-up, queued (no Slack token)
