@@ -90,20 +90,25 @@ def test_drift_opens_in_the_right_window_with_planted_rules(demo: dict) -> None:
 def test_feu_candidates_threaded_under_the_drift_alert(demo: dict) -> None:
     rows = demo["rows"]
     assert rows["feu"], "FEU candidates stored on drift"
-    assert sum(1 for r in rows["feu"] if r[2]) == len({r[0] for r in rows["feu"]})  # one selected per run
+    # at most one recommended candidate per run: none when nothing beats production by more than noise
+    n_selected = sum(1 for r in rows["feu"] if r[2])
+    assert n_selected <= len({r[0] for r in rows["feu"]})
     # the selected candidate is saved in the model registry as a `candidate` (never latest / deployed)
     from fairmon.registry import Registry
 
     registry = Registry(str(Path(demo["summary"]["output"]) / "registry"))
     candidates = {v.version: v for v in registry.versions("demo") if v.status == "candidate"}
     selected_versions = [r[3] for r in rows["feu"] if r[2]]
-    assert selected_versions and all(v in candidates for v in selected_versions), (selected_versions, candidates)
+    assert all(v in candidates for v in selected_versions), (selected_versions, candidates)
     assert all(r[3] is None for r in rows["feu"] if not r[2])
     assert registry.resolve("demo").status == "production"
     fairness = [a for a in rows["alerts"] if a[0] == "fairness"]
     assert fairness and all(a[1] == "pending" for a in fairness)  # no Slack token: queued, not sent
     threaded = [a for a in fairness if a[2].get("thread_of")]
-    assert any(a[2]["text"].startswith("FEU") for a in threaded)
+    feu_msgs = [a[2]["text"] for a in threaded if a[2]["text"].startswith("FEU")]
+    assert feu_msgs
+    if not n_selected:  # the follow-up says so instead of recommending a degenerate model
+        assert all("no candidate better than production" in t for t in feu_msgs), feu_msgs
 
 
 def test_every_window_wrote_its_report_with_images(demo: dict) -> None:
