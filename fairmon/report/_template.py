@@ -147,12 +147,17 @@ TEMPLATE = (
   {% endif %}
   {% if disparities or group_rows %}
   <h3>Disparities</h3>
-  <table><tr><th>metric</th><th>attribute</th><th class="num">value</th><th>CI</th><th class="num">n</th></tr>
+  <table><tr><th>metric</th><th>attribute</th><th class="num">value</th><th>CI</th><th class="num">n</th>
+      {% if range_rules %}<th>allowed · judged on</th>{% endif %}</tr>
   {% for r in disparities %}
   <tr><td>{{ r.metric }}</td><td>{{ r.attribute }}</td><td class="num">{{ r.value }}</td><td>{{ r.ci }}</td>
-      <td class="num">{{ r.n }}</td></tr>
+      <td class="num">{{ r.n }}</td>{% if range_rules %}<td>{{ r.allowed }}</td>{% endif %}</tr>
   {% endfor %}
   </table>
+  {% if range_rules %}
+  <p class="muted range-rules">Allowed ranges (drift.allowed_ranges):
+    {% for r in range_rules %}{{ r.metric }} {{ r.range }}, {{ r.rule }}{% if not loop.last %}; {% endif %}{% endfor %}.</p>
+  {% endif %}
   <h3>Per group</h3>
   <table><tr><th>group</th>{% for c in group_table.cols %}<th class="num">{{ c }}</th>{% endfor %}<th class="num">n</th></tr>
   {% for r in group_table.rows %}
