@@ -6,6 +6,11 @@ local paths the spec names (registry folder and model, window files, reference a
 one that does not exist is a warning (``--strict``: an error), printed ``file:line: field: problem``
 like the load errors. A spec is often checked in CI on a machine without the data, hence a warning by
 default. Remote URIs are not fetched ("not checked: remote").
+
+It also warns when RUMIE searches model inputs that are not sensitive attributes (``rumie.attributes``
+listing features): over them the "most discriminated group" tends to be the group the model is built
+to score low, a finding for a model working as intended (issue 22). That warning is about the spec's
+meaning, not a missing file, so ``--strict`` does not make it an error.
 """
 
 from __future__ import annotations
@@ -88,12 +93,14 @@ def run_check(args: argparse.Namespace) -> int:
             continue
         names[spec.name] = str(f)
         notes = path_notes(spec, f)
+        advice = spec_warnings(spec, f)
         problems = [n for n in notes if not n.endswith(NOT_CHECKED_REMOTE)]
         if args.strict and problems:
-            results.append({"file": str(f), "ok": False, "error": "\n       ".join(problems), "paths": notes})
+            results.append({"file": str(f), "ok": False, "error": "\n       ".join(problems), "paths": notes,
+                            "warnings": advice})
             continue
         results.append({"file": str(f), "ok": True, "name": spec.name, "fingerprint": spec.fingerprint,
-                        "paths": notes})
+                        "paths": notes, "warnings": advice})
     if not results:
         results.append({"file": " ".join(args.paths), "ok": False, "error": "no monitor specs found"})
     if args.json:
@@ -106,6 +113,8 @@ def run_check(args: argparse.Namespace) -> int:
                     print(f"{'note' if note.endswith(NOT_CHECKED_REMOTE) else 'warning'}  {note}", file=sys.stderr)
             else:
                 print(f"error  {r['error']}", file=sys.stderr)
+            for note in r.get("warnings", []):
+                print(f"warning  {note}", file=sys.stderr)
     return 0 if all(r["ok"] for r in results) else 2
 
 
@@ -113,6 +122,12 @@ NOT_CHECKED_REMOTE = "not checked: remote"
 ERR_PATH_MISSING = "{path} does not exist"
 ERR_NO_MODEL_IN_REGISTRY = "registry {registry} has no model {name!r} (register it: fairmon model register)"
 ERR_NO_WINDOW_FILES = "no file matches {glob} and its folder {folder} does not exist"
+WARN_RUMIE_INPUTS = (
+    "RUMIE searches model input(s) {columns} (not sensitive attributes): its most discriminated group "
+    "may be the group the model is built to score low (e.g. low credit scores), a finding for a model "
+    "working as intended; leave them out of rumie.attributes unless they should not drive the decision "
+    "(default without rumie.attributes: the sensitive and extra columns)"
+)
 
 
 def _line(root: Any, dotted: str) -> int | None:
@@ -178,6 +193,21 @@ def path_notes(spec: Any, file: Path) -> list[str]:
             where = f"{file}:{line}" if line else str(file)
             notes.append(f"{where}: model.name: " + ERR_NO_MODEL_IN_REGISTRY.format(registry=resolved, name=spec.model.name))
     return notes
+
+
+def spec_warnings(spec: Any, file: Path) -> list[str]:
+    """``file:line: field: advice`` for settings that load but may not mean what the team wants:
+    RUMIE searching model inputs (:attr:`fairmon.config.MonitorSpec.rumie_model_inputs`)."""
+    inputs = list(spec.rumie_model_inputs)
+    if not inputs or not spec.rumie.enabled:
+        return []
+    try:
+        root = yaml.compose(file.read_text(), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        root = None
+    line = _line(root, "rumie.attributes")
+    where = f"{file}:{line}" if line else str(file)
+    return [f"{where}: rumie.attributes: " + WARN_RUMIE_INPUTS.format(columns=inputs)]
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import ConfigError, InsufficientDataError, MethodError
+from fairmon.errors import ConfigError, InsufficientDataError, MethodError, SchemaError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.gesd import gesd
 from fairmon.fairness.rumie import mine
@@ -25,6 +25,7 @@ from fairmon.pipeline.table import A_DATA, A_SNAPSHOT
 from fairmon.registry.model import Model
 from fairmon.results import evidence_from_record
 from fairmon.rules import jaccard, membership
+from fairmon.schema import FeatureSchema
 from fairmon.sources import load_file
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,9 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
     """Mine the window with the spec's RUMIE settings: its Evidence and the group overlap.
 
     Rows whose favorable indicator is missing are left out. ``rumie.max_rows`` (when set) mines on a
-    seeded random subset. ``group_overlap`` is the Jaccard overlap of this window's group with the
+    seeded random subset. ``rumie.k`` is at most the searched columns' encoded width (the default
+    columns, the sensitive and extra ones, are often one binary attribute: two encoded columns);
+    the evidence's settings record the ``k`` used. ``group_overlap`` is the Jaccard overlap of this window's group with the
     previous completed window's rules applied to this window's rows.
     """
     r = ctx.spec.rumie
@@ -63,7 +66,7 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
     ev = mine(
         X,
         fav,
-        k=r.k,
+        k=_effective_k(r.k, X),
         alpha=r.alpha,
         beta=r.beta,
         lam=r.lam,
@@ -84,6 +87,19 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
     except MethodError as exc:  # an operator or value the rules module cannot evaluate: unknown, not guessed
         log.warning("group overlap not computed: %s", exc)
     return RumieOutput(ev, overlap)
+
+
+def _effective_k(k: int, X: pd.DataFrame) -> int:
+    """``k`` capped at the encoded width of the searched columns (each column has at least one)."""
+    if k <= X.shape[1]:
+        return k
+    try:
+        width = FeatureSchema.fit(X, columns=[str(c) for c in X.columns]).n_encoded
+    except (SchemaError, ValueError, TypeError):  # mine() names the problem of these columns itself
+        return k
+    if width < k:
+        log.info("rumie.k %d is above the %d encoded columns of %s; mining with k=%d", k, width, list(X.columns), width)
+    return max(1, min(k, width))
 
 
 # ------------------------------------------------------------------------------------------ explanations

@@ -115,3 +115,28 @@ def test_spec_check_names_each_missing_path(workdir: Path, capsys: pytest.Captur
     assert f"error  {spec}:5: model.name: {msg}" in err
     (workdir / "registry" / "credit").mkdir()
     assert main(["spec", "check", str(spec), "--strict"]) == 0
+
+
+def test_spec_check_warns_when_rumie_searches_model_inputs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 22 item 2: listing non-sensitive model inputs in rumie.attributes is a warning (never with
+    --strict an error: it is a choice, demo.yaml makes it), naming the file, line, field and columns."""
+    from fairmon.cli.spec import WARN_RUMIE_INPUTS
+
+    (workdir / "registry" / "credit").mkdir(parents=True)
+    (workdir / "data").mkdir()
+    spec = workdir / "m.yaml"
+    head = (
+        "spec_version: 1\nidentity: {name: m}\nmodel:\n  registry_uri: registry\n  name: credit\n"
+        "data:\n  files: {pattern: 'data/{start:%Y-%m-%d}.csv'}\n"
+        "columns: {features: [age, bureau_score, sex], extra: [region], sensitive: [sex]}\n"
+        "schedule: {start_date: 2026-01-01}\n"
+    )
+    spec.write_text(head)  # the default: sex and region only
+    assert main(["spec", "check", str(spec), "--strict"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    spec.write_text(head + "rumie:\n  k: 2\n  attributes: [bureau_score, sex, region]\n")
+    assert main(["spec", "check", str(spec), "--strict"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning  {spec}:12: rumie.attributes: " + WARN_RUMIE_INPUTS.format(columns=["bureau_score"]) in err
+    assert main(["spec", "check", str(spec), "--json"]) == 0
+    assert "rumie.attributes" in capsys.readouterr().out

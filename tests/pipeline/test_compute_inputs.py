@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from fairmon.config import MonitorSpec
 from fairmon.pipeline.context import RunContext
@@ -41,12 +42,32 @@ def _frame(n: int = 50, seed: int = 0) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------ RUMIE
-def test_rumie_searches_features_and_extra_by_default(tmp_path: Path) -> None:
+def test_rumie_searches_the_sensitive_and_extra_columns_by_default(tmp_path: Path) -> None:
+    """Issue 22 item 2: never the model's inputs by default (over a credit model's features the "most
+    discriminated group" is the group the model is built to score low)."""
     from fairmon.pipeline.steps import _rumie_frame
 
     spec = _spec(tmp_path)
-    assert spec.rumie_attributes == ("a", "b", "sex")
-    assert list(_rumie_frame(_ctx(spec, _frame()))) == ["a", "b", "sex"]  # the withheld 'sex' is searched
+    assert spec.rumie_attributes == ("sex",) and spec.rumie_model_inputs == ()
+    assert list(_rumie_frame(_ctx(spec, _frame()))) == ["sex"]  # the withheld 'sex', not a or b
+    both = _spec(tmp_path, columns={"features": ["a", "b", "race"], "extra": ["sex", "branch"],
+                                    "sensitive": ["race", "sex"]})
+    assert both.rumie_attributes == ("race", "sex", "branch")  # sensitive first, then extra, once each
+    assert both.rumie_model_inputs == ()  # a sensitive model input is searched, and is no warning
+
+
+def test_rumie_k_is_capped_at_the_encoded_width_of_the_searched_columns() -> None:
+    from fairmon.errors import MethodError
+    from fairmon.fairness.rumie import mine
+    from fairmon.pipeline.compute import _effective_k
+
+    frame = _frame(400, seed=3)
+    X, fav = frame[["sex"]], (frame["a"] > 0).to_numpy(dtype=int)
+    with pytest.raises(MethodError, match="k must be between 1 and the number of encoded attributes"):
+        mine(X, fav, k=5, iterations=20)  # what the default k did with the default columns
+    assert _effective_k(5, X) == 2 and _effective_k(1, X) == 1  # sex one-hot: two encoded columns
+    assert _effective_k(5, frame) == 4  # a, b and sex's two
+    assert mine(X, fav, k=_effective_k(5, X), iterations=20).settings["k"] == 2
 
 
 def test_rumie_attributes_in_the_spec_win(tmp_path: Path) -> None:
