@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon._numbers import finite_float
 from fairmon.errors import ConfigError, InsufficientDataError, MethodError, SchemaError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.gesd import gesd
@@ -266,6 +267,10 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
         )
         for rec in table.to_dict(orient="records"):
             group = str(rec.get("group") or "")
+            note = str(rec.get("note") or "")
+            details: dict[str, Any] = {"note": note}
+            if finite_float(rec.get("value")) is None:  # stored NULL: the reason goes with it
+                details["status"] = _undefined_reason(note, rec.get("n"))
             rows.append(
                 {
                     "family": "openxai",
@@ -275,7 +280,7 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
                     "value": rec.get("value"),
                     "n": rec.get("n"),
                     "n_nan": rec.get("n_nan"),
-                    "details": {"note": rec.get("note") or ""},
+                    "details": details,
                 }
             )
         for attr, labels in one_group.items():
@@ -286,6 +291,15 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
                 for m in ox.metrics
             )
     return rows
+
+
+def _undefined_reason(note: str, n: Any) -> str:
+    """Why an OpenXAI value is NULL: the metric's own note (RRS without a hidden layer), else no row had
+    a value (e.g. no stability perturbation kept the row's label)."""
+    at = note.find("undefined:")  # a fairness row's note is "<how>; majority=...; <the metric's note>"
+    if at >= 0:
+        return note[at:]
+    return f"undefined: none of the {n} explained rows has a value (n_nan)"
 
 
 # ------------------------------------------------------------------------------------------ FEU

@@ -252,21 +252,28 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
     group_cols = sorted({x.group for x in rows if x.group and "=" in x.group and not x.metric.endswith("_fairness")})
     fair_cols = sorted({x.group for x in rows if x.metric.endswith("_fairness")})
     table: dict[tuple[str, str], dict[str, str]] = {}
+    undefined: dict[tuple[str, str], str] = {}
     for x in rows:
         base = x.metric[: -len("_fairness")] if x.metric.endswith("_fairness") else x.metric
         cell = table.setdefault((x.explainer, base), {})
+        status = str((x.details or {}).get("status") or "")
+        text = fmt_num(x.value) if x.value is not None or not status.startswith("undefined") else "undefined"
         if x.metric.endswith("_fairness"):
-            cell[f"gap:{x.group}"] = fmt_num(x.value)
+            cell[f"gap:{x.group}"] = text
         elif x.group:
-            cell[x.group] = fmt_num(x.value)
+            cell[x.group] = text
         else:
-            cell["all"] = fmt_num(x.value)
+            cell["all"] = text
+            if x.value is None and status:
+                undefined[(x.explainer, base)] = status
     out_rows = [
         {"explainer": e, "metric": m, "all": c.get("all", ""), "groups": [c.get(g, "") for g in group_cols],
          "gaps": [c.get(f"gap:{a}", "") for a in fair_cols]}
         for (e, m), c in sorted(table.items())
     ]
-    return {"group_cols": group_cols, "fair_cols": fair_cols, "rows": out_rows}
+    notes = [f"{m} ({e}): {why}" for (e, m), why in sorted(undefined.items())]
+    return {"group_cols": group_cols, "fair_cols": fair_cols, "rows": out_rows, "undefined": notes,
+            "stability": any(m in ("RIS", "RRS", "ROS") for _e, m in table)}
 
 
 def _feu_rows(data: ReportData) -> list[dict[str, Any]]:

@@ -125,6 +125,25 @@ def test_one_group_window_stores_null_disparities_with_a_reason(tmp_path: Path) 
     assert recs[("openxai", "PGI", "")].value is not None  # the window-level metric is still computed
 
 
+def test_rrs_of_a_sklearn_model_is_stored_null_with_the_reason(tmp_path: Path) -> None:
+    """Issue 22 item 7: without internal representations RRS is undefined, never a copy of ROS."""
+    from fairmon.explain.openxai import RRS_UNDEFINED_NOTE
+    from fairmon.pipeline.compute import run_explanations
+    from fairmon.pipeline.records import explanation_records
+
+    expl = {**FAST_EXPLANATIONS, "gesd": {**FAST_EXPLANATIONS["gesd"], "enabled": False},
+            "openxai": {"metrics": ["RRS", "ROS"], "sample_size": 20, "n_perturbations": 5}}
+    spec = _spec(tmp_path, explanations=expl)
+    out = run_explanations(_registered(tmp_path, spec, _minority_frame(300, 120)))
+    recs = {(r.metric, r.group): r for r in explanation_records(out) if r.family == "openxai"}
+    rrs, ros = recs[("RRS", "")], recs[("ROS", "")]
+    assert rrs.value is None and rrs.n_nan == rrs.n == 20
+    assert rrs.details["status"] == RRS_UNDEFINED_NOTE and rrs.details["status"].startswith("undefined")
+    assert ros.value is not None and "status" not in ros.details
+    gap = recs[("RRS_fairness", "sex")]
+    assert gap.value is None and gap.details["status"] == RRS_UNDEFINED_NOTE
+
+
 def test_one_percent_group_gets_a_gesd_by_default(tmp_path: Path) -> None:
     """The audit's case: a 1 % group. The spec's default stratified sample always holds it."""
     from fairmon.pipeline.compute import run_explanations

@@ -51,7 +51,7 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "kernelshap_batched lime_batched synthgauss to_columns"
     ),
     "fairmon.explain.openxai": _names(
-        "BASE_METRICS GROUND_TRUTH_METRICS GroupMeans Layout PRODUCTION_METRICS RRS_AS_ROS_NOTE "
+        "BASE_METRICS GROUND_TRUTH_METRICS GroupMeans Layout PRODUCTION_METRICS RRS_UNDEFINED_NOTE "
         "StabilityResult disparity evaluate fa group_means instance_metrics k_to_int perturb pgi pgu pra "
         "ra rc relative_stability sa sra"
     ),
