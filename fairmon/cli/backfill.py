@@ -21,8 +21,10 @@ Alerts: each window's runs, results and findings are stored (fairmon history, th
 no alert is queued in the outbox (the alerts table) and nothing is posted to Slack, so a later live
 run does not post these windows' alerts either. With --notify, or alerts.notify_backfill: true in
 the spec, every window is treated like a live run: its alerts are queued in the outbox and posted
-when FAIRMON_SLACK_TOKEN is set (without a token they stay pending for the monitor's next run). --status re-runs only the windows stored with that status: e.g.
-labels_pending once the labels have arrived (the label-based metrics are then computed), or failed.
+when FAIRMON_SLACK_TOKEN is set (without a token they stay pending for the monitor's next run).
+
+--status re-runs only the windows stored with that status: e.g. labels_pending once the labels have
+arrived (the label-based metrics are then computed), or failed.
 Exit status: 0 when every window completed, 1 otherwise.
 """
 
