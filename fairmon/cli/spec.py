@@ -5,7 +5,9 @@ factory uses, and each problem is printed with its file, line and field path. It
 local paths the spec names (registry folder and model, window files, reference and training data):
 one that does not exist is a warning (``--strict``: an error), printed ``file:line: field: problem``
 like the load errors. A spec is often checked in CI on a machine without the data, hence a warning by
-default. Remote URIs are not fetched ("not checked: remote").
+default. ``file://`` URIs are local paths and checked as such; other URIs are not fetched ("not
+checked: remote") unless ``--remote``, which asks fsspec whether each exists (an error reaching it,
+e.g. a missing protocol package or credentials, is a warning naming the field and the error).
 
 It also warns when RUMIE searches model inputs that are not sensitive attributes (``rumie.attributes``
 listing features): over them the "most discriminated group" tends to be the group the model is built
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ EPILOG = """examples:
   fairmon spec check monitors/                 every *.yaml in the folder (exit 2 on any problem)
   fairmon spec check monitors/demo.yaml --json
   fairmon spec check monitors/credit.yaml --strict   a path the spec names that does not exist is an error
+  fairmon spec check monitors/adult.yaml --remote    also ask fsspec whether s3:// etc. paths exist
   fairmon spec show monitors/adult.yaml        the effective spec, defaults filled in (YAML)
   fairmon spec schema > monitor-spec.schema.json
   fairmon spec suite monitors/demo.yaml        build (or load) the validation suite from reference data
@@ -52,7 +56,9 @@ def register(sub: SubParsers) -> None:
     c.add_argument("paths", nargs="+", metavar="PATH", help="spec files or folders of *.yaml")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--strict", action="store_true",
-                   help="a local path the spec names that does not exist is an error (default: a warning)")
+                   help="a path the spec names that does not exist is an error (default: a warning)")
+    c.add_argument("--remote", action="store_true",
+                   help="also check the remote URIs the spec names (s3://, gs://, ...) through fsspec")
     c.set_defaults(func=run_check)
     s = ssub.add_parser("show", help="print the effective spec (defaults filled in)")
     s.add_argument("path", metavar="SPEC")
@@ -92,7 +98,7 @@ def run_check(args: argparse.Namespace) -> int:
             results.append({"file": str(f), "ok": False, "error": msg})
             continue
         names[spec.name] = str(f)
-        notes = path_notes(spec, f)
+        notes = path_notes(spec, f, remote=args.remote)
         advice = spec_warnings(spec, f)
         problems = [n for n in notes if not n.endswith(NOT_CHECKED_REMOTE)]
         if args.strict and problems:
@@ -158,12 +164,31 @@ def _spec_paths(spec: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def path_notes(spec: Any, file: Path) -> list[str]:
+ERR_URI_UNREACHABLE = "{uri} cannot be checked: {error}"
+
+
+def _remote_problem(uri: str, kind: str) -> str | None:
+    """Whether fsspec finds ``uri`` (a pattern: any match): None when it does, else the problem."""
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(uri)
+        if kind == "pattern":
+            glob = re.sub(r"\{(start|end)(:[^}]*)?\}", "*", path)
+            found = bool(fs.glob(glob)) or fs.isdir(glob.split("*", 1)[0].rsplit("/", 1)[0])
+        else:
+            found = fs.exists(path)
+    except Exception as exc:  # noqa: BLE001 - any client error (package, credentials, network) is reported
+        return ERR_URI_UNREACHABLE.format(uri=uri, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+    return None if found else ERR_PATH_MISSING.format(path=uri)
+
+
+def path_notes(spec: Any, file: Path, *, remote: bool = False) -> list[str]:
     """``file:line: field: problem`` for every local path the spec reads that does not exist, and
-    ``...: not checked: remote`` for each URI (nothing is fetched)."""
+    ``...: not checked: remote`` for each remote URI (``remote=True``: asked through fsspec, a missing
+    one or an error reaching it is a problem). ``file://`` URIs are local paths."""
     import glob
     import os
-    import re
 
     try:
         root = yaml.compose(file.read_text(), Loader=yaml.SafeLoader)  # load_spec accepted this file
@@ -178,8 +203,12 @@ def path_notes(spec: Any, file: Path) -> list[str]:
         except ConfigError as exc:  # an unset ${VAR}
             notes.append(f"{where}: {field}: {str(exc).split(': ', 1)[-1]}")
             continue
-        if "://" in resolved:
-            notes.append(f"{where}: {field}: {NOT_CHECKED_REMOTE}")
+        if resolved.startswith("file://"):
+            resolved = resolved[len("file://"):]
+        elif "://" in resolved:
+            problem = _remote_problem(resolved, kind) if remote else NOT_CHECKED_REMOTE
+            if problem is not None:
+                notes.append(f"{where}: {field}: {problem}")
             continue
         if kind == "pattern":
             pattern = re.sub(r"\{(start|end)(:[^}]*)?\}", "*", resolved)
