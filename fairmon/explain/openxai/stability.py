@@ -186,7 +186,7 @@ def relative_stability(
             continue
         elif metric == "RRS":
             hp = _hidden(model, Xp)
-            assert hp is not None
+            assert hp is not None and hidden_x is not None
             rep, rep_p = hidden_x, hp
         else:
             rep, rep_p = _logits(model, prob, Zt), _logits(model, prob, Xp)
