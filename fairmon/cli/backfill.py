@@ -1,4 +1,5 @@
-"""``fairmon backfill``: many windows in order; findings are stored, alerts sent only with --notify."""
+"""``fairmon backfill``: many windows in order; findings are stored, alerts queued and sent only with
+--notify (or the spec's ``alerts.notify_backfill: true``)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,16 @@ EPILOG = """examples:
   fairmon backfill --monitor monitors/compas.yaml --start 2024-01-01 --end 2024-12-31 --status labels_pending
 
 Windows run oldest first, each with the history of the windows before it. A failed or invalid window
-does not stop the backfill. --status re-runs only the windows stored with that status: e.g.
-labels_pending once the labels have arrived (the label-based metrics are then computed), or failed.
+does not stop the backfill.
+
+Alerts: each window's runs, results and findings are stored (fairmon history, the findings table);
+no alert is queued in the outbox (the alerts table) and nothing is posted to Slack, so a later live
+run does not post these windows' alerts either. With --notify, or alerts.notify_backfill: true in
+the spec, every window is treated like a live run: its alerts are queued in the outbox and posted
+when FAIRMON_SLACK_TOKEN is set (without a token they stay pending for the monitor's next run).
+
+--status re-runs only the windows stored with that status: e.g. labels_pending once the labels have
+arrived (the label-based metrics are then computed), or failed.
 Exit status: 0 when every window completed, 1 otherwise.
 """
 
@@ -26,13 +35,16 @@ def register(sub: SubParsers) -> None:
         "backfill",
         help="run the windows between two dates in order",
         description="Run the monitor for every scheduled window whose logical date lies in [START, END], "
-        "oldest first. Alerts are stored in the outbox; they are sent only with --notify.",
+        "oldest first. Findings are stored; alerts are queued in the outbox and sent only with --notify "
+        "(or alerts.notify_backfill: true in the spec).",
         epilog=EPILOG,
     )
     p.add_argument("--monitor", required=True, metavar="SPEC", help="monitor spec YAML file")
     p.add_argument("--start", required=True, metavar="D1", help="first logical date (inclusive)")
     p.add_argument("--end", required=True, metavar="D2", help="last logical date (inclusive)")
-    p.add_argument("--notify", action="store_true", help="send the alerts (default: store only)")
+    p.add_argument("--notify", action="store_true", default=None,
+                   help="queue and send the windows' alerts (default: alerts.notify_backfill, false: "
+                        "findings stored, no alert queued)")
     p.add_argument(
         "--status", action="append", metavar="STATUS",
         help="only the windows stored with this run status (repeatable), e.g. labels_pending or failed",

@@ -1,20 +1,25 @@
-"""``fairmon model register``: put a scikit-learn model trained elsewhere into a fairmon registry.
+"""``fairmon model register``: put a scikit-learn model or a torch module trained elsewhere into a
+fairmon registry.
 
 The model's input mode (raw columns or fairmon's encoded matrix) is detected, and fairmon's decisions
-are checked against the model's own ``predict`` on the reference rows before anything is written
-(:mod:`fairmon.registry._import`).
+are checked against the model's own on the reference rows before anything is written
+(:mod:`fairmon.registry._import`; torch modules with ``--builder``: :mod:`fairmon.registry._torch_import`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 import pandas as pd
 
 from fairmon.cli._args import SubParsers, add_command
+from fairmon.errors import SnapshotError
 from fairmon.registry import Registry
 from fairmon.registry._import import load_estimator, register_estimator
+from fairmon.registry._torch_import import load_state_dict, register_torch
+from fairmon.registry._torch_module import build_module
 
 EPILOG = """examples:
   fairmon model register model.joblib --name credit --reference reference.csv --label approved
@@ -32,7 +37,18 @@ with (feature_names_in_), else every reference column but --label. Registration 
 fairmon's decisions disagree with the model's own predict() on more than --tolerance of the reference
 rows; the message names the agreement rate and the input mode to try. The check (agreement, rows,
 input mode) is stored in the version's metadata (metrics.registration_check).
-Torch modules and MLflow model URIs are not supported by this command yet.
+
+Torch: PATH is the module's state_dict (torch.save(module.state_dict(), PATH); loaded with
+weights_only, no code runs) and --builder names the importable function that builds the untrained
+module, package.module:function, called with --builder-kwargs (a JSON object). The module must take
+either fairmon's encoded matrix of the features (standardised numeric columns, one-hot categories) or
+the raw numeric columns in order; the mode is detected from the widths it accepts (when every feature
+is numeric, from its agreement with --label; else pass --input). The snapshot is loaded back as a
+worker would load it and its decisions compared with the module's own on the reference rows. The
+builder must be importable wherever the monitor runs.
+  fairmon model register net.pt --name credit --reference reference.csv --label approved \
+      --builder credit_models.nets:build_net --builder-kwargs '{"n_inputs": 23, "hidden": 64}'
+MLflow model URIs are not supported by this command yet.
 Exit status: 0 registered, 2 refused or bad input.
 """
 
@@ -49,12 +65,14 @@ def register(sub: SubParsers) -> None:
     r = add_command(
         msub,
         "register",
-        help="register a joblib/pickle scikit-learn model, checked on reference rows",
-        description="Register a fitted scikit-learn estimator or Pipeline as the next production version "
-        "of NAME, after checking that fairmon's predictions match the model's own on the reference rows.",
+        help="register a scikit-learn model or a torch state_dict + builder, checked",
+        description="Register a fitted scikit-learn estimator or Pipeline, or a trained torch module with "
+        "its builder, as the next production version of NAME, after checking that fairmon's predictions "
+        "match the model's own on the reference rows.",
         epilog=EPILOG,
     )
-    r.add_argument("path", metavar="PATH", help="joblib/pickle file of the fitted model (its code runs when loaded)")
+    r.add_argument("path", metavar="PATH", help="joblib/pickle file of the fitted model (its code runs when "
+                   "loaded), or with --builder a torch state_dict file")
     r.add_argument("--name", required=True, help="model name in the registry (the spec's model.name)")
     r.add_argument("--reference", required=True, metavar="CSV", help="reference rows to fit the schema and check on")
     r.add_argument("--registry", default="registry", metavar="DIR", help="registry folder or fsspec URL (default: registry)")
@@ -65,17 +83,52 @@ def register(sub: SubParsers) -> None:
                    help="largest share of reference rows allowed to disagree (default 0)")
     r.add_argument("--threshold", type=float, default=0.5,
                    help="P(class 1) cut-off of the model's decisions (default 0.5, scikit-learn's predict)")
+    r.add_argument("--builder", metavar="MODULE:FUNCTION",
+                   help="torch: the importable function that builds the untrained module")
+    r.add_argument("--builder-kwargs", default="{}", metavar="JSON",
+                   help="torch: keyword arguments of the builder, a JSON object (default {})")
     r.add_argument("--status", choices=("production", "candidate"), default="production",
                    help="status of the new version (default production: 'latest' resolves to it)")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(func=run_register)
 
 
+ERR_BUILDER_KWARGS = "--builder-kwargs must be a JSON object, got {value!r}"
+ERR_BUILDER_STATE = "the state_dict in {path!r} does not fit the module built by {target!r}: {error}"
+
+
+def _torch_module(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The builder's module with the state_dict at ``args.path`` loaded, and the builder's kwargs."""
+    try:
+        kwargs = json.loads(args.builder_kwargs)
+    except json.JSONDecodeError:
+        kwargs = None
+    if not isinstance(kwargs, dict):
+        raise SnapshotError(ERR_BUILDER_KWARGS.format(value=args.builder_kwargs))
+    module = build_module(args.builder, kwargs)
+    try:
+        module.load_state_dict(load_state_dict(args.path))
+    except (RuntimeError, ValueError, TypeError, KeyError) as exc:
+        first = str(exc).strip().splitlines()
+        raise SnapshotError(ERR_BUILDER_STATE.format(path=args.path, target=args.builder,
+                                                     error=" ".join(x.strip() for x in first)[:300])) from exc
+    return module, kwargs
+
+
 def run_register(args: argparse.Namespace) -> int:
 
     reference = pd.read_csv(args.reference)
-    estimator = load_estimator(args.path)
     registry = Registry(args.registry)
+    description = f"registered from {args.path} by fairmon model register"
+    if args.builder:
+        module, kwargs = _torch_module(args)
+        info, check = register_torch(
+            module, builder=args.builder, builder_kwargs=kwargs, registry=registry, name=args.name,
+            reference=reference, label=args.label, features=args.features, input=args.input,
+            tolerance=args.tolerance, threshold=args.threshold, status=args.status, description=description,
+        )
+        return _print(args, info, check)
+    estimator = load_estimator(args.path)
     info, check = register_estimator(
         estimator,
         registry=registry,
@@ -87,8 +140,12 @@ def run_register(args: argparse.Namespace) -> int:
         tolerance=args.tolerance,
         threshold=args.threshold,
         status=args.status,
-        description=f"registered from {args.path} by fairmon model register",
+        description=description,
     )
+    return _print(args, info, check)
+
+
+def _print(args: argparse.Namespace, info: Any, check: Any) -> int:
     if args.json:
         print(json.dumps({"name": info.name, "version": info.version, "uri": info.uri, "status": info.status,
                           "features": info.feature_schema.names, "check": check.to_dict()}))

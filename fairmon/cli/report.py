@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         written = rebuild_reports(
             store, args.monitor, args.windows, location=location,
             rumie_method=spec.rumie.method if spec is not None else None,
+            allowed_ranges=spec.drift.allowed_ranges if spec is not None else None,
         )
     finally:
         engine.dispose()

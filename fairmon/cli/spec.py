@@ -5,13 +5,21 @@ factory uses, and each problem is printed with its file, line and field path. It
 local paths the spec names (registry folder and model, window files, reference and training data):
 one that does not exist is a warning (``--strict``: an error), printed ``file:line: field: problem``
 like the load errors. A spec is often checked in CI on a machine without the data, hence a warning by
-default. Remote URIs are not fetched ("not checked: remote").
+default. ``file://`` URIs are local paths and checked as such; other URIs are not fetched ("not
+checked: remote") unless ``--remote``, which asks fsspec whether each exists (an error reaching it,
+e.g. a missing protocol package or credentials, is a warning naming the field and the error).
+
+It also warns when RUMIE searches model inputs that are not sensitive attributes (``rumie.attributes``
+listing features): over them the "most discriminated group" tends to be the group the model is built
+to score low, a finding for a model working as intended (issue 22). That warning is about the spec's
+meaning, not a missing file, so ``--strict`` does not make it an error.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +35,7 @@ EPILOG = """examples:
   fairmon spec check monitors/                 every *.yaml in the folder (exit 2 on any problem)
   fairmon spec check monitors/demo.yaml --json
   fairmon spec check monitors/credit.yaml --strict   a path the spec names that does not exist is an error
+  fairmon spec check monitors/adult.yaml --remote    also ask fsspec whether s3:// etc. paths exist
   fairmon spec show monitors/adult.yaml        the effective spec, defaults filled in (YAML)
   fairmon spec schema > monitor-spec.schema.json
   fairmon spec suite monitors/demo.yaml        build (or load) the validation suite from reference data
@@ -47,7 +56,9 @@ def register(sub: SubParsers) -> None:
     c.add_argument("paths", nargs="+", metavar="PATH", help="spec files or folders of *.yaml")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--strict", action="store_true",
-                   help="a local path the spec names that does not exist is an error (default: a warning)")
+                   help="a path the spec names that does not exist is an error (default: a warning)")
+    c.add_argument("--remote", action="store_true",
+                   help="also check the remote URIs the spec names (s3://, gs://, ...) through fsspec")
     c.set_defaults(func=run_check)
     s = ssub.add_parser("show", help="print the effective spec (defaults filled in)")
     s.add_argument("path", metavar="SPEC")
@@ -87,13 +98,15 @@ def run_check(args: argparse.Namespace) -> int:
             results.append({"file": str(f), "ok": False, "error": msg})
             continue
         names[spec.name] = str(f)
-        notes = path_notes(spec, f)
+        notes = path_notes(spec, f, remote=args.remote)
+        advice = spec_warnings(spec, f)
         problems = [n for n in notes if not n.endswith(NOT_CHECKED_REMOTE)]
         if args.strict and problems:
-            results.append({"file": str(f), "ok": False, "error": "\n       ".join(problems), "paths": notes})
+            results.append({"file": str(f), "ok": False, "error": "\n       ".join(problems), "paths": notes,
+                            "warnings": advice})
             continue
         results.append({"file": str(f), "ok": True, "name": spec.name, "fingerprint": spec.fingerprint,
-                        "paths": notes})
+                        "paths": notes, "warnings": advice})
     if not results:
         results.append({"file": " ".join(args.paths), "ok": False, "error": "no monitor specs found"})
     if args.json:
@@ -106,6 +119,8 @@ def run_check(args: argparse.Namespace) -> int:
                     print(f"{'note' if note.endswith(NOT_CHECKED_REMOTE) else 'warning'}  {note}", file=sys.stderr)
             else:
                 print(f"error  {r['error']}", file=sys.stderr)
+            for note in r.get("warnings", []):
+                print(f"warning  {note}", file=sys.stderr)
     return 0 if all(r["ok"] for r in results) else 2
 
 
@@ -113,6 +128,12 @@ NOT_CHECKED_REMOTE = "not checked: remote"
 ERR_PATH_MISSING = "{path} does not exist"
 ERR_NO_MODEL_IN_REGISTRY = "registry {registry} has no model {name!r} (register it: fairmon model register)"
 ERR_NO_WINDOW_FILES = "no file matches {glob} and its folder {folder} does not exist"
+WARN_RUMIE_INPUTS = (
+    "RUMIE searches model input(s) {columns} (not sensitive attributes): its most discriminated group "
+    "may be the group the model is built to score low (e.g. low credit scores), a finding for a model "
+    "working as intended; leave them out of rumie.attributes unless they should not drive the decision "
+    "(default without rumie.attributes: the sensitive and extra columns)"
+)
 
 
 def _line(root: Any, dotted: str) -> int | None:
@@ -143,12 +164,31 @@ def _spec_paths(spec: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def path_notes(spec: Any, file: Path) -> list[str]:
+ERR_URI_UNREACHABLE = "{uri} cannot be checked: {error}"
+
+
+def _remote_problem(uri: str, kind: str) -> str | None:
+    """Whether fsspec finds ``uri`` (a pattern: any match): None when it does, else the problem."""
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(uri)
+        if kind == "pattern":
+            glob = re.sub(r"\{(start|end)(:[^}]*)?\}", "*", path)
+            found = bool(fs.glob(glob)) or fs.isdir(glob.split("*", 1)[0].rsplit("/", 1)[0])
+        else:
+            found = fs.exists(path)
+    except Exception as exc:  # noqa: BLE001 - any client error (package, credentials, network) is reported
+        return ERR_URI_UNREACHABLE.format(uri=uri, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+    return None if found else ERR_PATH_MISSING.format(path=uri)
+
+
+def path_notes(spec: Any, file: Path, *, remote: bool = False) -> list[str]:
     """``file:line: field: problem`` for every local path the spec reads that does not exist, and
-    ``...: not checked: remote`` for each URI (nothing is fetched)."""
+    ``...: not checked: remote`` for each remote URI (``remote=True``: asked through fsspec, a missing
+    one or an error reaching it is a problem). ``file://`` URIs are local paths."""
     import glob
     import os
-    import re
 
     try:
         root = yaml.compose(file.read_text(), Loader=yaml.SafeLoader)  # load_spec accepted this file
@@ -163,8 +203,12 @@ def path_notes(spec: Any, file: Path) -> list[str]:
         except ConfigError as exc:  # an unset ${VAR}
             notes.append(f"{where}: {field}: {str(exc).split(': ', 1)[-1]}")
             continue
-        if "://" in resolved:
-            notes.append(f"{where}: {field}: {NOT_CHECKED_REMOTE}")
+        if resolved.startswith("file://"):
+            resolved = resolved[len("file://"):]
+        elif "://" in resolved:
+            problem = _remote_problem(resolved, kind) if remote else NOT_CHECKED_REMOTE
+            if problem is not None:
+                notes.append(f"{where}: {field}: {problem}")
             continue
         if kind == "pattern":
             pattern = re.sub(r"\{(start|end)(:[^}]*)?\}", "*", resolved)
@@ -178,6 +222,21 @@ def path_notes(spec: Any, file: Path) -> list[str]:
             where = f"{file}:{line}" if line else str(file)
             notes.append(f"{where}: model.name: " + ERR_NO_MODEL_IN_REGISTRY.format(registry=resolved, name=spec.model.name))
     return notes
+
+
+def spec_warnings(spec: Any, file: Path) -> list[str]:
+    """``file:line: field: advice`` for settings that load but may not mean what the team wants:
+    RUMIE searching model inputs (:attr:`fairmon.config.MonitorSpec.rumie_model_inputs`)."""
+    inputs = list(spec.rumie_model_inputs)
+    if not inputs or not spec.rumie.enabled:
+        return []
+    try:
+        root = yaml.compose(file.read_text(), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        root = None
+    line = _line(root, "rumie.attributes")
+    where = f"{file}:{line}" if line else str(file)
+    return [f"{where}: rumie.attributes: " + WARN_RUMIE_INPUTS.format(columns=inputs)]
 
 
 def run_show(args: argparse.Namespace) -> int:

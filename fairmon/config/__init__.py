@@ -60,6 +60,7 @@ from fairmon.config._data import DataSource, FilesSource, SqlSource
 from fairmon.config._drift import (
     DRIFT_METRICS,
     METRIC_DOMAINS,
+    AllowedRange,
     ColdStart,
     DriftSpec,
     Persistence,
@@ -174,6 +175,7 @@ __all__ = [
     "ColdStart",
     "Persistence",
     "RumieDriftThresholds",
+    "AllowedRange",
     "DriftSpec",
     "TrainingData",
     "Split",

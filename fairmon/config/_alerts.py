@@ -29,7 +29,9 @@ class AlertsSpec(SpecSection):
     and FEU candidates are stored as usual, but no message of any kind (fairness finding,
     data-validation failure, FEU follow-up) is queued or posted. ``slack_channel`` wins over
     ``FAIRMON_SLACK_CHANNEL`` (which only fills a spec without one); findings below ``min_severity``
-    are stored but not sent; backfilled windows notify only with ``notify_backfill``.
+    are stored but not sent. Backfilled windows (``fairmon backfill``) store their findings but queue no
+    alert unless ``notify_backfill`` is true (or the command's ``--notify``): then they queue and send
+    their alerts like a live run.
     """
 
     enabled: bool = True

@@ -2,16 +2,19 @@
 
 Examples
 --------
->>> DriftSpec().allowed_ranges, METRIC_DOMAINS["rumie_dscore"]
-({'dp_ratio': (0.8, 1.0)}, (-1.0, 1.0))
+>>> r = DriftSpec().allowed_ranges["dp_ratio"]
+>>> r.low, r.high, r.judge, METRIC_DOMAINS["rumie_dscore"]
+(0.8, 1.0, 'interval', (-1.0, 1.0))
+>>> DriftSpec.model_validate({"allowed_ranges": {"dp_ratio": {"range": [0.8, 1], "judge": "value"}}}).allowed_ranges
+{'dp_ratio': AllowedRange(range=(0.8, 1.0), judge='value')}
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from fairmon.config._limits import MAX_HISTORY_WINDOWS
 from fairmon.config._messages import (
@@ -25,6 +28,7 @@ from fairmon.config._outcome import OUTCOME_METRICS
 from fairmon.config._parsers import Fraction, NonNegInt, PositiveInt, SpecSection
 
 __all__ = [
+    "AllowedRange",
     "DRIFT_METRICS",
     "METRIC_DOMAINS",
     "Baseline",
@@ -32,9 +36,62 @@ __all__ = [
     "DriftSpec",
     "Persistence",
     "ReferenceBaseline",
+    "RangeJudge",
     "RumieDriftThresholds",
     "TrailingBaseline",
 ]
+
+#: how an allowed range is judged: ``interval`` (the whole confidence interval must lie outside, the
+#: SageMaker Clarify rule) or ``value`` (the point value outside fires, as the four-fifths rule reads)
+RangeJudge = Literal["interval", "value"]
+
+
+class AllowedRange(SpecSection):
+    """One allowed range ``[low, high]`` of a drift metric and how a window is judged against it.
+
+    ``judge: interval`` (the default) flags a window only when the metric's whole confidence interval
+    lies outside the range, so sampling noise around a bound does not alert; ``judge: value`` flags it
+    when the point value lies outside, which is how a compliance rule such as the four-fifths rule
+    (``dp_ratio`` at least 0.8) is read. Written as ``[low, high]`` (interval judgement) or
+    ``{range: [low, high], judge: value}``; an interval-judged range is written back as the list, so a
+    spec's fingerprint does not change with the form.
+
+    >>> AllowedRange.model_validate([0.8, 1.0]).judge
+    'interval'
+    >>> AllowedRange(range=(0.8, 1.0), judge="value").model_dump()
+    {'range': (0.8, 1.0), 'judge': 'value'}
+    """
+
+    range: tuple[float, float]
+    judge: RangeJudge = "interval"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _list_form(cls, data: Any) -> Any:
+        if isinstance(data, list | tuple):
+            return {"range": data}
+        return data
+
+    @model_serializer(mode="plain")
+    def _dump(self) -> Any:
+        if self.judge == "interval":
+            return self.range
+        return {"range": self.range, "judge": self.judge}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: Any, handler: Any) -> dict[str, Any]:
+        # editors must accept both forms: the list [low, high] and the mapping {range, judge}
+        obj = handler(core)
+        pair = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+        return {"anyOf": [pair, obj]}
+
+    @property
+    def low(self) -> float:
+        return float(self.range[0])
+
+    @property
+    def high(self) -> float:
+        return float(self.range[1])
 
 class ReferenceBaseline(SpecSection):
     """Compare every window with one fixed reference window: the scheduled window containing the date
@@ -105,15 +162,18 @@ METRIC_DOMAINS: dict[str, tuple[float, float]] = {
 class DriftSpec(SpecSection):
     """When discrimination counts as drifted (DESIGN §5).
 
-    ``allowed_ranges`` maps a metric to ``[low, high]`` within its domain (:data:`METRIC_DOMAINS`): a window violates when the metric's confidence
-    interval lies outside it. Changes against the ``baseline`` count when significant at
+    ``allowed_ranges`` maps a metric to an :class:`AllowedRange` ``[low, high]`` within its domain
+    (:data:`METRIC_DOMAINS`): a window violates when the metric's confidence interval lies outside it
+    (``judge: interval``, the default) or when its point value does (``judge: value``). Changes against the ``baseline`` count when significant at
     ``significance_level`` and at least ``min_effect`` in size. ``gesd_threshold`` (optional) is an
     absolute GESD level that always counts.
     """
 
     baseline: Baseline = TrailingBaseline()
     cold_start: ColdStart = ColdStart()
-    allowed_ranges: dict[str, tuple[float, float]] = Field(default_factory=lambda: {"dp_ratio": (0.8, 1.0)})
+    allowed_ranges: dict[str, AllowedRange] = Field(
+        default_factory=lambda: {"dp_ratio": AllowedRange(range=(0.8, 1.0))}
+    )
     significance_level: Fraction = 0.05
     min_effect: Annotated[float, Field(ge=0.0)] = 0.02
     persistence: Persistence = Persistence()
@@ -123,8 +183,9 @@ class DriftSpec(SpecSection):
 
     @field_validator("allowed_ranges")
     @classmethod
-    def _ranges(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
-        for metric, (low, high) in v.items():
+    def _ranges(cls, v: dict[str, AllowedRange]) -> dict[str, AllowedRange]:
+        for metric, allowed in v.items():
+            low, high = allowed.range
             if metric not in DRIFT_METRICS:
                 raise ValueError(
                     f"{excerpt(metric, 80)}: "

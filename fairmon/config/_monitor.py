@@ -122,15 +122,31 @@ class MonitorSpec(SpecSection):
 
     @property
     def rumie_attributes(self) -> tuple[str, ...]:
-        """Columns RUMIE searches: ``rumie.attributes``, else features + extra.
+        """Columns RUMIE searches: ``rumie.attributes`` when the spec lists them, else the sensitive
+        and ``extra`` (non-input) columns.
 
-        Why extra: RUMIE looks for the most discriminated group nobody declared (DESIGN §4.1), and
-        such a group may be described by a protected attribute withheld from the model (a column of
-        ``columns.extra``), which a search over the model's features alone could never name.
+        Why not the model's inputs (issue 22): over a credit model's features the "most discriminated
+        group" is the group the model is built to score low (low bureau scores, high debt), a finding for
+        a model doing what it was built to do. RUMIE looks for the group nobody *declared* among columns
+        that should not drive the decision: the protected attributes (their intersections and values)
+        and the columns the data carries but the model does not use (``columns.extra``, e.g. a
+        protected attribute withheld from the model). A spec that wants model inputs searched lists them
+        in ``rumie.attributes``; ``fairmon spec check`` then warns (:meth:`rumie_model_inputs`).
+
+        >>> spec = MonitorSpec.model_validate({**EXAMPLE, "columns": {"features": ["age", "income"],
+        ...     "extra": ["sex", "region"], "sensitive": ["sex"]}})
+        >>> spec.rumie_attributes, spec.rumie_model_inputs
+        (('sex', 'region'), ())
         """
         if self.rumie.attributes is not None:
             return self.rumie.attributes
-        return self.columns.features + self.columns.extra
+        return tuple(dict.fromkeys(self.columns.sensitive + self.columns.extra))
+
+    @property
+    def rumie_model_inputs(self) -> tuple[str, ...]:
+        """The model inputs (``columns.features``) RUMIE searches that are not sensitive attributes."""
+        searched = set(self.rumie_attributes)
+        return tuple(c for c in self.columns.features if c in searched and c not in self.columns.sensitive)
 
     @property
     def gesd_attributes(self) -> tuple[str, ...]:

@@ -64,8 +64,10 @@ class RumieRuleSearch(SpecSection):
 class RumieSpec(SpecSection):
     """RUMIE settings (paper defaults: k=5, alpha=0.45, beta=0.55, lam=1, 2500 SGD steps at lr 0.1).
 
-    ``alpha``/``beta`` bound the group's share of the window; ``attributes`` restricts the searched
-    columns (default: features + extra, see :attr:`MonitorSpec.rumie_attributes`); ``max_rows``
+    ``alpha``/``beta`` bound the group's share of the window; ``attributes`` lists the searched
+    columns (default: the sensitive and ``extra`` columns, not the model's inputs, see
+    :attr:`MonitorSpec.rumie_attributes`); ``k`` above the searched columns' encoded width is that
+    width; ``max_rows``
     subsamples large windows for speed (None = all).
     """
 

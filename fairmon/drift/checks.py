@@ -7,8 +7,10 @@ cooldown, resolution); the checks know nothing about alerting.
 
 Statistics
 ----------
-* :class:`CIOutsideRange` — the SageMaker Clarify rule: the window's confidence interval lies
-  entirely outside the allowed range ``[low, high]`` (without an interval, the point value).
+* :class:`CIOutsideRange` — ``judge="interval"`` (default), the SageMaker Clarify rule: the window's
+  confidence interval lies entirely outside the allowed range ``[low, high]`` (without an interval,
+  the point value); ``judge="value"``: the point value lies outside it (a compliance rule such as the
+  four-fifths rule, ``dp_ratio >= 0.8``, is read on the value). ``numbers["judge"]`` says which.
 * :class:`SignificantChange` — one-sided (or two-sided) test of the current value against the
   baseline. *Trailing* baseline: the last ``trailing_n`` earlier completed windows in which this
   series was not drifting — no ``pending``, ``open`` or ``ongoing`` finding of the same key (see
@@ -51,7 +53,7 @@ Example
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -92,13 +94,20 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CIOutsideRange:
-    """The interval of ``metric`` lies outside ``[low, high]`` (SageMaker Clarify rule).
+    """``metric`` lies outside ``[low, high]``: its whole interval (``judge="interval"``, the SageMaker
+    Clarify rule) or its point value (``judge="value"``, e.g. the four-fifths rule).
 
     ``attribute`` restricts it to one grouping (None: every grouping). The finding is ``critical``
-    when the whole interval is beyond the range by more than ``critical_margin``.
+    when the judged interval (or value) is beyond the range by more than ``critical_margin``.
 
     >>> CIOutsideRange(metric="dp_ratio", low=0.8).high
     inf
+    >>> w = WindowSummary.build("m", "2026-01-01", "2026-01-02", outcome=[{"metric": "dp_ratio",
+    ...     "attribute": "sex", "value": 0.794, "ci_low": 0.70, "ci_high": 0.88, "n": 395}])
+    >>> CIOutsideRange(metric="dp_ratio", low=0.8).evaluate(w, None)[0].violation is None  # CI reaches 0.88
+    True
+    >>> CIOutsideRange(metric="dp_ratio", low=0.8, judge="value").evaluate(w, None)[0].violation.numbers["judge"]
+    'value'
     """
 
     metric: str
@@ -108,11 +117,13 @@ class CIOutsideRange:
     severity: Severity = "warning"
     critical_margin: float | None = None
     kind: str = "ci_outside_range"
+    judge: Literal["interval", "value"] = "interval"
 
     def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
         out = []
         for group, meas in _matching(window, self.metric, self.attribute):
-            lo, hi = meas.ci or (meas.value, meas.value)
+            on_value = self.judge == "value" or meas.ci is None
+            lo, hi = (meas.value, meas.value) if on_value else (meas.ci or (meas.value, meas.value))
             gap = max(lo - self.high, self.low - hi)
             violation = None
             if gap > 0:
@@ -123,11 +134,15 @@ class CIOutsideRange:
                     f"below the allowed minimum {self.low:g}")
                 groups = compared_groups(window, self.metric, group)
                 numbers: dict[str, Any] = {"allowed_low": self.low, "allowed_high": self.high, "n": meas.n,
-                                           "gap": gap}
+                                           "gap": gap, "judge": self.judge}
                 if groups is not None:
                     numbers["groups"] = groups
-                if meas.ci is not None:
+                if meas.ci is not None and self.judge == "interval":
                     interval = f" ({level_text(meas.level)} CI {_fmt(lo)}–{_fmt(hi)}), the whole interval {side}"
+                elif meas.ci is not None:
+                    c_lo, c_hi = meas.ci
+                    interval = (f", {side} (judged on the value; {level_text(meas.level)} CI "
+                                f"{_fmt(c_lo)}–{_fmt(c_hi)})")
                 else:
                     interval = f", {side}"
                 who = _who(groups, self.metric, group)
@@ -352,6 +367,7 @@ def _pv(window: WindowSummary) -> float | None:
 def default_checks(
     *,
     allowed: dict[str, tuple[float, float]] | None = None,
+    judge: Mapping[str, Literal["interval", "value"]] | None = None,
     alpha: float = 0.05,
     min_effect: float = 0.02,
     dscore_threshold: float = 0.1,
@@ -364,6 +380,8 @@ def default_checks(
     * ``allowed``: metric → ``(low, high)``; the Clarify CI rule per metric (outcome metrics,
       ``rumie_honest_dscore``, ``rumie_dscore`` or ``gesd``). Default: ``dp_ratio`` in [0.8, 1]
       (four-fifths rule).
+    * ``judge``: metric → ``"interval"`` (default: the whole CI outside the range) or ``"value"``
+      (the point value outside).
     * ``alpha``: family-wise significance level per window (Bonferroni over the tested series) of
       the significant-change tests and the level of RUMIE's split-sample p-value.
     * ``min_effect``: practical-significance floor of every significant change.
@@ -375,8 +393,9 @@ def default_checks(
     """
     ranges = {"dp_ratio": (0.8, 1.0)} if allowed is None else dict(allowed)
     checks: list[Check] = []
+    judged = dict(judge or {})
     for m, (lo, hi) in sorted(ranges.items()):
-        checks.append(CIOutsideRange(metric=m, low=float(lo), high=float(hi)))
+        checks.append(CIOutsideRange(metric=m, low=float(lo), high=float(hi), judge=judged.get(m, "interval")))
     for m in metrics:
         direction: Literal["increase", "decrease"] = "decrease" if m == "dp_ratio" else "increase"
         checks.append(SignificantChange(metric=m, direction=direction, alpha=alpha, min_effect=min_effect,

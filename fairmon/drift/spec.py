@@ -58,7 +58,8 @@ def settings_from_spec(drift: Any = None, alerts: Any = None, *, tz: tzinfo = UT
         n = int(b.n_windows)
         baseline = Baseline(mode="trailing", trailing_n=max(2, n), min_history=min(min_hist, max(2, n)))
     checks = default_checks(
-        allowed={k: (float(v[0]), float(v[1])) for k, v in drift.allowed_ranges.items()},
+        allowed={k: (v.low, v.high) for k, v in drift.allowed_ranges.items()},
+        judge={k: v.judge for k, v in drift.allowed_ranges.items()},
         alpha=float(drift.significance_level),
         min_effect=float(drift.min_effect),
         dscore_threshold=float(drift.rumie.honest_dscore_threshold),

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import ConfigError, InsufficientDataError, MethodError
+from fairmon._numbers import finite_float
+from fairmon.errors import ConfigError, InsufficientDataError, MethodError, SchemaError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.gesd import gesd
 from fairmon.fairness.rumie import mine
@@ -25,6 +26,7 @@ from fairmon.pipeline.table import A_DATA, A_SNAPSHOT
 from fairmon.registry.model import Model
 from fairmon.results import evidence_from_record
 from fairmon.rules import jaccard, membership
+from fairmon.schema import FeatureSchema
 from fairmon.sources import load_file
 
 log = logging.getLogger(__name__)
@@ -51,7 +53,9 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
     """Mine the window with the spec's RUMIE settings: its Evidence and the group overlap.
 
     Rows whose favorable indicator is missing are left out. ``rumie.max_rows`` (when set) mines on a
-    seeded random subset. ``group_overlap`` is the Jaccard overlap of this window's group with the
+    seeded random subset. ``rumie.k`` is at most the searched columns' encoded width (the default
+    columns, the sensitive and extra ones, are often one binary attribute: two encoded columns);
+    the evidence's settings record the ``k`` used. ``group_overlap`` is the Jaccard overlap of this window's group with the
     previous completed window's rules applied to this window's rows.
     """
     r = ctx.spec.rumie
@@ -63,7 +67,7 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
     ev = mine(
         X,
         fav,
-        k=r.k,
+        k=_effective_k(r.k, X),
         alpha=r.alpha,
         beta=r.beta,
         lam=r.lam,
@@ -84,6 +88,19 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
     except MethodError as exc:  # an operator or value the rules module cannot evaluate: unknown, not guessed
         log.warning("group overlap not computed: %s", exc)
     return RumieOutput(ev, overlap)
+
+
+def _effective_k(k: int, X: pd.DataFrame) -> int:
+    """``k`` capped at the encoded width of the searched columns (each column has at least one)."""
+    if k <= X.shape[1]:
+        return k
+    try:
+        width = FeatureSchema.fit(X, columns=[str(c) for c in X.columns]).n_encoded
+    except (SchemaError, ValueError, TypeError):  # mine() names the problem of these columns itself
+        return k
+    if width < k:
+        log.info("rumie.k %d is above the %d encoded columns of %s; mining with k=%d", k, width, list(X.columns), width)
+    return max(1, min(k, width))
 
 
 # ------------------------------------------------------------------------------------------ explanations
@@ -250,6 +267,10 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
         )
         for rec in table.to_dict(orient="records"):
             group = str(rec.get("group") or "")
+            note = str(rec.get("note") or "")
+            details: dict[str, Any] = {"note": note}
+            if finite_float(rec.get("value")) is None:  # stored NULL: the reason goes with it
+                details["status"] = _undefined_reason(note, rec.get("n"))
             rows.append(
                 {
                     "family": "openxai",
@@ -259,7 +280,7 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
                     "value": rec.get("value"),
                     "n": rec.get("n"),
                     "n_nan": rec.get("n_nan"),
-                    "details": {"note": rec.get("note") or ""},
+                    "details": details,
                 }
             )
         for attr, labels in one_group.items():
@@ -270,6 +291,15 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
                 for m in ox.metrics
             )
     return rows
+
+
+def _undefined_reason(note: str, n: Any) -> str:
+    """Why an OpenXAI value is NULL: the metric's own note (RRS without a hidden layer), else no row had
+    a value (e.g. no stability perturbation kept the row's label)."""
+    at = note.find("undefined:")  # a fairness row's note is "<how>; majority=...; <the metric's note>"
+    if at >= 0:
+        return note[at:]
+    return f"undefined: none of the {n} explained rows has a value (n_nan)"
 
 
 # ------------------------------------------------------------------------------------------ FEU

@@ -221,12 +221,18 @@ def backfill(
     end: str | datetime,
     *,
     db_url: str | None = None,
-    notify: bool = False,
+    notify: bool | None = None,
     slack_token: str | None = None,
     on_window: Callable[[WindowOutcome], None] | None = None,
     only_statuses: Sequence[str] | None = None,
 ) -> list[WindowOutcome]:
-    """Run the windows between ``start`` and ``end`` in order; alerts are stored, sent only with ``notify``.
+    """Run the windows between ``start`` and ``end`` in order.
+
+    Alerts: a backfilled window's findings are stored (``findings`` table, ``fairmon history``), but
+    no alert is queued in the outbox or posted, so the next live run does not post old windows'
+    alerts either. ``notify=True`` (``--notify``) — or, when ``notify`` is None, the spec's
+    ``alerts.notify_backfill: true`` — treats each window like a live run: its alerts are queued in
+    the outbox and posted when a Slack token is available (else they stay pending for the next run).
 
     A failed or invalid window does not stop the backfill: later windows run, and their drift decisions
     simply do not count it as history (only completed windows are history).
@@ -236,12 +242,13 @@ def backfill(
     its rows, so the label-based metrics are then computed), or ``("failed",)`` after an outage.
     """
     s = _spec(spec)
+    send = bool(s.alerts.notify_backfill) if notify is None else bool(notify)
     windows = windows_between(s, start, end)
     if only_statuses is not None:
         windows = _windows_with_status(s, windows, only_statuses, db_url)
     outcomes: list[WindowOutcome] = []
     for w in windows:
-        o = run_window(s, window=w, db_url=db_url, notify=notify, slack_token=slack_token)
+        o = run_window(s, window=w, db_url=db_url, notify=send, slack_token=slack_token)
         outcomes.append(o)
         if on_window is not None:
             on_window(o)

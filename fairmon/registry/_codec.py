@@ -4,7 +4,8 @@
   whose sha256 the caller checked against the registry's metadata (``Registry.load`` does).
 * torch: ``{"state_dict": ...}`` saved with ``torch.save`` and read with ``torch.load(weights_only=True)``,
   which refuses anything but tensors and plain containers; the architecture is rebuilt from the module
-  config (:func:`fairmon.registry.build_mlp`). A file that holds more than tensors is refused as
+  config: ``builder: build_mlp`` (:func:`fairmon.registry.build_mlp`) or ``builder: import``, a module
+  trained elsewhere rebuilt by its own importable builder (:mod:`fairmon.registry._torch_module`). A file that holds more than tensors is refused as
   tampered (:data:`ERR_TORCH_UNSAFE`) — never retried with ``weights_only`` off, whatever torch's own
   message suggests; a corrupt archive or a state_dict that does not fit the module is
   :data:`ERR_ARTIFACT_LOAD`. Both name the file and the model version.
@@ -26,6 +27,7 @@ from typing import Any
 
 from fairmon.errors import SnapshotError
 from fairmon.registry._snapshot import SnapshotInfo
+from fairmon.registry._torch_module import module_from_config
 from fairmon.registry.model import Model, build_mlp
 
 __all__ = [
@@ -40,7 +42,7 @@ __all__ = [
 
 ERR_TORCH_MODULE = (
     "torch snapshots store a state_dict plus the module config; the module must be built by "
-    "fairmon.registry.build_mlp (got {cls})"
+    "fairmon.registry.build_mlp or registered with its builder (fairmon model register --builder) (got {cls})"
 )
 ERR_TORCH_CONFIG = "snapshot {name}:{version} has an unknown torch module config {config}"
 ERR_TORCH_UNSAFE = (
@@ -82,11 +84,11 @@ def serialize(model: Model) -> tuple[bytes, str, dict[str, Any] | None, dict[str
 
     module = model.estimator
     config_fn = getattr(module, "config", None)
-    if type(module).__name__ != "MLP" or not callable(config_fn):
+    if type(module).__name__ not in ("MLP", "ImportedModule") or not callable(config_fn):
         raise SnapshotError(ERR_TORCH_MODULE.format(cls=type(module).__name__))
     state = {k: v.detach().cpu() for k, v in module.state_dict().items()}
     torch.save({"state_dict": state}, buf)
-    config = {"builder": "build_mlp", **config_fn()}
+    config = {"builder": "build_mlp", **config_fn()}  # an ImportedModule's config names its own builder
     return buf.getvalue(), "model.pt", config, {"torch": torch.__version__}
 
 
@@ -112,7 +114,7 @@ def _load_torch(info: SnapshotInfo, blob: bytes, path: str) -> Any:
     import torch  # heavy: only when a torch snapshot is loaded
 
     cfg = info.module_config or {}
-    if cfg.get("builder") != "build_mlp":
+    if cfg.get("builder") not in ("build_mlp", "import"):
         raise SnapshotError(ERR_TORCH_CONFIG.format(name=info.name, version=info.version, config=cfg))
     try:
         payload = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
@@ -126,7 +128,10 @@ def _load_torch(info: SnapshotInfo, blob: bytes, path: str) -> Any:
     try:
         if not isinstance(payload, dict) or "state_dict" not in payload:
             raise ValueError("no 'state_dict' in the file")
-        module = build_mlp(int(cfg["n_inputs"]), tuple(int(h) for h in cfg.get("hidden", ())))
+        if cfg["builder"] == "import":
+            module = module_from_config(cfg)  # imports the builder named in the (trusted) metadata
+        else:
+            module = build_mlp(int(cfg["n_inputs"]), tuple(int(h) for h in cfg.get("hidden", ())))
         module.load_state_dict(payload["state_dict"])
     except (RuntimeError, ValueError, TypeError, KeyError) as exc:  # does not fit the module config
         raise SnapshotError(ERR_ARTIFACT_LOAD.format(name=info.name, version=info.version, path=path,

@@ -11,8 +11,9 @@ check (rate, rows, input mode) is stored in the version's ``metrics["registratio
 The estimator's own ``predict`` is called the way its fit recorded (a ``Pipeline`` or an estimator
 with ``feature_names_in_`` on the raw columns, else on fairmon's encoded matrix), so the reference
 answer never depends on the mode under test. Only scikit-learn-style estimators are handled here:
-torch modules go through :func:`fairmon.registry.build_mlp` and ``Registry.register``; MLflow URIs
-are not supported.
+torch modules trained elsewhere go through :mod:`fairmon.registry._torch_import` (state_dict + builder),
+fairmon's own through :func:`fairmon.registry.build_mlp` and ``Registry.register``; MLflow URIs are not
+supported.
 
 Trust: :func:`load_estimator` unpickles a user's file, and unpickling runs code. It is only called on a
 path the user passed on the command line (``fairmon model register PATH``), never on a path from a

@@ -147,12 +147,17 @@ TEMPLATE = (
   {% endif %}
   {% if disparities or group_rows %}
   <h3>Disparities</h3>
-  <table><tr><th>metric</th><th>attribute</th><th class="num">value</th><th>CI</th><th class="num">n</th></tr>
+  <table><tr><th>metric</th><th>attribute</th><th class="num">value</th><th>CI</th><th class="num">n</th>
+      {% if range_rules %}<th>allowed · judged on</th>{% endif %}</tr>
   {% for r in disparities %}
   <tr><td>{{ r.metric }}</td><td>{{ r.attribute }}</td><td class="num">{{ r.value }}</td><td>{{ r.ci }}</td>
-      <td class="num">{{ r.n }}</td></tr>
+      <td class="num">{{ r.n }}</td>{% if range_rules %}<td>{{ r.allowed }}</td>{% endif %}</tr>
   {% endfor %}
   </table>
+  {% if range_rules %}
+  <p class="muted range-rules">Allowed ranges (drift.allowed_ranges):
+    {% for r in range_rules %}{{ r.metric }} {{ r.range }}, {{ r.rule }}{% if not loop.last %}; {% endif %}{% endfor %}.</p>
+  {% endif %}
   <h3>Per group</h3>
   <table><tr><th>group</th>{% for c in group_table.cols %}<th class="num">{{ c }}</th>{% endfor %}<th class="num">n</th></tr>
   {% for r in group_table.rows %}
@@ -241,9 +246,22 @@ TEMPLATE = (
       {% for v in r.gaps %}<td class="num"><b>{{ v }}</b></td>{% endfor %}</tr>
     {% endfor %}
   </table>
+  {% for u in openxai.undefined %}<p class="muted openxai-undefined">{{ u }}</p>{% endfor %}
   <p class="muted">PGI/PGU: prediction gap when the top-k / other features are perturbed (higher PGI, lower PGU
      = more faithful). RIS/RRS/ROS: relative instability (lower = more stable). "gap": |majority − minority|
      group mean (range for more than two groups).</p>
+  {% if openxai.stability %}
+  <p class="muted openxai-scale">Scale of RIS/RRS/ROS: each is, per row, the largest ratio of the explanation's
+     relative change to the relative change of the input (RIS), the first hidden layer (RRS) or the class
+     logits (ROS), over tiny perturbations (std 1e-5) that keep the predicted class; the table shows its mean.
+     1 means the explanation moves as much as what it is compared with. The perturbations change the input
+     by about 1e-5 relative, so an explanation change that does not shrink with them (an explainer's own
+     sampling, a tree model's step) is multiplied by about 10<sup>5</sup>: RIS values of
+     10<sup>4</sup>–10<sup>5</sup> are common for sampling explainers (LIME, KernelSHAP) and tree models
+     and are not by themselves a fault. Compare a value with the same metric and explainer in earlier
+     windows, not across metrics, explainers or models. RRS is undefined for models without internal
+     representations (scikit-learn).</p>
+  {% endif %}
   {% else %}
   <p class="muted">Not available for this window (OpenXAI metrics disabled or the run has no results).</p>
   {% endif %}

@@ -8,10 +8,10 @@ trend of earlier windows of the same monitor. :func:`load_report_data` gathers t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fairmon._numbers import finite_float
 from fairmon.errors import ConfigError
@@ -90,6 +90,9 @@ class ReportData:
     alerts: tuple[AlertRecord, ...] = ()
     trend: tuple[TrendPoint, ...] = ()
     rumie_method: str = "ie-dt"
+    #: the monitor's allowed ranges ``(metric, low, high, judge)`` when its spec is known (the report
+    #: marks each disparity with its range and whether the interval or the value is judged)
+    allowed_ranges: tuple[tuple[str, float, float, str], ...] = ()
 
     @property
     def monitor(self) -> str:
@@ -177,6 +180,7 @@ def load_report_data(
     *,
     rumie_method: str | None = None,
     history: int = DEFAULT_HISTORY,
+    allowed_ranges: Mapping[str, Any] | None = None,
 ) -> ReportData:
     """Read one window's report contents from the store.
 
@@ -193,6 +197,9 @@ def load_report_data(
         spec's method, which is used when no row has this method).
     history : int
         Windows shown in the trend charts (this one and the ones before it).
+    allowed_ranges : mapping, optional
+        The spec's ``drift.allowed_ranges`` (metric → :class:`fairmon.config.AllowedRange`): the
+        report shows each disparity's range and how it is judged (the store does not hold the spec).
 
     Raises
     ------
@@ -232,4 +239,7 @@ def load_report_data(
         alerts=alerts,
         trend=trend,
         rumie_method=method,
+        allowed_ranges=tuple(
+            (str(m), float(r.low), float(r.high), str(r.judge)) for m, r in sorted((allowed_ranges or {}).items())
+        ),
     )

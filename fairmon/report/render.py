@@ -74,7 +74,22 @@ def _p(p: Any) -> str:
     return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
 
 
-def _metric_rows(metrics: Sequence[MetricRecord]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+#: how a range is judged, in the report's words (``drift.allowed_ranges.<metric>.judge``)
+RANGE_RULES = {
+    "interval": "judged on the interval: a finding only when the whole confidence interval lies outside",
+    "value": "judged on the value: a finding when the point value lies outside",
+}
+
+
+def _range_text(low: float, high: float, judge: str) -> str:
+    """``[0.8, 1] · value``: an allowed range and its rule, for a table cell."""
+    return f"[{fmt_num(low)}, {fmt_num(high)}] · {judge}"
+
+
+def _metric_rows(
+    metrics: Sequence[MetricRecord], ranges: Sequence[tuple[str, float, float, str]] = ()
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    allowed = {m: _range_text(lo, hi, judge) for m, lo, hi, judge in ranges}
     disparities: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     for m in sorted(metrics, key=lambda m: ("&" in m.attribute, m.attribute, m.metric, m.group)):
@@ -86,6 +101,7 @@ def _metric_rows(metrics: Sequence[MetricRecord]) -> tuple[list[dict[str, Any]],
             "ci": _ci(m.ci_low, m.ci_high),
             "n": "" if m.n is None else f"{m.n:,}",
             "missing": m.value is None,
+            "allowed": allowed.get(m.metric, ""),
         }
         (groups if m.group else disparities).append(row)
     return disparities, groups
@@ -143,6 +159,15 @@ def _finding_ci(f: FindingRecord) -> str:
     return f"{text} ({level_text(float(level))})" if text and isinstance(level, int | float) else text
 
 
+def _finding_title(f: FindingRecord) -> str:
+    """The finding kind in words; a range finding says whether the interval or the value was judged."""
+    title = _FINDING_TITLES.get(f.kind, f.kind)
+    judge = (f.numbers or {}).get("judge")
+    if f.kind == "ci_outside_range" and judge in RANGE_RULES:
+        title += f" (judged on the {judge})"
+    return title
+
+
 def _finding_rows(findings: Sequence[FindingRecord]) -> list[dict[str, Any]]:
     rows = []
     for f in sorted(findings, key=lambda f: (_SEVERITY_ORDER.get(f.severity, 3), f.kind, f.metric, f.group)):
@@ -151,7 +176,7 @@ def _finding_rows(findings: Sequence[FindingRecord]) -> list[dict[str, Any]]:
                 "severity": f.severity,
                 "status": f.status,
                 "what": f"{f.metric}{' · ' + f.group if f.group else ''}{_finding_who(f)}: "
-                f"{_FINDING_TITLES.get(f.kind, f.kind)}",
+                f"{_finding_title(f)}",
                 "value": fmt_num(f.value),
                 "ci": _finding_ci(f),
                 "baseline": fmt_num(f.baseline) if f.baseline is not None else "",
@@ -227,21 +252,28 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
     group_cols = sorted({x.group for x in rows if x.group and "=" in x.group and not x.metric.endswith("_fairness")})
     fair_cols = sorted({x.group for x in rows if x.metric.endswith("_fairness")})
     table: dict[tuple[str, str], dict[str, str]] = {}
+    undefined: dict[tuple[str, str], str] = {}
     for x in rows:
         base = x.metric[: -len("_fairness")] if x.metric.endswith("_fairness") else x.metric
         cell = table.setdefault((x.explainer, base), {})
+        status = str((x.details or {}).get("status") or "")
+        text = fmt_num(x.value) if x.value is not None or not status.startswith("undefined") else "undefined"
         if x.metric.endswith("_fairness"):
-            cell[f"gap:{x.group}"] = fmt_num(x.value)
+            cell[f"gap:{x.group}"] = text
         elif x.group:
-            cell[x.group] = fmt_num(x.value)
+            cell[x.group] = text
         else:
-            cell["all"] = fmt_num(x.value)
+            cell["all"] = text
+            if x.value is None and status:
+                undefined[(x.explainer, base)] = status
     out_rows = [
         {"explainer": e, "metric": m, "all": c.get("all", ""), "groups": [c.get(g, "") for g in group_cols],
          "gaps": [c.get(f"gap:{a}", "") for a in fair_cols]}
         for (e, m), c in sorted(table.items())
     ]
-    return {"group_cols": group_cols, "fair_cols": fair_cols, "rows": out_rows}
+    notes = [f"{m} ({e}): {why}" for (e, m), why in sorted(undefined.items())]
+    return {"group_cols": group_cols, "fair_cols": fair_cols, "rows": out_rows, "undefined": notes,
+            "stability": any(m in ("RIS", "RRS", "ROS") for _e, m in table)}
 
 
 def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
@@ -302,7 +334,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
 
     ev = data.main_evidence
     details = dict(run.details or {})
-    disparities, group_rows = _metric_rows(data.metrics)
+    disparities, group_rows = _metric_rows(data.metrics, data.allowed_ranges)
     ev_ctx: dict[str, Any] | None = None
     if ev is not None:
         e = evidence_from_record(ev)  # the Evidence the window computed
@@ -356,6 +388,10 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
             for a in data.alerts
         ],
         "disparities": disparities,
+        "range_rules": [
+            {"metric": m, "range": f"[{fmt_num(lo)}, {fmt_num(hi)}]", "rule": RANGE_RULES.get(judge, judge)}
+            for m, lo, hi, judge in data.allowed_ranges
+        ],
         "group_rows": group_rows,
         "group_table": _group_table(data.metrics),
         "outcome_img": draw(charts.outcome_chart, data.metrics),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -112,6 +112,7 @@ def write_window_report(
     location: str,
     rumie_method: str | None = None,
     history: int | None = None,
+    allowed_ranges: Mapping[str, Any] | None = None,
 ) -> WrittenReport:
     """Render one window's report from the store and write it at its stable path under ``location``.
 
@@ -123,7 +124,8 @@ def write_window_report(
     """
 
     data = load_report_data(
-        store, monitor, window, rumie_method=rumie_method, history=history or DEFAULT_HISTORY
+        store, monitor, window, rumie_method=rumie_method, history=history or DEFAULT_HISTORY,
+        allowed_ranges=allowed_ranges,
     )
     html = render_html(data, rebuild_command=_rebuild_command(monitor, data.run.window_start))
     uri = _write_text(location, report_path(monitor, data.run.window_start), html)
@@ -162,6 +164,7 @@ def rebuild_reports(
     *,
     location: str,
     rumie_method: str | None = None,
+    allowed_ranges: Mapping[str, Any] | None = None,
 ) -> list[WrittenReport]:
     """Rebuild reports from the store (every window of the monitor when ``windows`` is None) + index."""
     if windows is None:
@@ -172,7 +175,9 @@ def rebuild_reports(
     else:
         targets = list(windows)
     out = [
-        write_window_report(store, monitor, w, location=location, rumie_method=rumie_method) for w in targets
+        write_window_report(store, monitor, w, location=location, rumie_method=rumie_method,
+                            allowed_ranges=allowed_ranges)
+        for w in targets
     ]
     write_index(store, monitor, location=location)
     return out
@@ -186,7 +191,8 @@ def write_report(ctx: RunContext) -> str:
     """
     location = report_location(ctx.spec)
     written = write_window_report(
-        ctx.store, ctx.monitor, ctx.window.start, location=location, rumie_method=ctx.spec.rumie.method
+        ctx.store, ctx.monitor, ctx.window.start, location=location, rumie_method=ctx.spec.rumie.method,
+        allowed_ranges=ctx.spec.drift.allowed_ranges,
     )
     write_index(ctx.store, ctx.monitor, location=location)
     return written.path

@@ -74,3 +74,41 @@ def write_windows(folder: Path, days: list[str], rows: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for i, day in enumerate(days):
         applications(rows, seed=100 + i).to_csv(folder / f"{day}.csv", index=False)
+
+
+def build_net(n_inputs: int, hidden: int = 8, normalize: bool = False) -> Any:
+    """A team's own torch network (not fairmon's MLP): the builder ``own_model_setup:build_net``.
+    ``normalize``: the network standardises its raw inputs itself (BatchNorm's running statistics)."""
+    import torch
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            first: list[torch.nn.Module] = [torch.nn.BatchNorm1d(n_inputs, affine=False)] if normalize else []
+            self.body = torch.nn.Sequential(*first, torch.nn.Linear(n_inputs, hidden), torch.nn.Tanh())
+            self.head = torch.nn.Linear(hidden, 2)  # two class logits
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(self.body(x))
+
+        def first_hidden(self, x: torch.Tensor) -> torch.Tensor:
+            return self.body(x)
+
+    return Net()
+
+
+def train_net(
+    X: np.ndarray, y: np.ndarray, *, hidden: int = 8, normalize: bool = False, steps: int = 300, seed: int = 0
+) -> Any:
+    """``build_net`` fitted with Adam on ``X`` (any float matrix: the team's own preprocessing)."""
+    import torch
+
+    torch.manual_seed(seed)
+    net = build_net(X.shape[1], hidden, normalize)
+    opt = torch.optim.Adam(net.parameters(), lr=0.05)
+    Xt, yt = torch.tensor(np.array(X, dtype=np.float32)), torch.tensor(np.array(y, dtype=np.int64))
+    for _ in range(steps):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(Xt), yt).backward()
+        opt.step()
+    return net.eval()

@@ -115,3 +115,80 @@ def test_spec_check_names_each_missing_path(workdir: Path, capsys: pytest.Captur
     assert f"error  {spec}:5: model.name: {msg}" in err
     (workdir / "registry" / "credit").mkdir()
     assert main(["spec", "check", str(spec), "--strict"]) == 0
+
+
+def test_spec_check_warns_when_rumie_searches_model_inputs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 22 item 2: listing non-sensitive model inputs in rumie.attributes is a warning (never with
+    --strict an error: it is a choice, demo.yaml makes it), naming the file, line, field and columns."""
+    from fairmon.cli.spec import WARN_RUMIE_INPUTS
+
+    (workdir / "registry" / "credit").mkdir(parents=True)
+    (workdir / "data").mkdir()
+    spec = workdir / "m.yaml"
+    head = (
+        "spec_version: 1\nidentity: {name: m}\nmodel:\n  registry_uri: registry\n  name: credit\n"
+        "data:\n  files: {pattern: 'data/{start:%Y-%m-%d}.csv'}\n"
+        "columns: {features: [age, bureau_score, sex], extra: [region], sensitive: [sex]}\n"
+        "schedule: {start_date: 2026-01-01}\n"
+    )
+    spec.write_text(head)  # the default: sex and region only
+    assert main(["spec", "check", str(spec), "--strict"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    spec.write_text(head + "rumie:\n  k: 2\n  attributes: [bureau_score, sex, region]\n")
+    assert main(["spec", "check", str(spec), "--strict"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning  {spec}:12: rumie.attributes: " + WARN_RUMIE_INPUTS.format(columns=["bureau_score"]) in err
+    assert main(["spec", "check", str(spec), "--json"]) == 0
+    assert "rumie.attributes" in capsys.readouterr().out
+
+
+def test_spec_check_reaches_file_and_remote_uris(
+    workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22 item 8: a file:// URI is a local path (checked), a remote one is checked with --remote
+    (memory:// stands in for s3://), and each problem names the field that is wrong."""
+    import fsspec
+
+    from fairmon.cli.spec import ERR_URI_UNREACHABLE
+
+    (workdir / "registry" / "credit").mkdir(parents=True)
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/spec-check-22/windows/2026-01-01.csv", b"age\n1\n")
+    spec = workdir / "m.yaml"
+    spec.write_text(
+        "spec_version: 1\nidentity: {name: m}\nmodel:\n  registry_uri: file://" + str(workdir / "registry")
+        + "\n  name: credit\n"
+        "data:\n  files: {pattern: 'memory://spec-check-22/windows/{start:%Y-%m-%d}.csv'}\n"
+        "columns: {features: [age], sensitive: [sex], extra: [sex], label: approved}\n"
+        "schedule: {start_date: 2026-01-01}\n"
+        "validation:\n  reference_data: memory://spec-check-22/missing.csv\n"
+        "retraining:\n  enabled: true\n  training_data: {path: 'file://" + str(workdir / "train.csv") + "'}\n"
+    )
+    assert main(["spec", "check", str(spec)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning  {spec}:14: retraining.training_data.path: " + ERR_PATH_MISSING.format(path=workdir / "train.csv") in err
+    assert "model.registry_uri" not in err and "model.name" not in err  # file:// registry found, model too
+    assert f"note  {spec}:7: data.files.pattern: {NOT_CHECKED_REMOTE}" in err
+    assert main(["spec", "check", str(spec), "--remote"]) == 0
+    err = capsys.readouterr().err
+    assert "data.files.pattern" not in err  # the memory:// window file exists
+    missing = ERR_PATH_MISSING.format(path="memory://spec-check-22/missing.csv")
+    assert f"warning  {spec}:11: validation.reference_data: {missing}" in err
+    (workdir / "train.csv").write_text("age\n1\n")
+    assert main(["spec", "check", str(spec), "--remote", "--strict"]) == 2
+    assert f"error  {spec}:11: validation.reference_data: {missing}" in capsys.readouterr().err
+    fs.pipe("/spec-check-22/missing.csv", b"age\n1\n")
+    assert main(["spec", "check", str(spec), "--remote", "--strict"]) == 0
+    # a store it cannot reach (no credentials here; the client's error stands in) is named, not passed
+    spec.write_text(spec.read_text().replace("memory://spec-check-22/missing.csv", "s3://bucket/ref.csv"))
+
+    def no_credentials(uri: str, **kw: object) -> object:
+        if uri.startswith("s3://"):
+            raise PermissionError("no AWS credentials")
+        return real(uri, **kw)
+
+    real = fsspec.core.url_to_fs
+    monkeypatch.setattr(fsspec.core, "url_to_fs", no_credentials)
+    assert main(["spec", "check", str(spec), "--remote", "--strict"]) == 2
+    msg = ERR_URI_UNREACHABLE.format(uri="s3://bucket/ref.csv", error="PermissionError: no AWS credentials")
+    assert f"error  {spec}:11: validation.reference_data: {msg}" in capsys.readouterr().err

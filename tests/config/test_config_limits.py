@@ -233,7 +233,7 @@ def test_dp_ratio_minus_one_message_is_exact() -> None:
 
 def test_ranges_inside_the_domain_are_accepted() -> None:
     spec = parse_spec(MINIMAL + "drift:\n  allowed_ranges: {dp_ratio: [0.8, 1], rumie_dscore: [-0.1, 0.2], gesd: [0, 0.05]}\n")
-    assert spec.drift.allowed_ranges["rumie_dscore"] == (-0.1, 0.2)
+    assert spec.drift.allowed_ranges["rumie_dscore"].range == (-0.1, 0.2)
 
 
 def test_every_drift_metric_has_a_domain() -> None:

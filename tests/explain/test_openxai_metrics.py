@@ -13,7 +13,7 @@ from fairmon.errors import MethodError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.openxai import Layout, group_means, perturb, pgi, pgu, relative_stability
 from fairmon.explain.openxai._fairness import ERR_ONE_GROUP
-from fairmon.explain.openxai.stability import RRS_AS_ROS_NOTE
+from fairmon.explain.openxai.stability import RRS_UNDEFINED_NOTE
 
 
 def _f0(Z: np.ndarray) -> np.ndarray:
@@ -100,7 +100,7 @@ def test_stability_zero_explanations_are_nan_and_counted(mixed_model):  # type: 
     assert row["n_nan"] == 4 and np.isnan(row["value"])
 
 
-def test_rrs_uses_hidden_layer_and_falls_back_to_ros_without_one():
+def test_rrs_uses_hidden_layer_and_is_undefined_without_one():
     df = mixed_frame(80)
     deep = torch_model(df, hidden=(6,))
     shallow = torch_model(df, hidden=())
@@ -110,9 +110,9 @@ def test_rrs_uses_hidden_layer_and_falls_back_to_ros_without_one():
         res = relative_stability(model, Z, E, lambda X, y, m=model: explain(m, X, method="gradient", device="cpu"),
                                  n_draws=100, n_keep=20, device="cpu")
         assert set(res.values) == {"RIS", "RRS", "ROS"}
-        if model is shallow:
-            np.testing.assert_array_equal(res.values["RRS"], res.values["ROS"])
-            assert res.notes["RRS"] == RRS_AS_ROS_NOTE
+        if model is shallow:  # issue 22 item 7: NaN with the reason, never a copy of ROS
+            assert np.isnan(res.values["RRS"]).all() and np.isfinite(res.values["ROS"]).all()
+            assert res.notes["RRS"] == RRS_UNDEFINED_NOTE
         else:
             assert "RRS" not in res.notes
             assert not np.allclose(res.values["RRS"], res.values["ROS"])
@@ -193,6 +193,6 @@ def test_sklearn_model_ros_uses_log_odds_and_rrs_is_reported_as_ros():
     t = evaluate(model, Z[:8], E, metrics=["PGI", "RIS", "RRS", "ROS"], explainer=lambda X, y: X + 1.0,
                  device="cpu", stability_draws=50, stability_keep=10)
     rows = t.set_index("metric")
-    assert rows.loc["RRS", "value"] == pytest.approx(rows.loc["ROS", "value"])
-    assert rows.loc["RRS", "note"] == RRS_AS_ROS_NOTE and rows.loc["ROS", "note"] == ""
+    assert np.isnan(rows.loc["RRS", "value"]) and rows.loc["RRS", "n_nan"] == 8  # a sklearn model: undefined
+    assert rows.loc["RRS", "note"] == RRS_UNDEFINED_NOTE and rows.loc["ROS", "note"] == ""
     assert np.isfinite(rows.loc[["PGI", "RIS", "ROS"], "value"]).all()

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from fairmon.config import MonitorSpec
 from fairmon.pipeline.context import RunContext
@@ -41,12 +42,32 @@ def _frame(n: int = 50, seed: int = 0) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------ RUMIE
-def test_rumie_searches_features_and_extra_by_default(tmp_path: Path) -> None:
+def test_rumie_searches_the_sensitive_and_extra_columns_by_default(tmp_path: Path) -> None:
+    """Issue 22 item 2: never the model's inputs by default (over a credit model's features the "most
+    discriminated group" is the group the model is built to score low)."""
     from fairmon.pipeline.steps import _rumie_frame
 
     spec = _spec(tmp_path)
-    assert spec.rumie_attributes == ("a", "b", "sex")
-    assert list(_rumie_frame(_ctx(spec, _frame()))) == ["a", "b", "sex"]  # the withheld 'sex' is searched
+    assert spec.rumie_attributes == ("sex",) and spec.rumie_model_inputs == ()
+    assert list(_rumie_frame(_ctx(spec, _frame()))) == ["sex"]  # the withheld 'sex', not a or b
+    both = _spec(tmp_path, columns={"features": ["a", "b", "race"], "extra": ["sex", "branch"],
+                                    "sensitive": ["race", "sex"]})
+    assert both.rumie_attributes == ("race", "sex", "branch")  # sensitive first, then extra, once each
+    assert both.rumie_model_inputs == ()  # a sensitive model input is searched, and is no warning
+
+
+def test_rumie_k_is_capped_at_the_encoded_width_of_the_searched_columns() -> None:
+    from fairmon.errors import MethodError
+    from fairmon.fairness.rumie import mine
+    from fairmon.pipeline.compute import _effective_k
+
+    frame = _frame(400, seed=3)
+    X, fav = frame[["sex"]], (frame["a"] > 0).to_numpy(dtype=int)
+    with pytest.raises(MethodError, match="k must be between 1 and the number of encoded attributes"):
+        mine(X, fav, k=5, iterations=20)  # what the default k did with the default columns
+    assert _effective_k(5, X) == 2 and _effective_k(1, X) == 1  # sex one-hot: two encoded columns
+    assert _effective_k(5, frame) == 4  # a, b and sex's two
+    assert mine(X, fav, k=_effective_k(5, X), iterations=20).settings["k"] == 2
 
 
 def test_rumie_attributes_in_the_spec_win(tmp_path: Path) -> None:
@@ -102,6 +123,25 @@ def test_one_group_window_stores_null_disparities_with_a_reason(tmp_path: Path) 
     fair = recs[("openxai", "PGI_fairness", "sex")]
     assert fair.value is None and fair.details["status"].startswith("insufficient")
     assert recs[("openxai", "PGI", "")].value is not None  # the window-level metric is still computed
+
+
+def test_rrs_of_a_sklearn_model_is_stored_null_with_the_reason(tmp_path: Path) -> None:
+    """Issue 22 item 7: without internal representations RRS is undefined, never a copy of ROS."""
+    from fairmon.explain.openxai import RRS_UNDEFINED_NOTE
+    from fairmon.pipeline.compute import run_explanations
+    from fairmon.pipeline.records import explanation_records
+
+    expl = {**FAST_EXPLANATIONS, "gesd": {**FAST_EXPLANATIONS["gesd"], "enabled": False},
+            "openxai": {"metrics": ["RRS", "ROS"], "sample_size": 20, "n_perturbations": 5}}
+    spec = _spec(tmp_path, explanations=expl)
+    out = run_explanations(_registered(tmp_path, spec, _minority_frame(300, 120)))
+    recs = {(r.metric, r.group): r for r in explanation_records(out) if r.family == "openxai"}
+    rrs, ros = recs[("RRS", "")], recs[("ROS", "")]
+    assert rrs.value is None and rrs.n_nan == rrs.n == 20
+    assert rrs.details["status"] == RRS_UNDEFINED_NOTE and rrs.details["status"].startswith("undefined")
+    assert ros.value is not None and "status" not in ros.details
+    gap = recs[("RRS_fairness", "sex")]
+    assert gap.value is None and gap.details["status"] == RRS_UNDEFINED_NOTE
 
 
 def test_one_percent_group_gets_a_gesd_by_default(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "kernelshap_batched lime_batched synthgauss to_columns"
     ),
     "fairmon.explain.openxai": _names(
-        "BASE_METRICS GROUND_TRUTH_METRICS GroupMeans Layout PRODUCTION_METRICS RRS_AS_ROS_NOTE "
+        "BASE_METRICS GROUND_TRUTH_METRICS GroupMeans Layout PRODUCTION_METRICS RRS_UNDEFINED_NOTE "
         "StabilityResult disparity evaluate fa group_means instance_metrics k_to_int perturb pgi pgu pra "
         "ra rc relative_stability sa sra"
     ),
@@ -81,7 +81,7 @@ OTHER_SURFACE: dict[str, frozenset[str] | None] = {
         "COMMAND_MODULES build_parser main"
     ),
     "fairmon.config": _names(
-        "AlertsSpec COST_LIMITS ColdStart Columns DRIFT_METRICS DataSource DateRange DriftSpec "
+        "AlertsSpec AllowedRange COST_LIMITS ColdStart Columns DRIFT_METRICS DataSource DateRange DriftSpec "
         "ENV_ARTIFACT_LOCATION ENV_CACHE_DIR ENV_DATABASE_URL ENV_DATA_DIR ENV_DB_CONN_ID ENV_DB_LOCK_TIMEOUT_S ENV_DB_STATEMENT_TIMEOUT_S ENV_DEVICE "
         "ENV_HEAVY_QUEUE ENV_HOME ENV_MONITORS_DIR ENV_PIPELINE_SLACK_CHANNEL ENV_REPORT_LOCATION "
         "ENV_SLACK_BASE_URL ENV_SLACK_CHANNEL ENV_SLACK_CONN_ID ENV_SLACK_TOKEN ENV_SOURCE_URL "

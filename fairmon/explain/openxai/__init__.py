@@ -22,7 +22,7 @@ from fairmon.explain.openxai._table import (
     evaluate,
     instance_metrics,
 )
-from fairmon.explain.openxai.stability import RRS_AS_ROS_NOTE, StabilityResult, relative_stability
+from fairmon.explain.openxai.stability import RRS_UNDEFINED_NOTE, StabilityResult, relative_stability
 
 __all__ = [
     "evaluate",
@@ -41,7 +41,7 @@ __all__ = [
     "pgu",
     "relative_stability",
     "StabilityResult",
-    "RRS_AS_ROS_NOTE",
+    "RRS_UNDEFINED_NOTE",
     "group_means",
     "GroupMeans",
     "disparity",

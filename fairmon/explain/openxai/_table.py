@@ -63,7 +63,7 @@ def instance_metrics(
     random_state: int | None = 0,
     device: str | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Per-row values of each metric (``{name: (n,)}``) and notes (e.g. RRS computed as ROS)."""
+    """Per-row values of each metric (``{name: (n,)}``) and notes (e.g. RRS undefined without a hidden layer)."""
 
     names = _resolve_metrics(metrics, ground_truth)
     d = model.schema.n_encoded

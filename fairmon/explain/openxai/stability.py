@@ -25,8 +25,11 @@ callable ``explainer`` (or another method name) is called as given and its outpu
 float64; its own precision is the caller's (the model-agnostic explainers evaluate torch models in
 float32), and ``e`` is then the explanation passed in.
 
-Other documented choices: for a model without a hidden layer (and for scikit-learn models) RRS is computed as ROS,
-as the reference does for logistic regression; a scikit-learn model's "logits" are ``[0, log(p1/p0)]``
+Other documented choices: for a model without an internal representation (a scikit-learn model, or a
+torch module without a hidden layer) RRS is **undefined**: every row's value is NaN and the note
+:data:`RRS_UNDEFINED_NOTE` says why (the pipeline stores it as NULL with that reason). OpenXAI's reference
+reports ROS under RRS's name for logistic regression; a copy of ROS would look like a second, agreeing
+measurement (issue 22: RRS equal to ROS, 4.7 and 14.9, for a scikit-learn pipeline). A scikit-learn model's "logits" are ``[0, log(p1/p0)]``
 (the single-logit convention of :meth:`fairmon.registry.Model.logits`). Draws come from one seeded
 torch generator for all rows (the reference reseeds per row).
 """
@@ -50,7 +53,7 @@ from fairmon.registry.model import Model
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["StabilityResult", "relative_stability", "Explainer", "RRS_AS_ROS_NOTE", "Precision"]
+__all__ = ["StabilityResult", "relative_stability", "Explainer", "RRS_UNDEFINED_NOTE", "Precision"]
 
 Precision = Literal["float64", "float32"]
 ERR_PRECISION = "precision must be 'float64' or 'float32', got {value!r}"
@@ -61,7 +64,10 @@ ERR_EXPLAINER_NAME = (
     "stability explainer {name!r} by name must be a gradient method of a torch model ({methods}); "
     "pass any other explainer as a callable (rows, labels) -> attributions"
 )
-RRS_AS_ROS_NOTE = "RRS computed as ROS: the model has no hidden layer (OpenXAI's convention)"
+RRS_UNDEFINED_NOTE = (
+    "undefined: the model has no internal representation (a scikit-learn model or a torch module without "
+    "a hidden layer); RRS compares explanation changes with hidden-layer changes"
+)
 
 
 @dataclass
@@ -174,13 +180,15 @@ def relative_stability(
     for metric in metrics:
         if metric == "RIS":
             rep, rep_p = Z, Xp.cpu().numpy()
-        elif metric == "RRS" and hidden_x is not None:
+        elif metric == "RRS" and hidden_x is None:
+            notes["RRS"] = RRS_UNDEFINED_NOTE
+            values[metric] = np.full(n, np.nan)
+            continue
+        elif metric == "RRS":
             hp = _hidden(model, Xp)
-            assert hp is not None
+            assert hp is not None and hidden_x is not None
             rep, rep_p = hidden_x, hp
         else:
-            if metric == "RRS":
-                notes["RRS"] = RRS_AS_ROS_NOTE
             rep, rep_p = _logits(model, prob, Zt), _logits(model, prob, Xp)
         rep_rel = _relative(rep, rep_p, own_np)
         values[metric] = _max_ratio(exp_rel, rep_rel, own_np, n)
