@@ -24,6 +24,7 @@ demo: venv
 test: venv
 	./scripts/ensure-services.sh
 	./scripts/ensure-system-deps.sh
+	./scripts/ensure-mlflow.sh
 	$(BIN)/ruff check fairmon fairmon_airflow dags tests benchmarks
 	$(BIN)/mypy fairmon fairmon_airflow
 	$(BIN)/pytest -q --doctest-modules fairmon

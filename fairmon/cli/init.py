@@ -22,10 +22,12 @@ from typing import Any
 
 import pandas as pd
 
+from fairmon._uris import is_mlflow_uri
 from fairmon.cli._args import SubParsers, add_command
 from fairmon.config import load_spec
 from fairmon.errors import ConfigError
 from fairmon.registry import Registry
+from fairmon.registry.mlflow import MlflowRegistry
 
 EPILOG = """examples:
   fairmon init --reference reference.csv --label approved --sensitive sex age_group --model credit
@@ -64,7 +66,8 @@ def register(sub: SubParsers) -> None:
     p.add_argument("--label", required=True, metavar="COL", help="ground-truth label column")
     p.add_argument("--sensitive", required=True, nargs="+", metavar="COL", help="protected attribute column(s)")
     p.add_argument("--model", metavar="NAME", help="registered model name (default: the monitor name)")
-    p.add_argument("--registry", default="registry", metavar="DIR", help="model registry folder (default: registry)")
+    p.add_argument("--registry", default="registry", metavar="URI",
+                   help="model registry folder, or an MLflow server as mlflow+http://HOST:PORT (default: registry)")
     p.add_argument("--name", help="monitor name (default: the model name, else the reference file's name)")
     p.add_argument("--data", default="data/{start:%Y-%m-%d}.csv", metavar="PATTERN",
                    help="window files pattern (default: data/{start:%%Y-%%m-%%d}.csv)")
@@ -100,6 +103,14 @@ def _y(value: Any) -> str:
     return json.dumps(value)
 
 
+def _registry(args: argparse.Namespace) -> Registry:
+    """The folder registry, or an MLflow server pulled into the cache the written spec will use."""
+    if not is_mlflow_uri(args.registry):
+        return Registry(args.registry)
+    cache = Path(args.out).parent / ".fairmon-cache" / "mlflow"
+    return MlflowRegistry(args.registry, cache_uri=str(cache), reference=args.reference, label=args.label)
+
+
 def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
     """Features (the model's inputs), extra columns, kinds and the label's favorable value."""
 
@@ -111,7 +122,7 @@ def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
     model_name = args.model or _monitor_name(args)
     from_model = args.model is not None
     if from_model:
-        info = Registry(args.registry).resolve(args.model)
+        info = _registry(args).resolve(args.model)
         features = info.feature_schema.names
         missing = [c for c in features if c not in columns]
         if missing:
@@ -146,6 +157,9 @@ def render_spec(args: argparse.Namespace, name: str, roles: dict[str, Any], out_
     start = args.start_date or dt.datetime.now(dt.UTC).date().isoformat()
     k = min(5, len(roles["rumie"]))
     reference = _rel(args.reference, out_dir)
+    mlflow_lines = "" if not is_mlflow_uri(args.registry) else (
+        f"\n  reference: {_y(reference)}   # MLflow: the rows a scikit-learn model is imported and checked against"
+        f"\n  label: {_y(args.label)}")
     return f"""# Written by `fairmon init` from {args.reference} ({roles['rows']} rows). Reference: monitors/README.md.
 # Relative paths resolve against this file's folder.
 spec_version: 1
@@ -156,7 +170,7 @@ identity:
 model:
   registry_uri: {_y(_rel(args.registry, out_dir))}
   name: {_y(roles['model'])}
-  version: latest              # the newest production version at each window's start
+  version: latest              # the newest production version at each window's start{mlflow_lines}
 
 data:
   files:

@@ -155,6 +155,8 @@ def _line(root: Any, dotted: str) -> int | None:
 def _spec_paths(spec: Any) -> list[tuple[str, str, str]]:
     """(field, written value, kind) of every location the spec reads: ``dir``, ``file`` or ``pattern``."""
     out = [("model.registry_uri", spec.model.registry_uri, "registry")]
+    if spec.model.reference is not None:
+        out.append(("model.reference", spec.model.reference, "file"))
     if spec.data.files is not None:
         out.append(("data.files.pattern", spec.data.files.pattern, "pattern"))
     if spec.validation.reference_data is not None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator
 
+from fairmon._uris import is_mlflow_uri
 from fairmon.config._messages import ERR_NAME, excerpt
-from fairmon.config._parsers import SpecSection, version_str
-from fairmon.config._paths import SpecPath
+from fairmon.config._parsers import ColumnName, SpecSection, version_str
+from fairmon.config._paths import SpecPath, check_uri
 
 __all__ = ["Identity", "ModelSource"]
 
@@ -32,21 +33,41 @@ class Identity(SpecSection):
         return v
 
 
+def _registry_uri(value: str) -> str:
+    """A folder / fsspec registry location, or an MLflow tracking server (``mlflow+http(s)://``)."""
+    return value if is_mlflow_uri(value) else check_uri(value)
+
+
 class ModelSource(SpecSection):
     """Where the production model comes from: a registry URI, the model name in it, a version policy.
 
-    ``name`` defaults to ``identity.name``; ``version`` is ``"latest"`` (the newest ``production``
-    snapshot at run time) or a pinned version string.
+    ``registry_uri`` is fairmon's folder registry (a path or fsspec URL) or an MLflow tracking server
+    (``mlflow+http://HOST:PORT``; see :mod:`fairmon.registry.mlflow`). ``name`` defaults to
+    ``identity.name``; ``version`` is ``"latest"`` (the newest ``production`` snapshot at run time), a
+    pinned version (``v3`` / ``3``) or, for MLflow, an alias (``@champion``). MLflow only:
+    ``reference`` (CSV of typical input rows) and ``label`` are what a scikit-learn model logged with
+    ``mlflow.sklearn`` is imported and checked against; ``cache`` is where pulled versions are kept
+    (default ``.fairmon-cache/mlflow`` beside the spec).
     """
 
-    registry_uri: Annotated[SpecPath, Field(min_length=1)]
+    registry_uri: Annotated[str, Field(min_length=1), AfterValidator(_registry_uri)]
     name: str | None = None
     version: Annotated[str, BeforeValidator(version_str), Field(min_length=1)] = "latest"
+    reference: SpecPath | None = None
+    label: ColumnName | None = None
+    cache: SpecPath | None = None
 
     @field_validator("version")
     @classmethod
     def _policy(cls, v: str) -> str:
-        if v != "latest" and not re.match(r"^v?\d+$", v):
-            raise ValueError(f"must be 'latest' or a pinned version like 'v3' (or 3), got {excerpt(v)!r}")
+        if v != "latest" and not re.match(r"^(v?\d+|@[A-Za-z0-9_-]{1,255})$", v):
+            raise ValueError(
+                f"must be 'latest', a pinned version like 'v3' (or 3) or an MLflow alias like '@champion', got {excerpt(v)!r}"
+            )
         return v
+
+    @property
+    def is_mlflow(self) -> bool:
+        """Whether the model lives in an MLflow Model Registry."""
+        return is_mlflow_uri(self.registry_uri)
 

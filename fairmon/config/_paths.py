@@ -17,6 +17,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
+from fairmon._uris import is_mlflow_uri
 from fairmon.config._messages import ERR_ENV_UNSET, ERR_URI_SCHEME, excerpt
 from fairmon.errors import ConfigError
 
@@ -67,6 +68,8 @@ def resolve_path(
     env = os.environ if env is None else env
     expanded = expand_vars(value, env)
     if "://" in expanded:
+        if is_mlflow_uri(expanded):  # a model registry server, not a storage location (model.registry_uri)
+            return expanded
         problem = _scheme_problem(expanded, expanded)
         if problem is not None:
             raise ConfigError(problem)

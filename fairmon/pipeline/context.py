@@ -14,6 +14,7 @@ from fairmon._device import resolve_device
 from fairmon.config import ENV_ARTIFACT_LOCATION, ENV_DEVICE, ENV_SLACK_TOKEN, MonitorSpec
 from fairmon.pipeline.artifacts import ArtifactStore
 from fairmon.registry import Registry
+from fairmon.registry.mlflow import MlflowRegistry
 from fairmon.store import Store, get_engine, require_head
 from fairmon.window import Window
 
@@ -109,5 +110,14 @@ def model_name(ctx: RunContext) -> str:
 
 
 def model_registry(ctx: RunContext) -> Registry:
-    """The monitored model's registry (``model.registry_uri``, spec-relative)."""
-    return Registry(ctx.spec.resolve_path(ctx.spec.model.registry_uri))
+    """The monitored model's registry (``model.registry_uri``, spec-relative): a folder registry, or an
+    MLflow server mirrored into ``model.cache`` (:class:`~fairmon.registry.mlflow.MlflowRegistry`)."""
+    src = ctx.spec.model
+    if not src.is_mlflow:
+        return Registry(ctx.spec.resolve_path(src.registry_uri))
+    return MlflowRegistry(
+        ctx.spec.resolve_path(src.registry_uri),
+        cache_uri=ctx.spec.resolve_path(src.cache or ".fairmon-cache/mlflow"),
+        reference=ctx.spec.resolve_path(src.reference) if src.reference is not None else None,
+        label=src.label,
+    )

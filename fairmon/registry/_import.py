@@ -12,8 +12,8 @@ The estimator's own ``predict`` is called the way its fit recorded (a ``Pipeline
 with ``feature_names_in_`` on the raw columns, else on fairmon's encoded matrix), so the reference
 answer never depends on the mode under test. Only scikit-learn-style estimators are handled here:
 torch modules trained elsewhere go through :mod:`fairmon.registry._torch_import` (state_dict + builder),
-fairmon's own through :func:`fairmon.registry.build_mlp` and ``Registry.register``; MLflow URIs are not
-supported.
+fairmon's own through :func:`fairmon.registry.build_mlp` and ``Registry.register``; models in an MLflow
+registry are imported through this same check by :mod:`fairmon.registry.mlflow`.
 
 Trust: :func:`load_estimator` unpickles a user's file, and unpickling runs code. It is only called on a
 path the user passed on the command line (``fairmon model register PATH``), never on a path from a
@@ -213,12 +213,14 @@ def register_estimator(
     threshold: float = 0.5,
     status: Status = "production",
     description: str = "",
+    number: int | None = None,
 ) -> tuple[SnapshotInfo, RegistrationCheck]:
     """Register a fitted scikit-learn estimator or ``Pipeline`` after checking fairmon scores it right.
 
     The feature schema is fitted on the reference rows' model columns; ``input`` defaults to
     :func:`detect_input`; ``threshold`` is the P(class 1) cut-off the model's own ``predict``
-    applies (0.5 for scikit-learn classifiers). Raises :class:`~fairmon.errors.SnapshotError` (:data:`ERR_DISAGREE`) when the
+    applies (0.5 for scikit-learn classifiers); ``number`` claims that version number (an MLflow
+    mirror keeps MLflow's). Raises :class:`~fairmon.errors.SnapshotError` (:data:`ERR_DISAGREE`) when the
     share of rows where fairmon's decision differs from ``estimator.predict`` exceeds ``tolerance``;
     nothing is written then.
     """
@@ -246,5 +248,6 @@ def register_estimator(
         status=status,
         metrics={"registration_check": check.to_dict()},
         description=description,
+        number=number,
     )
     return info, check

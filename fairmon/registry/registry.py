@@ -175,11 +175,13 @@ class Registry:
         metrics: dict[str, Any] | None = None,
         valid_from: datetime | str | None = None,
         description: str = "",
+        number: int | None = None,
     ) -> SnapshotInfo:
         """Store ``model`` as the next version of ``name`` and return its metadata.
 
         ``valid_from`` (optional) records from when the version serves traffic, so that a backfill can
-        ask which version was live at a past time (``resolve(name, "latest", as_of=...)``).
+        ask which version was live at a past time (``resolve(name, "latest", as_of=...)``). ``number``
+        claims exactly that version (a mirror of another registry keeps its numbers); it must be free.
         """
         if status not in STATUSES:
             raise SnapshotError(ERR_BAD_STATUS.format(statuses=STATUSES, status=status))
@@ -188,7 +190,7 @@ class Registry:
         blob, artifact, module_config, libs = serialize(model)
         digest = hashlib.sha256(blob).hexdigest()
         self.fs.makedirs(self._model_dir(name), exist_ok=True)
-        number = self._claim_version(name)
+        number = self._claim_version(name) if number is None else self._claim_exact(name, number)
         vdir = self._version_dir(name, number)
         with self.fs.open(f"{vdir}/{artifact}", "wb") as fh:
             fh.write(blob)
@@ -224,6 +226,13 @@ class Registry:
             except FileExistsError:
                 number += 1
         raise SnapshotError(ERR_CLAIM.format(name=name, uri=self.uri))
+
+    def _claim_exact(self, name: str, number: int) -> int:
+        try:
+            self.fs.makedirs(self._version_dir(name, number), exist_ok=False)
+        except FileExistsError as exc:
+            raise SnapshotError(ERR_CLAIM.format(name=f"{name} v{number}", uri=self.uri)) from exc
+        return number
 
     def _write_info(self, info: SnapshotInfo) -> None:
         path = f"{self._version_dir(info.name, info.number)}/{METADATA_FILE}"

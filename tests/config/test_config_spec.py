@@ -205,7 +205,7 @@ MALFORMED = [
     (
         "misspelled-version-policy",
         MINIMAL.replace("{registry_uri: registry}", "{registry_uri: registry, version: lastest}"),
-        ["bad.yaml:3", "model.version", "must be 'latest' or a pinned version", "'lastest'"],
+        ["bad.yaml:3", "model.version", "must be 'latest', a pinned version", "'lastest'"],
     ),
     ("bad-device", MINIMAL + "execution: {device: tpu}\n", ["execution.device", "'auto', 'cpu' or 'cuda'"]),
     (

@@ -24,11 +24,11 @@ ROOT = Path(fairmon.__file__).resolve().parent
 #: - the orchestrator, never a library dependency: airflow;
 #: - optional extras or back ends only one command needs: pgserver (embedded Postgres), psycopg2,
 #:   slack_sdk (only when a sender is built), jinja2 / markupsafe (only when a report is rendered),
-#:   fsspec (remote locations), pyarrow (Parquet, probed).
+#:   fsspec (remote locations), pyarrow (Parquet, probed), skops (only when an MLflow model is imported).
 HEAVY = frozenset({
     "torch", "shap", "lime", "sklearn", "scipy", "pymoo", "matplotlib", "great_expectations", "fairlearn",
     "mlflow", "joblib", "airflow", "pgserver", "psycopg2", "slack_sdk", "jinja2", "markupsafe", "fsspec",
-    "pyarrow",
+    "pyarrow", "skops",
 })
 
 KNOWN_OFFENDERS: frozenset[str] = frozenset()
