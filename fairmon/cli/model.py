@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 import pandas as pd
 
+from fairmon._uris import is_mlflow_uri
 from fairmon.cli._args import SubParsers, add_command
 from fairmon.errors import SnapshotError
 from fairmon.registry import Registry
-from fairmon.registry._import import load_estimator, register_estimator
+from fairmon.registry._import import RegistrationCheck, load_estimator, register_estimator
 from fairmon.registry._torch_import import load_state_dict, register_torch
 from fairmon.registry._torch_module import build_module
+from fairmon.registry.mlflow import import_model_uri
 
 EPILOG = """examples:
   fairmon model register model.joblib --name credit --reference reference.csv --label approved
@@ -72,7 +75,8 @@ def register(sub: SubParsers) -> None:
         epilog=EPILOG,
     )
     r.add_argument("path", metavar="PATH", help="joblib/pickle file of the fitted model (its code runs when "
-                   "loaded), or with --builder a torch state_dict file")
+                   "loaded), with --builder a torch state_dict file, or an MLflow model URI models:/NAME@ALIAS "
+                   "(pulled, digest-verified and checked like a file)")
     r.add_argument("--name", required=True, help="model name in the registry (the spec's model.name)")
     r.add_argument("--reference", required=True, metavar="CSV", help="reference rows to fit the schema and check on")
     r.add_argument("--registry", default="registry", metavar="DIR", help="registry folder or fsspec URL (default: registry)")
@@ -89,10 +93,14 @@ def register(sub: SubParsers) -> None:
                    help="torch: keyword arguments of the builder, a JSON object (default {})")
     r.add_argument("--status", choices=("production", "candidate"), default="production",
                    help="status of the new version (default production: 'latest' resolves to it)")
+    r.add_argument("--mlflow-uri", metavar="URI",
+                   help="with PATH models:/NAME@ALIAS or models:/NAME/N: the MLflow tracking server, "
+                   "mlflow+http://HOST:PORT (default: $MLFLOW_TRACKING_URI)")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(func=run_register)
 
 
+ERR_NO_TRACKING = "{path} is an MLflow model URI: name its tracking server with --mlflow-uri mlflow+http://HOST:PORT (or MLFLOW_TRACKING_URI)"
 ERR_BUILDER_KWARGS = "--builder-kwargs must be a JSON object, got {value!r}"
 ERR_BUILDER_STATE = "the state_dict in {path!r} does not fit the module built by {target!r}: {error}"
 
@@ -120,6 +128,17 @@ def run_register(args: argparse.Namespace) -> int:
     reference = pd.read_csv(args.reference)
     registry = Registry(args.registry)
     description = f"registered from {args.path} by fairmon model register"
+    if args.path.startswith("models:/"):
+        tracking = args.mlflow_uri or os.environ.get("MLFLOW_TRACKING_URI", "")
+        if not tracking:
+            raise SnapshotError(ERR_NO_TRACKING.format(path=args.path))
+        if "://" in tracking and not is_mlflow_uri(tracking):
+            tracking = f"mlflow+{tracking}"
+        info, found = import_model_uri(args.path, tracking_uri=tracking, registry=registry, name=args.name,
+                                       reference=reference, label=args.label, status=args.status)
+        check = RegistrationCheck(**{k: found[k] for k in ("input", "own_input", "rows", "agreeing", "tolerance")}) \
+            if found else None
+        return _print(args, info, check)
     if args.builder:
         module, kwargs = _torch_module(args)
         info, check = register_torch(
@@ -148,12 +167,14 @@ def run_register(args: argparse.Namespace) -> int:
 def _print(args: argparse.Namespace, info: Any, check: Any) -> int:
     if args.json:
         print(json.dumps({"name": info.name, "version": info.version, "uri": info.uri, "status": info.status,
-                          "features": info.feature_schema.names, "check": check.to_dict()}))
+                          "features": info.feature_schema.names, "check": check.to_dict() if check else None}))
         return 0
+    checked = (f"input mode {check.input}; fairmon's predictions agree with the model's own on "
+               f"{check.agreement:.1%} of the {check.rows} reference rows") if check else (
+        "a fairmon snapshot (verified by its sha256; no foreign predict to compare with)")
     print(
         f"registered {info.name}:{info.version} ({info.status}) at {info.uri}\n"
-        f"  input mode {check.input}; fairmon's predictions agree with the model's own on "
-        f"{check.agreement:.1%} of the {check.rows} reference rows\n"
+        f"  {checked}\n"
         f"  features: {', '.join(info.feature_schema.names)}"
     )
     return 0

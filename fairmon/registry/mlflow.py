@@ -53,7 +53,7 @@ from fairmon.registry.model import Model
 from fairmon.registry.registry import Registry, SnapshotInfo
 from fairmon.schema import FeatureSchema
 
-__all__ = ["MlflowRegistry", "TAG_DIGEST", "TAG_STATUS", "CANDIDATE_ALIAS"]
+__all__ = ["MlflowRegistry", "TAG_DIGEST", "TAG_STATUS", "CANDIDATE_ALIAS", "import_model_uri", "parse_model_uri"]
 
 TAG_DIGEST = "fairmon.sha256"
 TAG_STATUS = "fairmon.status"
@@ -75,6 +75,24 @@ ERR_UNTRUSTED = (
     "list them in skops_trusted_types when logging the model if you trust them"
 )
 ERR_LOAD = "MLflow model {name} version {number}: {file} cannot be loaded: {error}"
+ERR_MODEL_URI = "not an MLflow model URI {uri!r}: use models:/NAME/VERSION or models:/NAME@ALIAS"
+
+
+def parse_model_uri(uri: str) -> tuple[str, str]:
+    """(name, version policy) of ``models:/NAME/VERSION`` or ``models:/NAME@ALIAS``.
+
+    >>> parse_model_uri("models:/credit@production"), parse_model_uri("models:/credit/3")
+    (('credit', '@production'), ('credit', '3'))
+    """
+    rest = uri[len("models:/"):].strip("/") if uri.startswith("models:/") else ""
+    if "@" in rest:
+        name, alias = rest.split("@", 1)
+        if name and alias and "/" not in rest:
+            return name, f"@{alias}"
+    elif rest.count("/") == 1 and rest.split("/")[1].isdigit():
+        name, number = rest.split("/")
+        return name, number
+    raise SnapshotError(ERR_MODEL_URI.format(uri=uri))
 
 
 def _digests(files: dict[str, bytes]) -> dict[str, str]:
@@ -324,3 +342,33 @@ class MlflowRegistry(Registry):
             "uri": f"models:/{name}/{n}", "server": self.rest.host, "run_id": run_id, "files": digests}}})
         self._write_info(new)
         return new
+
+
+def import_model_uri(
+    model_uri: str,
+    *,
+    tracking_uri: str,
+    registry: Registry,
+    name: str,
+    reference: pd.DataFrame,
+    label: str | None = None,
+    status: Status = "production",
+) -> tuple[SnapshotInfo, dict[str, Any] | None]:
+    """Copy an MLflow model version (``models:/NAME@ALIAS`` / ``models:/NAME/N``) into a folder registry.
+
+    The version is pulled and verified exactly as a monitor would (a scratch cache; the digests are
+    recorded in MLflow at the first pull), checked against ``reference`` when it is a scikit-learn
+    model, and registered as the next version of ``name``; its ``metrics["mlflow"]`` names the source.
+    Returns the new version's metadata and the registration check (None for a fairmon snapshot).
+    """
+    import tempfile
+
+    src_name, version = parse_model_uri(model_uri)
+    with tempfile.TemporaryDirectory(prefix="fairmon-mlflow-") as scratch:
+        source = MlflowRegistry(tracking_uri, cache_uri=scratch, reference=lambda: reference, label=label)
+        pulled = source.resolve(src_name, version)
+        model = source.load(src_name, pulled.version)
+    info = registry.register(model, name=name, status=status, metrics=pulled.metrics,
+                             description=f"imported from {model_uri} on {source.rest.host}")
+    check = pulled.metrics.get("registration_check")
+    return info, check if isinstance(check, dict) else None

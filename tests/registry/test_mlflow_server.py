@@ -146,6 +146,13 @@ def test_an_mlflow_model_is_monitored_verified_and_gets_candidates(
     digests = json.loads({t["key"]: t["value"] for t in mv["tags"]}[TAG_DIGEST])
     assert "model.skops" in digests and "MLmodel" in digests  # recorded at the first pull
 
+    # `fairmon model register models:/...` copies the verified, checked version into a folder registry
+    copied = _run(["model", "register", "models:/credit@production", "--mlflow-uri", uri, "--name", "credit-copy",
+                   "--reference", "reference.csv", "--label", "approved", "--registry", "folder-registry"], tmp_path)
+    assert copied.returncode == 0, copied.stdout + copied.stderr
+    assert "registered credit-copy:v1 (production)" in copied.stdout
+    assert "agree with the model's own on 100.0% of the 600 reference rows" in copied.stdout
+
     # a model file overwritten in MLflow's store is refused by a worker that has not cached it yet
     (skops_file,) = artifacts.rglob("model.skops")
     skops_file.write_bytes(skops_file.read_bytes() + b"\0")
