@@ -30,6 +30,12 @@ class AlertsSpec(SpecSection):
     data-validation failure, FEU follow-up) is queued or posted. ``slack_channel`` wins over
     ``FAIRMON_SLACK_CHANNEL`` (which only fills a spec without one); findings below ``min_severity``
     are stored but not sent; backfilled windows notify only with ``notify_backfill``.
+
+    ``compare_previous_model`` (default true): when a finding fires (``open`` or ``ongoing``) and the
+    registry holds an earlier production version than the one the window was scored with, the
+    window is scored with that version too and the fired metric computed under it ("model or
+    data?", :mod:`fairmon.fairness.rescore`); the cost is one prediction of the window and the
+    fired metrics.
     """
 
     enabled: bool = True
@@ -38,6 +44,7 @@ class AlertsSpec(SpecSection):
     report_base_url: str | None = None
     notify_backfill: bool = False
     send_resolved: bool = True
+    compare_previous_model: bool = True
 
     @field_validator("slack_channel")
     @classmethod

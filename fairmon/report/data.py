@@ -20,11 +20,13 @@ from fairmon.window import parse_date
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.store import (
         AlertRecord,
+        AttributionGapRecord,
         EvidenceRecord,
         ExplanationMetricRecord,
         FEUCandidateRecord,
         FindingRecord,
         MetricRecord,
+        RescoreRecord,
         RunRecord,
         Store,
     )
@@ -90,6 +92,8 @@ class ReportData:
     alerts: tuple[AlertRecord, ...] = ()
     trend: tuple[TrendPoint, ...] = ()
     rumie_method: str = "ie-dt"
+    attribution_gaps: tuple[AttributionGapRecord, ...] = ()
+    rescores: tuple[RescoreRecord, ...] = ()
 
     @property
     def monitor(self) -> str:
@@ -232,4 +236,6 @@ def load_report_data(
         alerts=alerts,
         trend=trend,
         rumie_method=method,
+        attribution_gaps=tuple(store.attribution_gaps_of_run(rid)),
+        rescores=tuple(store.rescores_of_run(rid)),
     )
