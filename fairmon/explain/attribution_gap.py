@@ -94,9 +94,13 @@ def gap_sentence(feature: str, difference: float, *, digits: int = 2, quote: str
 
     >>> gap_sentence("account_years", 0.081)
     '`account_years` raises P(favourable) by 0.08 more inside the group'
+    >>> gap_sentence("age", -0.0043, quote="")
+    'age lowers P(favourable) by 0.004 more inside the group'
     """
     direction = "lowers" if difference < 0 else "raises"
-    return f"{quote}{feature}{quote} {direction} P(favourable) by {abs(difference):.{digits}f} more inside the group"
+    size = abs(difference)
+    places = digits if size >= 10.0 ** -digits or size == 0 else digits + 1  # 0.004, not 0.00
+    return f"{quote}{feature}{quote} {direction} P(favourable) by {size:.{places}f} more inside the group"
 
 
 @dataclass(frozen=True)

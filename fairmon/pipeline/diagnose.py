@@ -186,36 +186,42 @@ def rescores(ctx: RunContext, findings: Sequence[Finding]) -> tuple[list[Rescore
         return [row(f, value_old=None, value_new=None, status="error", reason=reason) for f in fired], ""
     o = ctx.spec.outcome
     rumie = read_rumie(ctx)
-    out: list[Rescore] = []
-    for f in fired:
-        if (f.kind, f.metric, f.group) in {(r.kind, r.metric, r.group) for r in out}:
-            continue
+    boot = {"n_bootstrap": o.bootstrap, "confidence": o.confidence, "random_state": o.random_state}
+
+    def series(metric: str, group: str) -> dict[str, Any]:
+        """The series under both versions (Rescore fields), or a skipped / error status with the reason."""
         try:
-            if f.metric in RUMIE_METRICS:
+            if metric in RUMIE_METRICS:
                 ev = rumie.evidence if rumie is not None else None
                 if ev is None or not ev.rule_conditions:
-                    out.append(row(f, value_old=None, value_new=None, status="skipped",
-                                   reason="the window has no RUMIE rules to apply"))
-                    continue
+                    return {"status": "skipped", "reason": "the window has no RUMIE rules to apply"}
                 mask = membership(ev.rule_conditions, frame, on_missing="false")
-                (vn, cn), (vo, co) = rescore_rules(fav_new, fav_old, mask, n_bootstrap=o.bootstrap,
-                                                   confidence=o.confidence, random_state=o.random_state)
+                (vn, cn), (vo, co) = rescore_rules(fav_new, fav_old, mask, **boot)  # type: ignore[arg-type]
                 definition = "P(fav | rest) - P(fav | group) of the reported rules on every row of the window"
-            elif f.metric in DEFAULT_METRICS:
-                (vn, cn), (vo, co) = rescore_outcome(
-                    fav_new, fav_old, frame, metric=f.metric, group=f.group, y_true=y_true,
-                    min_group_size=o.min_group_size, n_bootstrap=o.bootstrap, confidence=o.confidence,
-                    random_state=o.random_state)
-                definition = f"{f.metric} of {f.group} (outcome fairness, bootstrap interval)"
+            elif metric in DEFAULT_METRICS:
+                (vn, cn), (vo, co) = rescore_outcome(fav_new, fav_old, frame, metric=metric, group=group,
+                                                     y_true=y_true, min_group_size=o.min_group_size,
+                                                     **boot)  # type: ignore[arg-type]
+                definition = f"{metric} of {group} (outcome fairness, bootstrap interval)"
             else:
-                out.append(row(f, value_old=None, value_new=None, status="skipped",
-                               reason=f"{f.metric} is not rescored (only outcome metrics and RUMIE's DScore)"))
-                continue
+                return {"status": "skipped", "reason": f"{metric} is not rescored (only outcome metrics and RUMIE's DScore)"}
         except FairmonError as exc:
-            out.append(row(f, value_old=None, value_new=None, status="error", reason=f"{type(exc).__name__}: {exc}"))
+            return {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
+        return {"value_new": vn, "ci_new": cn, "value_old": vo, "ci_old": co, "definition": definition}
+
+    # findings on the same series (the range and the threshold rule on the honest DScore) share one
+    # computation; each keeps its own row, keyed like the finding, with its own baseline
+    cache: dict[tuple[str, str], dict[str, Any]] = {}
+    out: list[Rescore] = []
+    for f in fired:
+        if any((r.kind, r.metric, r.group) == (f.kind, f.metric, f.group) for r in out):
             continue
-        out.append(row(f, value_old=vo, value_new=vn, ci_new=cn, ci_old=co, definition=definition,
-                       verdict=verdict(vn, cn, vo, baseline=f.baseline)))
+        got = cache.setdefault((f.metric, f.group), series(f.metric, f.group))
+        if "status" in got:
+            out.append(row(f, value_old=None, value_new=None, **got))
+        else:
+            out.append(row(f, **got, verdict=verdict(got["value_new"], got["ci_new"], got["value_old"],
+                                                     baseline=f.baseline)))
     return out, ""
 
 
