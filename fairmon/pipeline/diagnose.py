@@ -90,6 +90,15 @@ def _declared_group(ctx: RunContext, frame: pd.DataFrame) -> tuple[str, np.ndarr
     return f"{worst.attribute}={worst.group}", labels == str(worst.group)
 
 
+def _favorable_class(ctx: RunContext) -> int:
+    """The model class whose probability is P(favourable): a score threshold with ``direction: below``
+    makes a low P(class 1) favourable (class 0); otherwise ``favorable.class`` (default 1)."""
+    fav = ctx.spec.favorable
+    if fav.score_threshold is not None:
+        return 0 if fav.direction == "below" else 1
+    return 0 if fav.class_ is not None and str(fav.class_) == "0" else 1
+
+
 def attribution_gaps(ctx: RunContext) -> list[GroupAttributionGap]:
     """The window's attribution gaps: the RUMIE group's, then the most disadvantaged declared group's."""
     e = ctx.spec.explanations
@@ -106,7 +115,7 @@ def attribution_gaps(ctx: RunContext) -> list[GroupAttributionGap]:
     features = list(ctx.spec.columns.features)
     ref = reference_frame(ctx, frame)
     background = ref[features].sample(n=min(e.background_size, len(ref)), random_state=e.random_state)
-    fav_class = ctx.spec.favorable.class_ if ctx.spec.favorable.class_ is not None else 1
+    fav_class = _favorable_class(ctx)
     params: dict[str, Any] = {}
     if g.explainer in ("kernelshap", "kernelshap-lib"):
         params["n_samples"] = e.kernelshap_samples
@@ -117,7 +126,7 @@ def attribution_gaps(ctx: RunContext) -> list[GroupAttributionGap]:
         out.append(attribution_gap(
             model, frame[features], mask, background=background, group_kind=kind, group=label,  # type: ignore[arg-type]
             sample_size=g.sample_size, n_bootstrap=g.bootstrap, confidence=g.confidence, explainer=g.explainer,
-            explainer_params=params, favorable_class=int(fav_class) if fav_class in (0, 1) else 1,
+            explainer_params=params, favorable_class=fav_class,
             favorable=fav, random_state=e.random_state, device=ctx.device,
         ))
     return out
