@@ -103,6 +103,10 @@ class AlertContext:
     report_base_url: str | None = None
     evidence: Evidence | None = None
     gesd: Mapping[str, Any] | None = None
+    #: "why disfavored" lines (mrkdwn, already escaped), shown in the RUMIE / group details block
+    why: tuple[str, ...] = ()
+    #: "model or data?" line (mrkdwn, already escaped); None when no earlier model version was scored
+    cause: str | None = None
 
     def __post_init__(self) -> None:
         if self.evidence is not None and not isinstance(self.evidence, Evidence):

@@ -17,7 +17,8 @@ Demo settings (small on purpose, so the demo finishes in minutes on a laptop; ev
 field, overridable with ``--set``, see :data:`DEMO_SETTINGS`): outcome bootstrap 200; RUMIE with
 600 iterations (the spec itself restricts mining to the attributes that should not matter for a loan
 decision); GESD and OpenXAI on 50 sampled rows with 5 perturbations each (300 LIME / 200
-KernelSHAP samples; FEU's GESD objective uses the same settings); FEU NSGA-II population 6 x 3
+KernelSHAP samples; FEU's GESD objective uses the same settings); attribution gaps on 100 rows per
+side of each group; FEU NSGA-II population 6 x 3
 generations (epochs 3..10) with a 60 s budget (checked between generations).
 """
 
@@ -69,6 +70,7 @@ DEMO_SETTINGS: dict[str, Any] = {
     "explanations.gesd.n_perturbations": 5,
     "explanations.openxai.sample_size": 50,
     "explanations.openxai.n_perturbations": 5,
+    "explanations.attribution_gap.sample_size": 100,
     "retraining.population": 6,
     "retraining.generations": 3,
     "retraining.bounds.epochs": [3, 10],

@@ -26,7 +26,8 @@ def register(sub: SubParsers) -> None:
         "run",
         help="run one monitoring window without Airflow",
         description="Run every pipeline step of one window of a monitor (pull snapshot and data, validate, "
-        "predict, outcome metrics, RUMIE, GESD/OpenXAI, persist, drift, alert, FEU on drift, report).",
+        "predict, outcome metrics, RUMIE, GESD/OpenXAI, persist, drift, diagnose (why disfavored, model or data), "
+        "report, alert, FEU on drift).",
         epilog=EPILOG,
     )
     p.add_argument("--monitor", required=True, metavar="SPEC", help="monitor spec YAML file")

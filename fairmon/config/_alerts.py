@@ -32,6 +32,12 @@ class AlertsSpec(SpecSection):
     are stored but not sent. Backfilled windows (``fairmon backfill``) store their findings but queue no
     alert unless ``notify_backfill`` is true (or the command's ``--notify``): then they queue and send
     their alerts like a live run.
+
+    ``compare_previous_model`` (default true): when a finding fires (``open`` or ``ongoing``) and the
+    registry holds an earlier production version than the one the window was scored with, the
+    window is scored with that version too and the fired metric computed under it ("model or
+    data?", :mod:`fairmon.fairness.rescore`); the cost is one prediction of the window and the
+    fired metrics.
     """
 
     enabled: bool = True
@@ -40,6 +46,7 @@ class AlertsSpec(SpecSection):
     report_base_url: str | None = None
     notify_backfill: bool = False
     send_resolved: bool = True
+    compare_previous_model: bool = True
 
     @field_validator("slack_channel")
     @classmethod

@@ -13,7 +13,9 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import Field, field_validator
 
 from fairmon.config._limits import (
+    MAX_ATTRIBUTION_GAP_SAMPLE_SIZE,
     MAX_BACKGROUND_SIZE,
+    MAX_BOOTSTRAP,
     MAX_GESD_PERTURBATIONS,
     MAX_GESD_SAMPLE_SIZE,
     MAX_KERNELSHAP_SAMPLES,
@@ -29,6 +31,7 @@ __all__ = [
     "GESD_EXPLAINER_COMPONENTS",
     "OPENXAI_GROUND_TRUTH_METRICS",
     "OPENXAI_METRICS",
+    "AttributionGapSpec",
     "Explainer",
     "ExplanationsSpec",
     "GesdSpec",
@@ -132,6 +135,24 @@ class OpenXAISpec(SpecSection):
         return check_unique(v)
 
 
+class AttributionGapSpec(SpecSection):
+    """"Why disfavored": mean attribution per feature inside a group minus outside it.
+
+    For the window's RUMIE group and the declared group with the lowest favourable rate,
+    ``sample_size`` seeded rows inside the group and as many outside it are explained with
+    ``explainer`` (the ``explanations`` background and sample settings, ``random_state``); the
+    difference of the mean attributions of P(favourable) gets a percentile-bootstrap interval of
+    ``bootstrap`` replicates (:func:`fairmon.explain.attribution_gap.attribution_gap`). The cost is
+    ``2 x sample_size`` explanations per group.
+    """
+
+    enabled: bool = True
+    explainer: Explainer = "kernelshap"
+    sample_size: Annotated[int, Field(ge=1, le=MAX_ATTRIBUTION_GAP_SAMPLE_SIZE)] = 200
+    bootstrap: Annotated[int, Field(ge=0, le=MAX_BOOTSTRAP)] = 200
+    confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.95
+
+
 class ExplanationsSpec(SpecSection):
     """Explanation fairness: explainers, sample sizes, GESD and OpenXAI settings."""
 
@@ -142,6 +163,7 @@ class ExplanationsSpec(SpecSection):
     kernelshap_samples: Annotated[int, Field(ge=1, le=MAX_KERNELSHAP_SAMPLES)] = 512
     gesd: GesdSpec = GesdSpec()
     openxai: OpenXAISpec = OpenXAISpec()
+    attribution_gap: AttributionGapSpec = AttributionGapSpec()
     random_state: int = 0
 
     @field_validator("explainers")

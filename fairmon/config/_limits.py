@@ -37,6 +37,7 @@ MAX_GESD_SAMPLE_SIZE: Final = 10_000
 MAX_GESD_PERTURBATIONS: Final = 1_000
 MAX_OPENXAI_PERTURBATIONS: Final = 10_000
 MAX_OPENXAI_SAMPLE_SIZE: Final = 10_000
+MAX_ATTRIBUTION_GAP_SAMPLE_SIZE: Final = 10_000
 MAX_POPULATION: Final = 1_000
 MAX_GENERATIONS: Final = 1_000
 MAX_EVALUATIONS: Final = 1_000_000
@@ -61,6 +62,8 @@ COST_LIMITS: Final[dict[str, int]] = {
     "explanations.gesd.n_perturbations": MAX_GESD_PERTURBATIONS,
     "explanations.openxai.n_perturbations": MAX_OPENXAI_PERTURBATIONS,
     "explanations.openxai.sample_size": MAX_OPENXAI_SAMPLE_SIZE,
+    "explanations.attribution_gap.sample_size": MAX_ATTRIBUTION_GAP_SAMPLE_SIZE,
+    "explanations.attribution_gap.bootstrap": MAX_BOOTSTRAP,
     "retraining.population": MAX_POPULATION,
     "retraining.generations": MAX_GENERATIONS,
     "retraining.max_evaluations": MAX_EVALUATIONS,

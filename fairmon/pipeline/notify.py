@@ -12,12 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from fairmon.alerts import dispatch
+from fairmon.alerts.diagnosis import cause_line, why_lines
 from fairmon.alerts.render import AlertContext
 from fairmon.drift.findings import Finding
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.records import read_explain, read_rumie
 from fairmon.pipeline.runs import model_version, record_alert_error
-from fairmon.pipeline.table import A_DRIFT
+from fairmon.pipeline.table import A_DIAGNOSE, A_DRIFT, A_PERSIST
 from fairmon.results import decode
 
 __all__ = ["alert_context", "window_findings", "send_alerts", "send_followup", "data_alert", "rendered_alerts"]
@@ -25,10 +26,22 @@ __all__ = ["alert_context", "window_findings", "send_alerts", "send_followup", "
 rendered_alerts = dispatch.rendered_alerts
 
 
+def _diagnosis(ctx: RunContext) -> tuple[tuple[str, ...], str | None]:
+    """The window's "why disfavored" lines and "model or data?" line from the stored diagnosis rows
+    (none before the diagnose step has run, e.g. for a data-validation alert)."""
+    a = ctx.artifacts
+    if not (a.exists(A_DIAGNOSE) and a.exists(A_PERSIST)):
+        return (), None
+    run_id = int(a.get_json(A_PERSIST)["run_id"])
+    return why_lines(ctx.store.attribution_gaps_of_run(run_id)), cause_line(ctx.store.rescores_of_run(run_id))
+
+
 def alert_context(ctx: RunContext) -> AlertContext:
-    """What every message of this window shows: monitor, window, model, report link, evidence, GESD."""
+    """What every message of this window shows: monitor, window, model, report link, evidence, GESD,
+    why the group is disfavored and whether the change follows the model or the data."""
     rumie = read_rumie(ctx)
     expl = read_explain(ctx)
+    why, cause = _diagnosis(ctx)
     return AlertContext(
         monitor=ctx.monitor,
         window_start=ctx.window.start,
@@ -37,6 +50,8 @@ def alert_context(ctx: RunContext) -> AlertContext:
         report_base_url=ctx.spec.alerts.report_base_url,
         evidence=rumie.evidence if rumie is not None else None,
         gesd=(expl or {}).get("gesd"),
+        why=why,
+        cause=cause,
     )
 
 

@@ -128,8 +128,8 @@ def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
 
     Before ``persist`` has written the window, nothing of it is stored and earlier results of the
     window (from an older attempt) are removed: they would describe other data. A step *after*
-    persist (drift, report, alert, FEU, follow-up) failing does not invalidate what persist wrote,
-    so those results are kept (the run says ``failed`` and which step, ``details.results_kept``);
+    persist (drift, diagnose, report, alert, FEU, follow-up) failing does not invalidate what persist
+    wrote, so those results are kept (the run says ``failed`` and which step, ``details.results_kept``);
     a later successful attempt of that step restores the persisted status
     (:func:`clear_failure`). Deleting them would lose a computed window to, say, a Slack outage.
     What earlier steps of this run put in the details (failed expectations, ...) is kept.

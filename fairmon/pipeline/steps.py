@@ -7,7 +7,7 @@ artifact location (:class:`~fairmon.pipeline.artifacts.ArtifactStore`), results 
 Order (:data:`fairmon.pipeline.table.STEP_ORDER`, the one step table)::
 
     resolve_window → pull_snapshot → pull_data → validate → predict → outcome → rumie → explain
-    → persist → drift → report → alert → feu → followup
+    → persist → drift → diagnose → report → alert → feu → followup
 
 The report is written before the alert that links to it (DESIGN §2), so the link works the moment
 the message arrives; the follow-up step re-writes it once the window's Slack messages and FEU
@@ -38,12 +38,14 @@ from typing import Any
 
 from fairmon.fairness.outcome import DEFAULT_METRICS, outcome_metrics
 from fairmon.pipeline import compute, judge, notify, records
+from fairmon.pipeline import diagnose as diagnosis
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.ingest import predict, pull_data, pull_snapshot, resolve_window, validate
 from fairmon.pipeline.runs import timed
 from fairmon.pipeline.table import (
     A_ALERT,
     A_DATA,
+    A_DIAGNOSE,
     A_DRIFT,
     A_EXPLAIN,
     A_FEU,
@@ -77,6 +79,7 @@ __all__ = [
     "explain",
     "persist",
     "drift",
+    "diagnose",
     "alert",
     "feu",
     "followup",
@@ -166,6 +169,32 @@ def drift(ctx: RunContext) -> dict[str, Any]:
     )
 
 
+def diagnose(ctx: RunContext) -> dict[str, Any]:
+    """Why the group is disfavored (attribution gaps of the RUMIE group and the most disadvantaged
+    declared group) and, when a finding fired, model or data (the fired metrics under the earlier
+    production version); both stored under the window's run (:mod:`fairmon.pipeline.diagnose`)."""
+    t0 = time.perf_counter()
+    run_id = int(ctx.artifacts.get_json(A_PERSIST)["run_id"])
+    _, findings = notify.window_findings(ctx)
+    t_gap = time.perf_counter()
+    gaps = diagnosis.attribution_gaps(ctx)
+    t_rescore = time.perf_counter()
+    rescored, why_none = diagnosis.rescores(ctx, findings)
+    t_end = time.perf_counter()
+    ctx.store.save_attribution_gaps(run_id, [diagnosis.gap_record(g) for g in gaps])
+    ctx.store.save_rescores(run_id, [diagnosis.rescore_record(r) for r in rescored])
+    out = {
+        "attribution_gaps": [{"group_kind": g.group_kind, "status": g.status,
+                              "top": [f.feature for f in g.top(3)]} for g in gaps],
+        "rescores": [{"key": f"{r.kind}:{r.metric}:{r.group or '*'}", "verdict": r.verdict, "status": r.status}
+                     for r in rescored],
+        "rescore_skipped": why_none,
+        "split_seconds": {"attribution_gaps": round(t_rescore - t_gap, 3), "rescores": round(t_end - t_rescore, 3)},
+    }
+    ctx.artifacts.put_json(A_DIAGNOSE, out)
+    return timed(ctx, "diagnose", t0, out)
+
+
 def alert(ctx: RunContext) -> dict[str, Any]:
     """Enqueue one alert per (monitor, window, finding) in the outbox; send when notifying."""
     t0 = time.perf_counter()
@@ -251,6 +280,7 @@ STEPS: dict[str, Callable[[RunContext], dict[str, Any]]] = {
     "explain": explain,
     "persist": persist,
     "drift": drift,
+    "diagnose": diagnose,
     "report": report,
     "alert": alert,
     "feu": feu,

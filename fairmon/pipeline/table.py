@@ -14,7 +14,7 @@ Examples
 >>> step("rumie").upstream, step("rumie").heavy, step("rumie").group
 (('predict',), True, 'compute')
 >>> sorted(HEAVY_STEPS)
-['explain', 'feu', 'predict', 'rumie']
+['diagnose', 'explain', 'feu', 'predict', 'rumie']
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "A_EXPLAIN",
     "A_PERSIST",
     "A_DRIFT",
+    "A_DIAGNOSE",
     "A_ALERT",
     "A_FEU",
     "A_FOLLOWUP",
@@ -57,6 +58,7 @@ A_RUMIE = "rumie"
 A_EXPLAIN = "explain"
 A_PERSIST = "persist"
 A_DRIFT = "drift"
+A_DIAGNOSE = "diagnose"
 A_ALERT = "alert"
 A_FEU = "feu"
 A_FOLLOWUP = "followup"
@@ -93,7 +95,9 @@ STEPS: tuple[Step, ...] = (
     Step("explain", ("predict",), heavy=True, group="compute"),
     Step("persist", ("outcome", "rumie", "explain")),
     Step("drift", ("persist",), after_persist=True),
-    Step("report", ("drift",), after_persist=True),  # before the alert that links to it
+    # why disfavored (attribution gaps) and model or data (the fired metrics under the earlier version)
+    Step("diagnose", ("drift",), heavy=True, after_persist=True),
+    Step("report", ("diagnose",), after_persist=True),  # before the alert that links to it
     Step("alert", ("report",), after_persist=True, group="notify"),
     Step("feu", ("alert",), heavy=True, after_persist=True, group="notify"),
     Step("followup", ("feu",), after_persist=True, group="notify"),

@@ -202,6 +202,36 @@ TEMPLATE = (
   {% endif %}
 </section>
 
+<section id="diagnosis">
+  <h2>Why disfavored · model or data?</h2>
+  {% for g in diagnosis.gaps %}
+  <h3>{{ g.title }}</h3>
+  {% if g.status != "ok" %}<p class="muted">{{ g.status }}{% if g.reason %}: {{ g.reason }}{% endif %}</p>{% else %}
+  <p class="muted">Mean attribution of P(favourable) per feature inside the group minus outside it
+     ({{ g.explainer }}; {{ g.sizes }}; P(favourable) inside / outside {{ g.rates }}; {{ g.interval }}).
+     Negative: the feature lowers P(favourable) more for the group's members.</p>
+  {% if g.img %}<div class="fig"><img src="{{ g.img }}" alt="attribution gap per feature"></div>{% endif %}
+  <table><tr><th>feature</th><th>inside</th><th>outside</th><th>difference</th><th>interval</th><th></th></tr>
+  {% for f in g.rows %}<tr><td>{{ f.feature }}</td><td class="num">{{ f.inside }}</td><td class="num">{{ f.outside }}</td>
+    <td class="num">{{ f.difference }}</td><td class="num">{{ f.ci }}</td><td>{% if loop.index <= 3 %}{{ f.sentence }}{% endif %}</td></tr>{% endfor %}
+  </table>
+  {% endif %}
+  {% else %}<p class="muted">No attribution gap for this window (explanations or attribution gaps disabled, no RUMIE
+     group and no declared group, or the run has no results).</p>{% endfor %}
+  <h3>Model or data?</h3>
+  {% if diagnosis.rescores %}
+  <table><tr><th>series</th><th>versions</th><th>current</th><th>earlier version</th><th>fired</th><th>baseline</th><th>verdict</th></tr>
+  {% for r in diagnosis.rescores %}<tr><td>{{ r.series }} <span class="muted">({{ r.kind }})</span></td><td>{{ r.versions }}</td>
+    <td class="num">{{ r.value_new }} {{ r.ci_new }}</td><td class="num">{{ r.value_old }} {{ r.ci_old }}</td>
+    <td class="num">{{ r.value_fired }}</td><td class="num">{{ r.baseline }}</td>
+    <td>{% if r.status == "ok" %}<b>{{ r.verdict }}</b>{% else %}<span class="muted">{{ r.status }}: {{ r.reason }}</span>{% endif %}</td></tr>
+  {% if r.sentence %}<tr><td colspan="7" class="muted">{{ r.sentence }} — {{ r.definition }}</td></tr>{% endif %}{% endfor %}
+  </table>
+  <p class="muted">Verdict <b>model</b>: the earlier version's value lies outside the current value's interval and closer to
+     the baseline; <b>data</b>: inside it (the same within noise), or no closer to the baseline.</p>
+  {% else %}<p class="muted">Not rescored: no finding fired, or the registry holds no earlier production version.</p>{% endif %}
+</section>
+
 <section id="gesd">
   <h2>Explanation fairness (GESD)</h2>
   {% for gesd in gesd_list %}

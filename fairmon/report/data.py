@@ -20,11 +20,13 @@ from fairmon.window import parse_date
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.store import (
         AlertRecord,
+        AttributionGapRecord,
         EvidenceRecord,
         ExplanationMetricRecord,
         FEUCandidateRecord,
         FindingRecord,
         MetricRecord,
+        RescoreRecord,
         RunRecord,
         Store,
     )
@@ -93,6 +95,8 @@ class ReportData:
     #: the monitor's allowed ranges ``(metric, low, high, judge)`` when its spec is known (the report
     #: marks each disparity with its range and whether the interval or the value is judged)
     allowed_ranges: tuple[tuple[str, float, float, str], ...] = ()
+    attribution_gaps: tuple[AttributionGapRecord, ...] = ()
+    rescores: tuple[RescoreRecord, ...] = ()
 
     @property
     def monitor(self) -> str:
@@ -242,4 +246,6 @@ def load_report_data(
         allowed_ranges=tuple(
             (str(m), float(r.low), float(r.high), str(r.judge)) for m, r in sorted((allowed_ranges or {}).items())
         ),
+        attribution_gaps=tuple(store.attribution_gaps_of_run(rid)),
+        rescores=tuple(store.rescores_of_run(rid)),
     )

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from fairmon.drift.checks import level_text
 from fairmon.report import charts
+from fairmon.report._diagnosis import diagnosis_context
 from fairmon.report._template import CSS, TEMPLATE
 from fairmon.report.charts import GroupStabilityRow, fmt_num
 from fairmon.results import evidence_from_record
@@ -35,6 +36,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("findings", "Drift findings"),
     ("outcome", "Outcome fairness"),
     ("rumie", "Discriminated group (RUMIE)"),
+    ("diagnosis", "Why disfavored · model or data?"),
     ("gesd", "Explanation fairness (GESD)"),
     ("openxai", "Explanation quality (OpenXAI)"),
     ("trends", "Trends"),
@@ -377,6 +379,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "favorable_rate": fmt_num(details.get("favorable_rate")),
         "headline": _headline_outcome(data.metrics),
         "evidence": ev_ctx,
+        "diagnosis": diagnosis_context(data.attribution_gaps, data.rescores, draw),
         "gesd_list": gesd_ctx,
         "n_findings": len(findings),
         "n_active": sum(1 for f in data.findings if f.status in ("open", "ongoing")),
@@ -420,7 +423,7 @@ def render_html(data: ReportData, *, rebuild_command: str | None = None) -> str:
     >>> from fairmon.report.data import load_report_data  # doctest: +SKIP
     >>> html = render_html(load_report_data(store, "demo", "2026-01-07"))  # doctest: +SKIP
     >>> html.count('<section id=')  # doctest: +SKIP
-    8
+    9
     """
     import jinja2
 

@@ -13,6 +13,7 @@ transaction sets ``lock_timeout`` / ``statement_timeout`` from ``FAIRMON_DB_LOCK
 ``FAIRMON_DB_STATEMENT_TIMEOUT_S`` (30 s / 300 s by default).
 """
 
+from fairmon.store._diagnosis import AttributionGapRecord, RescoreRecord
 from fairmon.store.engine import describe_url, embedded_url, get_engine, normalize_url, ping
 from fairmon.store.migrations import current_version, head_version, require_head, upgrade
 from fairmon.store.records import (
@@ -52,4 +53,6 @@ __all__ = [
     "AlertRecord",
     "FEUCandidateRecord",
     "WindowRecords",
+    "AttributionGapRecord",
+    "RescoreRecord",
 ]

@@ -18,11 +18,13 @@ from sqlalchemy.engine import Connection
 from fairmon.store._base import StoreBase
 from fairmon.store._rows import jsonable, run_from_row, run_select
 from fairmon.store._tables import (
+    attribution_gaps,
     evidence,
     explanation_metrics,
     findings,
     metric_latest,
     metrics,
+    model_rescores,
     monitors,
     runs,
 )
@@ -164,7 +166,7 @@ class RunWrites(StoreBase):
         # one round trip: every result table of the run, and the latest rows that pointed at it
         ctes = [
             sa.delete(t).where(t.c.run_id == run_id).cte(f"del_{t.name}")
-            for t in (metrics, evidence, explanation_metrics, findings)
+            for t in (metrics, evidence, explanation_metrics, findings, attribution_gaps, model_rescores)
         ]
         stmt = (
             sa.delete(metric_latest)

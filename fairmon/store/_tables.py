@@ -31,6 +31,8 @@ __all__ = [
     "findings",
     "feu_candidates",
     "alerts",
+    "attribution_gaps",
+    "model_rescores",
 ]
 
 metadata = sa.MetaData()
@@ -210,4 +212,49 @@ alerts = sa.Table(
     sa.Column("created_at", _TS, nullable=False, server_default=_now()),
     sa.Column("updated_at", _TS, nullable=False, server_default=_now()),
     sa.Column("sent_at", _TS),
+)
+
+attribution_gaps = sa.Table(
+    "attribution_gaps",
+    metadata,
+    *_result_keys(),
+    sa.Column("group_kind", sa.Text, primary_key=True),
+    sa.Column("group_label", sa.Text, nullable=False, server_default=""),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False, server_default=""),
+    sa.Column("explainer", sa.Text, nullable=False, server_default=""),
+    sa.Column("n_inside", sa.Integer),
+    sa.Column("n_outside", sa.Integer),
+    sa.Column("population_inside", sa.Integer),
+    sa.Column("population_outside", sa.Integer),
+    sa.Column("favorable_rate_inside", _FLOAT),
+    sa.Column("favorable_rate_outside", _FLOAT),
+    sa.Column("n_bootstrap", sa.Integer),
+    sa.Column("confidence", _FLOAT),
+    sa.Column("top_feature", sa.Text),
+    sa.Column("top_difference", _FLOAT),
+    sa.Column("features", _JSON, nullable=False, server_default="[]"),
+)
+
+model_rescores = sa.Table(
+    "model_rescores",
+    metadata,
+    *_result_keys(),
+    sa.Column("kind", sa.Text, primary_key=True),
+    sa.Column("metric", sa.Text, primary_key=True),
+    sa.Column("group_key", sa.Text, primary_key=True, server_default=""),
+    sa.Column("old_version", sa.Text, nullable=False),
+    sa.Column("new_version", sa.Text, nullable=False),
+    sa.Column("value_fired", _FLOAT),
+    sa.Column("value_new", _FLOAT),
+    sa.Column("ci_new_low", _FLOAT),
+    sa.Column("ci_new_high", _FLOAT),
+    sa.Column("value_old", _FLOAT),
+    sa.Column("ci_old_low", _FLOAT),
+    sa.Column("ci_old_high", _FLOAT),
+    sa.Column("baseline", _FLOAT),
+    sa.Column("verdict", sa.Text, nullable=False),
+    sa.Column("definition", sa.Text, nullable=False, server_default=""),
+    sa.Column("status", sa.Text, nullable=False, server_default="ok"),
+    sa.Column("reason", sa.Text, nullable=False, server_default=""),
 )

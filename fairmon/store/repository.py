@@ -15,6 +15,7 @@ Where each part lives (every part is a class over the shared plumbing of ``_base
 ``_history``        series for drift decisions, findings across windows, ``metric_series``
 ``_outbox``         the Slack outbox state machine
 ``_feu``            FEU retraining candidates
+``_diagnosis``      attribution gaps and model rescores of a run (issue 19)
 ``_tables``         the schema as SQLAlchemy Core tables; ``_rows`` maps rows to records by name
 ``_settings``       ``FAIRMON_DB_LOCK_TIMEOUT_S`` / ``FAIRMON_DB_STATEMENT_TIMEOUT_S``
 ==================  ==============================================================================
@@ -35,6 +36,7 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 
 from fairmon.store._base import ERR_LOCK_TIMEOUT, ERR_STATEMENT_TIMEOUT, ERR_UNKNOWN_RUN
+from fairmon.store._diagnosis import DiagnosisRows
 from fairmon.store._feu import ERR_TWO_SELECTED, FEUCandidates
 from fairmon.store._history import HistoryReads
 from fairmon.store._outbox import ALLOWED_TRANSITIONS, ERR_TRANSITION, Outbox
@@ -59,7 +61,7 @@ __all__ = [
 ]
 
 
-class Store(WindowWrites, RunReads, HistoryReads, Outbox, FEUCandidates):
+class Store(WindowWrites, RunReads, HistoryReads, Outbox, FEUCandidates, DiagnosisRows):
     """Repository over the fairmon schema (``sql/migrations``).
 
     Parameters

@@ -15,7 +15,7 @@ DAGS = REPO / "dags"
 MONITORS = REPO / "monitors"
 #: must never load while the DAG processor parses our DAG file
 HEAVY = ["torch", "pandas", "numpy", "shap", "lime", "pymoo", "great_expectations", "sklearn", "matplotlib"]
-HEAVY_TASKS = {"predict", "rumie", "explain", "feu"}
+HEAVY_TASKS = {"predict", "rumie", "explain", "diagnose", "feu"}
 
 pytestmark = pytest.mark.airflow
 
@@ -93,10 +93,11 @@ def test_dags_have_the_policies(bag: dict) -> None:
             assert t["queue"] == want_queue, (dag_id, task_id)
         # FEU on demand: trigger with conf {"feu": true}; off by default
         assert d["params"]["feu"] is False and d["params"]["notify"] is True
-        # persist waits for all three computations; the report exists before the alert linking to it;
-        # feu only after the alert
+        # persist waits for all three computations; the diagnosis (issue 19) follows the drift decision
+        # and precedes the report, which exists before the alert linking to it; feu only after the alert
         assert set(d["tasks"]["persist"]["upstream"]) >= {"outcome", "rumie", "explain"}
-        assert "report" in d["tasks"]["alert"]["upstream"] and "drift" in d["tasks"]["report"]["upstream"]
+        assert "drift" in d["tasks"]["diagnose"]["upstream"] and "diagnose" in d["tasks"]["report"]["upstream"]
+        assert "report" in d["tasks"]["alert"]["upstream"]
         assert "alert" in d["tasks"]["feu"]["upstream"]
 
 

@@ -29,6 +29,8 @@ SMALL: dict[str, Any] = {
     "explanations.openxai.sample_size": 20,
     "explanations.openxai.n_perturbations": 5,
     "explanations.openxai.metrics": ["PGI", "PGU"],
+    "explanations.attribution_gap.sample_size": 50,
+    "explanations.attribution_gap.bootstrap": 100,
     "retraining.population": 4,
     "retraining.generations": 2,
     "retraining.bounds.epochs": [2, 4],

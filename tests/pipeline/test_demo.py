@@ -51,6 +51,9 @@ def demo(embedded_home: Path) -> dict:
                 "findings": "SELECT run_id, kind, metric, group_key, severity, status FROM findings",
                 "alerts": "SELECT kind, state, payload FROM alerts ORDER BY alert_id",
                 "feu": "SELECT run_id, candidate_index, selected, registry_version FROM feu_candidates",
+                "gaps": "SELECT run_id, group_kind, status, features FROM attribution_gaps",
+                "rescores": "SELECT run_id, kind, metric, old_version, new_version, value_new, value_old, "
+                            "ci_new_low, ci_new_high, baseline, verdict, status FROM model_rescores",
             }
             rows = {k: [tuple(r) for r in c.execute(sa.text(v))] for k, v in q.items()}
         yield {"summary": summary, "rows": rows}
@@ -144,3 +147,36 @@ def test_every_window_wrote_its_report_with_images(demo: dict) -> None:
         assert w["steps"]["followup"]["report"] == {"status": "written", "path": w["steps"]["report"]["path"]}
         assert 'alt="FEU Pareto front"' in html  # the Pareto front is drawn where FEU ran
         assert "Slack messages of this window" in html  # and the alert that links here is listed
+
+
+def test_why_disfavored_and_model_or_data_at_the_drift(demo: dict) -> None:
+    """Issue 19: every window stores the attribution gaps of its RUMIE group and its most disadvantaged
+    declared group; where the RUMIE drift fires under v2, v1 rescored on the same rows sits near the
+    pre-change level and the verdict says the rise follows the model."""
+    from fairmon.alerts.diagnosis import cause_line, why_lines
+    from fairmon.store import AttributionGapRecord, RescoreRecord
+
+    rows = demo["rows"]
+    index = {r[0]: i for i, r in enumerate(rows["runs"])}
+    gaps = {(r[0], r[1]): r for r in rows["gaps"]}
+    for run_id in index:
+        assert (run_id, "rumie") in gaps and (run_id, "declared") in gaps, sorted(gaps)
+        assert gaps[(run_id, "rumie")][2] == "ok" and len(gaps[(run_id, "rumie")][3]) >= 3
+    fired = [r for r in rows["rescores"] if r[2] == "rumie_honest_dscore" and r[11] == "ok"]
+    assert fired, rows["rescores"]
+    assert all(index[r[0]] >= DRIFT and r[3] == "v1" and r[4] == "v2" for r in rows["rescores"])  # only under v2
+    first = min(fired, key=lambda r: index[r[0]])
+    _, _, _, _, _, new, old, lo, hi, _baseline, verdict, _ = first
+    before = max(e[3] for e in rows["evidence"] if index[e[0]] < DRIFT)  # pre-change honest DScores
+    assert verdict == "model" and not (lo <= old <= hi) and old < new, first
+    assert old <= before + 0.05, (old, before)  # v1 on the drift window scores near the pre-change level
+    # the alert lines built from the stored rows: three features of the RUMIE group, the cause sentence
+    rec = [AttributionGapRecord(r[1], r[2], features=tuple(r[3])) for r in rows["gaps"] if r[0] == first[0]]
+    why = why_lines(rec)
+    assert why[0].startswith("_Why disfavored_ (the RUMIE group): ") and why[0].count("P(favourable)") == 3
+    cause = cause_line([RescoreRecord(r[1], r[2], old_version=r[3], new_version=r[4], value_new=r[5], value_old=r[6],
+                                      verdict=r[10], status=r[11]) for r in rows["rescores"] if r[0] == first[0]])
+    assert cause is not None and "with v1 on this window's data" in cause and "follows the model" in cause
+    html = Path(next(w for w in demo["summary"]["windows"] if w["steps"]["resolve_window"]["run_id"] == first[0])
+                ["steps"]["report"]["path"]).read_text()
+    assert 'alt="attribution gap per feature"' in html and "follows the model, not the data" in html

@@ -30,6 +30,8 @@ PUBLIC = {
     "AlertRecord",
     "FEUCandidateRecord",
     "WindowRecords",
+    "AttributionGapRecord",
+    "RescoreRecord",
 }
 STORE_METHODS = {
     # writes
@@ -39,6 +41,11 @@ STORE_METHODS = {
     "write_findings",
     "save_feu_candidates",
     "set_feu_registry_version",
+    # diagnosis rows (issue 19)
+    "save_attribution_gaps",
+    "attribution_gaps_of_run",
+    "save_rescores",
+    "rescores_of_run",
     "rebuild_latest_metrics",
     # run bookkeeping (issue 15: stale runs are failed by the next run of the monitor)
     "heartbeat_run",

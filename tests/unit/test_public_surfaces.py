@@ -123,8 +123,8 @@ OTHER_SURFACE: dict[str, frozenset[str] | None] = {
         "rebuild_reports render_html report_location write_index write_report write_window_report"
     ),
     "fairmon.store": _names(
-        "ALLOWED_TRANSITIONS AlertRecord EvidenceRecord ExplanationMetricRecord FEUCandidateRecord "
-        "FindingRecord MetricRecord RESULT_STATUSES RecordError RunRecord Store WindowRecords "
+        "ALLOWED_TRANSITIONS AlertRecord AttributionGapRecord EvidenceRecord ExplanationMetricRecord FEUCandidateRecord "
+        "FindingRecord MetricRecord RESULT_STATUSES RecordError RescoreRecord RunRecord Store WindowRecords "
         "current_version describe_url embedded_url get_engine head_version normalize_url open_store ping "
         "require_head upgrade"
     ),

@@ -1,0 +1,43 @@
+"""The "why disfavored" picture: per feature, the mean attribution inside the group minus outside it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fairmon.report.charts._base import GROUP_COLOR, REST_COLOR, _figure, _ok, png
+
+__all__ = ["attribution_gap_chart", "MAX_BARS"]
+
+#: features drawn per group (the table lists every feature)
+MAX_BARS = 10
+
+
+def attribution_gap_chart(features: Sequence[Mapping[str, Any]], *, title: str = "") -> bytes | None:
+    """Horizontal bars of ``difference`` per feature (largest |difference| on top) with the bootstrap
+    interval as error bars; red where the feature lowers P(favourable) more inside the group.
+
+    >>> png = attribution_gap_chart([{"feature": "age", "difference": -0.1, "ci_low": -0.12, "ci_high": -0.08}])
+    >>> png[1:4] == b"PNG", attribution_gap_chart([])
+    (True, None)
+    """
+    rows = [f for f in features if _ok(f.get("difference"))][:MAX_BARS]
+    if not rows:
+        return None
+    fig = _figure(7.0, max(1.8, 0.34 * len(rows) + 1.0))
+    ax = fig.subplots()
+    for y, f in enumerate(rows):
+        d = float(f["difference"])
+        lo = float(f["ci_low"]) if _ok(f.get("ci_low")) else d
+        hi = float(f["ci_high"]) if _ok(f.get("ci_high")) else d
+        ax.barh(y, d, color=GROUP_COLOR if d < 0 else REST_COLOR, height=0.6)
+        ax.errorbar(d, y, xerr=[[max(d - lo, 0.0)], [max(hi - d, 0.0)]], fmt="none", ecolor="#333333", capsize=3)
+    ax.axvline(0.0, color="#333333", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), [str(f["feature"]) for f in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel("mean attribution of P(favourable): inside − outside the group", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    ax.tick_params(labelsize=9)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return png(fig)
