@@ -6,6 +6,7 @@ import pytest
 from alert_helpers import ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import Outbox, alert_fingerprint
+from fairmon.alerts.grouping import window_fingerprint
 
 pytestmark = pytest.mark.postgres
 CH = "#fairness"
@@ -31,19 +32,22 @@ def test_store_backed_outbox_exactly_once_with_crash_and_thread(store, slack_ser
             raise RuntimeError("worker killed between Slack and commit")
         return real(fp, from_state, to_state, **kw)
 
+    def enqueue(ob: Outbox) -> list[str]:  # two windows: two messages (one window's findings are one message)
+        return ob.notify_findings([f], ctx(0), channels=CH) + ob.notify_findings([dp_finding(1)], ctx(1), channels=CH)
+
     store.outbox_transition = crash_once
     ob = Outbox(store, sender)
-    assert len(ob.notify_findings([f, dp_finding()], ctx(), channels=CH)) == 2
+    assert len(enqueue(ob)) == 2
     with pytest.raises(RuntimeError):
         ob.deliver()
     store.outbox_transition = real
     # re-run of the window: enqueue refused, delivery recovers the crashed one from history
     ob2 = Outbox(store, sender)
-    assert ob2.notify_findings([f, dp_finding()], ctx(), channels=CH) == []
+    assert enqueue(ob2) == []
     rep = ob2.deliver(stale_after_s=0.0)
     assert len(rep.recovered) == 1 and len(rep.sent) == 1
     assert len(slack_server.posted(CH)) == 2
-    fp = alert_fingerprint(f.fingerprint, CH)
+    fp = alert_fingerprint(window_fingerprint(f.monitor, f.window_start), CH)
     rec = store.outbox_get(fp)
     assert rec.state == "sent" and rec.thread_ts == rec.slack_ts == slack_server.posted(CH)[0]["ts"]
     # FEU follow-up threads under the stored ts
