@@ -77,3 +77,29 @@ def test_store_outbox_per_monitor_and_configuration_errors_keep_alerts(store, sl
     rep = Outbox(store, sender).deliver(monitor="credit")
     assert rep.sent == [fp_a] and store.outbox_get(fp_a).state == "sent"
     assert store.outbox_get(fp_b).state == "pending"
+
+
+def test_alert_history_has_one_row_per_message_and_one_per_finding(store, slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """Two findings of one window: ONE message (alert_history, n_findings 2), two alert_history_findings
+    rows carrying the message's delivery state; a resolution is a message of its own in the thread."""
+    import sqlalchemy as sa
+
+    ob = Outbox(store, sender)
+    (fp,) = ob.notify_findings([rumie_finding(0), dp_finding(0)], ctx(0), channels=CH)
+    ob.deliver()
+    ob.notify_findings([rumie_finding(3, status="resolved", since_day=0)], ctx(3), channels=CH)
+    ob.deliver()
+    with store.engine.connect() as c:
+        msgs = c.execute(sa.text("SELECT fingerprint, state, n_findings, thread_ts FROM alert_history "
+                                 "ORDER BY alert_id")).all()
+        rows = c.execute(sa.text("SELECT message_fingerprint, finding_key, entry, state, status "
+                                 "FROM alert_history_findings ORDER BY alert_id, finding_key")).all()
+    assert [(m[0], m[1], m[2]) for m in msgs][0] == (fp, "sent", 2) and len(msgs) == 2
+    assert msgs[1][2] == 1  # the resolution: one finding
+    assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows[:2]] == [
+        (fp, "ci_outside_range:dp_difference:sex", "dp_difference:sex", "sent", "open"),
+        (fp, "rumie_rise:rumie_honest_dscore:*", "rumie", "sent", "open"),
+    ]
+    assert rows[2][1:] == ("rumie_rise:rumie_honest_dscore:*", "rumie", "sent", "resolved")
+    first, resolution = slack_server.posted(CH)
+    assert resolution["thread_ts"] == first["ts"]
