@@ -136,14 +136,17 @@ def group_history(
     if current is None or getattr(current, "status", None) != "ok":
         return None
     now = condition_texts(current.rule_conditions, current.rules)
-    had_group = previous is not None and getattr(previous, "status", "ok") == "ok"
-    before = condition_texts(previous.rule_conditions, previous.rules) if had_group else []
+    prev = previous if previous is not None and getattr(previous, "status", "ok") == "ok" else None
+    if prev is None:
+        return GroupHistory(previous_window=None, jaccard=None, min_jaccard=float(min_jaccard), dscore_before=None,
+                            dscore_now=_finite(current.honest_dscore))
+    before = condition_texts(prev.rule_conditions, prev.rules)
     return GroupHistory(
-        previous_window=previous_window if had_group else None,
-        jaccard=_finite(overlap) if had_group else None,
+        previous_window=previous_window,
+        jaccard=_finite(overlap),
         min_jaccard=float(min_jaccard),
-        dscore_before=_finite(previous.honest_dscore) if had_group else None,
+        dscore_before=_finite(prev.honest_dscore),
         dscore_now=_finite(current.honest_dscore),
-        added=tuple(c for c in now if c not in before) if had_group else (),
+        added=tuple(c for c in now if c not in before),
         removed=tuple(c for c in before if c not in now),
     )

@@ -23,7 +23,8 @@ Example
 ...       for k in ("ci_outside_range", "rumie_dscore")]
 >>> [plan] = plan_messages(fs)
 >>> m = render_window(plan, AlertContext("demo", t))
->>> m.text.count("Most discriminated group (RUMIE)"), "allowed range" in m.text and "DScore threshold" in m.text
+>>> details = [b["text"]["text"] for b in m.blocks if "*Most discriminated group (RUMIE)*" in b.get("text", {}).get("text", "")]
+>>> len(details), "allowed range on rumie_honest_dscore + DScore threshold" in details[0]
 (1, True)
 """
 
@@ -113,7 +114,7 @@ def fit(md: str, limit: int, more: str) -> str:
     """``md`` (escaped mrkdwn) within ``limit`` characters: cut at a line boundary, an open code block
     closed, ``more`` (the "see the report" line) appended.
 
-    >>> fit("a\\nbbbb\\ncccc", 9, "…")
+    >>> fit("a\\nbbbb\\ncccc\\ndddd", 13, "…")
     'a\\nbbbb\\n…'
     >>> len(fit("x" * 5000, 3000, "… truncated")) <= 3000
     True
@@ -281,7 +282,7 @@ def _assemble(plan: MessagePlan, ctx: AlertContext, *, fingerprint: str, resolve
             if url else [])
     blocks: list[dict[str, Any]] = [header, ctx_block, _md_section("\n".join(summary_md), ctx)]
     room = MAX_BLOCKS - len(blocks) - len(link) - 1  # one left for "… and N more"
-    text_lines = [f"[{'resolved' if resolved else sev}] fairmon {ctx.monitor}: {'Resolved: ' if resolved else ''}{what}",
+    text_lines = [f"[{sev}] fairmon {ctx.monitor}: {'Resolved: ' if resolved else ''}{what}",
                   f"Model {ctx.model_version or 'unknown'}, window {window_text(ctx)}", *summary_plain]
     shown = 0
     for e in plan.entries:
