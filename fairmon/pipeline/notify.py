@@ -24,12 +24,12 @@ from fairmon.pipeline.runs import model_version, record_alert_error
 from fairmon.pipeline.table import A_DRIFT
 from fairmon.results import decode, evidence_from_record
 
-__all__ = ["alert_context", "previous_evidence", "window_group_history", "window_findings", "send_alerts", "send_followup", "data_alert", "rendered_alerts"]
+__all__ = ["alert_context", "window_findings", "send_alerts", "send_followup", "data_alert", "rendered_alerts"]
 
 rendered_alerts = dispatch.rendered_alerts
 
 
-def previous_evidence(ctx: RunContext) -> tuple[Evidence, datetime] | None:
+def _previous_evidence(ctx: RunContext) -> tuple[Evidence, datetime] | None:
     """The RUMIE evidence (the spec's mining method) of the previous completed window and its start."""
     runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, 1)
     if not runs:
@@ -40,12 +40,12 @@ def previous_evidence(ctx: RunContext) -> tuple[Evidence, datetime] | None:
     return None
 
 
-def window_group_history(ctx: RunContext, rumie: RumieOutput | None) -> GroupHistory | None:
+def _window_group_history(ctx: RunContext, rumie: RumieOutput | None) -> GroupHistory | None:
     """How this window's RUMIE group relates to the previous window's (:mod:`fairmon.alerts.history`:
     Jaccard of the two rule sets on this window's rows, the rumie step's ``group_overlap``)."""
     if rumie is None:
         return None
-    prev = previous_evidence(ctx)
+    prev = _previous_evidence(ctx)
     return group_history(rumie.evidence, prev[0] if prev else None, overlap=rumie.group_overlap,
                          min_jaccard=ctx.spec.drift.rumie.min_jaccard, previous_window=prev[1] if prev else None)
 
@@ -57,7 +57,7 @@ def alert_context(ctx: RunContext) -> AlertContext:
     expl = read_explain(ctx)
     return AlertContext(
         report_base_url=resolve_runtime(ctx.spec).report_base_url,
-        history=window_group_history(ctx, rumie),
+        history=_window_group_history(ctx, rumie),
         monitor=ctx.monitor,
         window_start=ctx.window.start,
         window_end=ctx.window.end,
