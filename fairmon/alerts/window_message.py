@@ -205,13 +205,20 @@ def _rumie_details(ctx: AlertContext) -> tuple[list[str], list[str]]:
         hist = ctx.history.lines()
         md += [f"• _History:_ {mrkdwn_escape(hist[0])}", *(f"• {mrkdwn_escape(h)}" for h in hist[1:])]
         plain += ["History: " + hist[0], *hist[1:]]
-    if ctx.why:
-        md += ["*Why disfavored*", *ctx.why]
-        plain += ["Why disfavored:", *(mrkdwn_unescape(w) for w in ctx.why)]
-    return md, plain
+    why_md, why_plain = _why(ctx)
+    return md + why_md, plain + why_plain
 
 
-def _entry_block(entry: Entry, ctx: AlertContext, *, resolved: bool) -> tuple[str, list[str]]:
+def _why(ctx: AlertContext) -> tuple[list[str], list[str]]:
+    """The "why disfavored" lines (given escaped) and their plain fallback."""
+    if not ctx.why:
+        return [], []
+    return ["*Why disfavored*", *ctx.why], ["Why disfavored:", *(mrkdwn_unescape(w) for w in ctx.why)]
+
+
+def _entry_block(entry: Entry, ctx: AlertContext, *, resolved: bool, why_here: bool = False) -> tuple[str, list[str]]:
+    """One details section; ``why_here``: the message has no RUMIE entry and this (first) entry carries
+    the "why disfavored" lines (they are about the most disadvantaged declared group then)."""
     icon = ":white_check_mark:" if resolved else _SEVERITY_ICON.get(entry.severity, "")
     title = _entry_title(entry)
     head = f"{icon} *{mrkdwn_escape(title)}* — {mrkdwn_escape(_rule_names(entry))} ({entry.severity})"
@@ -228,6 +235,10 @@ def _entry_block(entry: Entry, ctx: AlertContext, *, resolved: bool) -> tuple[st
         rmd, rplain = _rumie_details(ctx)
         md += rmd
         plain += rplain
+    elif not resolved and why_here:
+        wmd, wplain = _why(ctx)
+        md += wmd
+        plain += wplain
     gesd = next((g for f in entry.findings if f.kind.startswith("gesd") and (g := _finding_gesd(ctx, f))), None)
     if gesd and not resolved:
         block, txt = _gesd_block(gesd)
@@ -285,8 +296,9 @@ def _assemble(plan: MessagePlan, ctx: AlertContext, *, fingerprint: str, resolve
     text_lines = [f"[{sev}] fairmon {ctx.monitor}: {'Resolved: ' if resolved else ''}{what}",
                   f"Model {ctx.model_version or 'unknown'}, window {window_text(ctx)}", *summary_plain]
     shown = 0
-    for e in plan.entries:
-        md, plain = _entry_block(e, ctx, resolved=resolved)
+    has_rumie = any(e.is_rumie for e in plan.entries)
+    for i, e in enumerate(plan.entries):
+        md, plain = _entry_block(e, ctx, resolved=resolved, why_here=i == 0 and not has_rumie)
         text_lines += ["", *plain]
         if shown < room:
             blocks.append(_md_section(md, ctx))

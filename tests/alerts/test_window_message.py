@@ -114,6 +114,9 @@ def test_group_history_why_and_cause_lines_are_rendered_once_and_not_re_escaped(
     assert summary.endswith(cause)  # under the summary of what fired
     assert "&amp;lt;" not in blocks and "&amp;lt;" not in m.text  # pre-escaped lines are not escaped twice
     assert "(&lt;1 year)" in m.text and cause in m.text
+    # no RUMIE entry (only a declared group's disparity fired): the why lines go under that entry
+    only_dp = _window([dp_finding()], why=why)
+    assert why[0] in next(b["text"]["text"] for b in only_dp.blocks if "*dp_difference — sex*" in b.get("text", {}).get("text", ""))
     new = dataclasses.replace(h, jaccard=0.2)
     assert "new group (Jaccard 0.20" in _window([_threshold()], history=new).text
     assert "new group (no RUMIE group in an earlier window)" in _window(
