@@ -17,6 +17,13 @@ cooldown 3, honest-DScore threshold 0.10, dp_ratio ∈ [0.8, 1]).
    (decision DScore +``--rise`` = 0.10) takes over after ``--history`` windows. Delay = 1 + the number
    of drift windows before the first notified finding (1 = alert on the first drifted window).
    Target: delay ≤ 2 in ≥ 90 % of trials.
+3. **Messages per drift event** (issue 19): in the same trials the production model serves again
+   ``--rollback`` windows after the ``--after`` drifted ones, so the drift resolves. The windows'
+   decisions from the drift on go through :func:`fairmon.alerts.grouping.plan_messages` — exactly what
+   the outbox enqueues — and are counted: top-level messages (one per monitor-window with notified
+   findings), threaded resolutions, and the FEU follow-ups the pipeline threads under a message that
+   opens a drift (when retraining is configured). Goal per event: 1 message + threaded follow-ups + 1
+   resolution; beside it, how many messages one message per finding (before issue 19) would have posted.
 
 RUMIE attribute set: the candidate proxy columns of the stream (``age``, ``region`` and the decoys
 ``student``, ``account_years``, ``branch``), i.e. what a monitor spec for this model declares in
@@ -83,7 +90,7 @@ def _window_summary(w: Any, fav: Any, prev_ev: dict | None, args: argparse.Names
 
 
 def _stream_summaries(n_windows: int, drift_window: int, seed: int, args: argparse.Namespace,
-                      label: str) -> tuple[list[Any], list[dict], Any]:
+                      label: str, rollback_at: int | None = None) -> tuple[list[Any], list[dict], Any]:
     from fairmon.datasets import FEATURE_COLUMNS, decision_dscore, deploy_models, generate_stream
     from fairmon.registry import Registry
 
@@ -99,6 +106,8 @@ def _stream_summaries(n_windows: int, drift_window: int, seed: int, args: argpar
     prev: dict | None = None
     for w in stream.windows:
         version = dep.version_for_window(w.index)
+        if rollback_at is not None and w.index >= rollback_at:  # the production model is back
+            version = dep.production.version
         fav = models[version].predict(w.frame[list(FEATURE_COLUMNS)])
         t = time.perf_counter()
         s, evd = _window_summary(w, fav, prev, args, version)
@@ -118,6 +127,23 @@ def _stream_summaries(n_windows: int, drift_window: int, seed: int, args: argpar
 
 def _alerts(findings: list[Any]) -> list[Any]:
     return [f for f in findings if f.notify and f.status != "resolved"]
+
+
+def _messages(decisions: list[list[Any]]) -> dict[str, int]:
+    """The Slack messages the windows' decisions post (:func:`fairmon.alerts.grouping.plan_messages`, what
+    the outbox enqueues): top-level window messages, threaded resolutions, the FEU follow-ups the
+    pipeline threads under a message that opens a drift (with retraining configured), and — for
+    comparison — how many messages one message per finding would have posted."""
+    from fairmon.alerts.grouping import plan_messages
+
+    out = {"top_level": 0, "resolutions": 0, "followups": 0, "per_finding": 0}
+    for fs in decisions:
+        plans = plan_messages(fs)
+        out["top_level"] += sum(p.kind == "window" for p in plans)
+        out["resolutions"] += sum(p.kind == "resolution" for p in plans)
+        out["followups"] += any(f.notify and f.status == "open" for f in fs)
+        out["per_finding"] += sum(bool(f.notify) for f in fs)
+    return out
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -145,12 +171,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     trials = []
     for t in range(args.trials):
         seed = args.seed + 1000 + t
-        s2, pw2, dep2 = _stream_summaries(args.history + args.after, args.history, seed, args, "drift")
+        s2, pw2, dep2 = _stream_summaries(args.history + args.after + args.rollback, args.history, seed, args,
+                                          "drift", rollback_at=args.history + args.after)
         dec2 = replay(s2, **settings.kwargs())
+        msgs = _messages(dec2[args.history:])
         pre_alarms = sum(bool(_alerts(fs)) for fs in dec2[: args.history])
         delay = None
         first_kinds: list[str] = []
-        for j in range(args.history, len(dec2)):
+        for j in range(args.history, args.history + args.after):
             alerts = _alerts(dec2[j])
             if alerts:
                 delay = j - args.history + 1
@@ -160,19 +188,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "trial": t, "seed": seed, "delay": delay if delay is not None else -1,
             "within_2": delay is not None and delay <= 2, "first_alert_kinds": ";".join(first_kinds),
             "pre_drift_alarm_windows": pre_alarms,
+            "messages_top_level": msgs["top_level"], "messages_followups": msgs["followups"],
+            "messages_resolutions": msgs["resolutions"], "messages_if_per_finding": msgs["per_finding"],
+            "one_message_one_resolution": msgs["top_level"] == 1 and msgs["resolutions"] == 1,
             "dscore_before": dep2.dscore_before, "dscore_after": dep2.dscore_after,
             "honest_before_mean": _mean([p["honest_dscore"] for p in pw2[: args.history]]),
-            "honest_after_mean": _mean([p["honest_dscore"] for p in pw2[args.history:]]),
+            "honest_after_mean": _mean([p["honest_dscore"] for p in pw2[args.history:args.history + args.after]]),
         })
     detect_rate = sum(tr["within_2"] for tr in trials) / max(1, len(trials))
+    message_rate = sum(tr["one_message_one_resolution"] for tr in trials) / max(1, len(trials))
     return {
         "fa_rate": fa_rate, "fa_windows": fa_windows, "n_windows": n, "fa_kinds": dict(fa_kinds),
         "raw_violation_kinds": dict(raw_kinds), "detect_rate": detect_rate, "trials": trials,
+        "message_rate": message_rate,
         "per_window": per_window, "seconds_stationary": t_stationary,
         "seconds_total": time.perf_counter() - t0, "dscore_before": dep.dscore_before,
         "policy": {"checks": [repr(c) for c in settings.checks], "baseline": repr(settings.baseline),
                    "policy": repr(settings.policy)},
     }
+
+
+def _message_detail(trials: list[dict[str, Any]]) -> str:
+    def mean(key: str) -> str:
+        return f"{sum(t[key] for t in trials) / max(1, len(trials)):.2f}"
+
+    return (f"per event: top-level messages {mean('messages_top_level')} (goal 1), threaded FEU follow-ups "
+            f"{mean('messages_followups')}, threaded resolutions {mean('messages_resolutions')} (goal 1); one "
+            f"message per finding would have posted {mean('messages_if_per_finding')}; top-level per trial "
+            + ",".join(str(t["messages_top_level"]) for t in trials))
 
 
 def _mean(xs: list[Any]) -> float | None:
@@ -187,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=20, help="drift trials (detection part)")
     p.add_argument("--history", type=int, default=10, help="windows before the drift in each trial")
     p.add_argument("--after", type=int, default=3, help="windows after the drift in each trial")
+    p.add_argument("--rollback", type=int, default=4,
+                   help="windows after the drift served by the production model again (the drift resolves)")
     p.add_argument("--rows", type=int, default=5000, help="rows per window")
     p.add_argument("--iterations", type=int, default=2500, help="RUMIE gradient steps")
     p.add_argument("--bootstrap", type=int, default=1000, help="outcome-metric bootstrap replicates")
@@ -197,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--progress", action="store_true", help="print one JSON line per window to stderr")
     args = p.parse_args(argv)
     if args.smoke:
-        args.windows, args.trials, args.history, args.after = 6, 1, 4, 2
+        args.windows, args.trials, args.history, args.after, args.rollback = 6, 1, 4, 2, 3
         args.rows, args.iterations, args.bootstrap = 1000, 150, 100
     res = run(args)
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
@@ -210,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         {"measure": f"alert within 2 windows of a DScore rise of {args.rise}", "value": res["detect_rate"],
          "detail": "delays " + ",".join(str(t["delay"]) for t in res["trials"]),
          "target": ">= 0.90", "met": res["detect_rate"] >= 0.90},
+        {"measure": "drift events with 1 message + threaded follow-ups + 1 resolution", "value": res["message_rate"],
+         "detail": _message_detail(res["trials"]), "target": ">= 0.90", "met": res["message_rate"] >= 0.90},
     ]
     name = "alert_quality_smoke" if args.smoke else "alert_quality"
     notes = (

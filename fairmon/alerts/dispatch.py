@@ -180,7 +180,8 @@ def data_alert(ctx: DispatchContext, alert: AlertContext, *, failed: list[dict[s
 def send_alerts(
     ctx: DispatchContext, alert: AlertContext, findings: Sequence[Finding], *, run_id: int
 ) -> dict[str, Any]:
-    """Enqueue this window's notifiable findings (one message per finding and channel) and deliver.
+    """Enqueue this window's notifiable findings (one message per window and channel, findings merged
+    per phenomenon; resolutions in the thread of the message they close) and deliver.
 
     A Slack configuration error leaves the alerts pending and comes back as ``delivery_error`` with
     ``configuration_error`` set (the caller records it; the computed window keeps its status).

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from fairmon.alerts.history import GroupHistory
 from fairmon.fairness.rumie import Evidence
 from fairmon.results import evidence_from_dict
 
@@ -93,13 +94,16 @@ class AlertContext:
     ``evidence`` is RUMIE :class:`~fairmon.fairness.rumie.Evidence` (its ``to_dict()`` is decoded to
     one); ``gesd`` is ``{attribute: GESDResult.to_dict()}``
     (or one result, see :func:`fairmon.drift.window.gesd_by_attribute`); both optional. A GESD finding
-    shows the result of its own attribute (the finding's ``group``).
+    shows the result of its own attribute (the finding's ``group``). ``history`` says whether RUMIE's
+    group is the previous window's; ``why`` and ``cause`` are pre-rendered (escaped) mrkdwn lines.
     """
 
     monitor: str
     window_start: datetime
     window_end: datetime | None = None
     model_version: str | None = None
+    #: how RUMIE's group relates to the previous window's (:class:`~fairmon.alerts.history.GroupHistory`)
+    history: GroupHistory | None = None
     report_base_url: str | None = None
     evidence: Evidence | None = None
     gesd: Mapping[str, Any] | None = None

@@ -10,8 +10,8 @@ another monitor's queue.
 
 Why no duplicates
 -----------------
-1. A re-run or retried task enqueues the same fingerprint (derived from monitor, window and finding)
-   and the repository refuses the second insert.
+1. A re-run or retried task enqueues the same fingerprint (derived from monitor and window: one
+   message per window, :mod:`fairmon.alerts.grouping`) and the repository refuses the second insert.
 2. Claiming is compare-and-set (``pending → sending``), so two workers never post the same alert.
 3. If a worker crashed after Slack accepted the message but before ``sent`` was committed, the row is
    left in ``sending``. Before re-posting such a row (or any row with earlier attempts), the outbox
@@ -43,15 +43,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from fairmon.alerts.grouping import MessagePlan, plan_messages, window_fingerprint
 from fairmon.alerts.render import (
     AlertContext,
     SlackMessage,
     render_data_validation,
     render_feu_followup,
-    render_finding,
 )
 from fairmon.alerts.slack import RateLimitedError
-from fairmon.drift.findings import Finding, Severity, severity_at_least
+from fairmon.alerts.window_message import render_resolution, render_window
+from fairmon.drift.findings import Finding, Severity, finding_fingerprint, severity_at_least
 from fairmon.errors import AlertDeliveryError
 from fairmon.store.records import AlertRecord
 
@@ -243,7 +244,10 @@ class Outbox:
         notify: bool = False,
         run_id: int | None = None,
     ) -> list[str]:
-        """Enqueue the findings the policy marked ``notify``, per channel above its minimum severity.
+        """Enqueue the window's messages: per channel, ONE message with the findings the policy marked
+        ``notify`` at or above the channel's minimum severity (merged per phenomenon, see
+        :mod:`fairmon.alerts.grouping`), and one resolution per earlier message whose drifts cleared
+        (in that message's thread).
 
         ``channels`` is one channel name (minimum severity ``info``: the policy already filtered) or
         ``{channel: min_severity}``. Backfilled windows enqueue nothing unless ``notify`` is set
@@ -253,34 +257,43 @@ class Outbox:
             return []
         routes: Mapping[str, Severity] = {channels: "info"} if isinstance(channels, str) else channels
         queued: list[str] = []
-        for f in findings:
-            if not f.notify:
-                continue
-            for channel, min_sev in routes.items():
-                if not severity_at_least(f.severity, min_sev):
-                    continue
-                fp = alert_fingerprint(f.fingerprint, channel)
-                msg = render_finding(f, ctx, fingerprint=fp)
-                if msg.thread_of is not None:
-                    msg = dataclasses.replace(msg, thread_of=alert_fingerprint(msg.thread_of, channel),
-                                              extra={**msg.extra, "broadcast": True})
-                if self.enqueue(msg, channel=channel, monitor=f.monitor, window_start=f.window_start,
-                                severity=f.severity, run_id=run_id):
+        for channel, min_sev in routes.items():
+            chosen = [f for f in findings if f.notify and severity_at_least(f.severity, min_sev)]
+            for plan in plan_messages(chosen):
+                fp = alert_fingerprint(plan.fingerprint, channel)
+                if plan.kind == "window":
+                    msg = render_window(plan, ctx, fingerprint=fp)
+                else:
+                    msg = render_resolution(plan, ctx, fingerprint=fp, thread_of=self._parent_of(plan, channel))
+                if self.enqueue(msg, channel=channel, monitor=plan.monitor, window_start=plan.window_start,
+                                severity=plan.severity, run_id=run_id):
                     queued.append(fp)
         return queued
+
+    def _parent_of(self, plan: MessagePlan, channel: str) -> str:
+        """The outbox fingerprint a resolution replies to: the message of its ``since`` window, or — for a
+        drift opened before messages were grouped per window — the opening finding's own message."""
+        parent = alert_fingerprint(plan.parent_fingerprint or plan.fingerprint, channel)
+        if self.repository.outbox_get(parent) is None and plan.since is not None:
+            for f in plan.findings:
+                legacy = alert_fingerprint(finding_fingerprint(f.monitor, plan.since, f.key, "open"), channel)
+                if self.repository.outbox_get(legacy) is not None:
+                    return legacy
+        return parent
 
     def notify_feu(
         self, feu: Mapping[str, Any], ctx: AlertContext, *, parent_finding: Finding | None, channel: str,
         run_id: int | None = None,
     ) -> str | None:
-        """Queue the FEU candidates as a threaded reply to the alert of ``parent_finding``.
+        """Queue the FEU candidates as a threaded reply to the window message holding ``parent_finding``.
 
         Without a parent (FEU requested at a window without an alerted drift) the candidates go out as
         a message of their own, once per window and channel.
         """
         if parent_finding is not None:
-            msg = render_feu_followup(feu, ctx, parent_fingerprint=alert_fingerprint(parent_finding.fingerprint,
-                                                                                     channel))
+            parent = alert_fingerprint(window_fingerprint(parent_finding.monitor, parent_finding.window_start),
+                                       channel)
+            msg = render_feu_followup(feu, ctx, parent_fingerprint=parent)
         else:
             msg = _per_channel(render_feu_followup(feu, ctx, parent_fingerprint=None), channel)
         ok = self.enqueue(msg, channel=channel, monitor=ctx.monitor, window_start=ctx.window_start,

@@ -1,5 +1,10 @@
 """Pure Slack rendering: findings → Block Kit message + plain-text fallback + metadata.
 
+The outbox posts one message per monitor-window (:func:`fairmon.alerts.window_message.render_window`,
+built from this module's RUMIE / GESD / group pieces); :func:`render_finding` renders a single finding
+on its own (messages enqueued before issue 19, tools), and the FEU follow-up and data-validation
+templates live here.
+
 Nothing here talks to the network or the store; the same inputs give the same message (so a
 re-rendered alert is byte-identical and its fingerprint is stable). Every message carries Slack
 message metadata ``{"event_type": "fairmon_alert", "event_payload": {"fingerprint": ...}}``, which is

@@ -43,8 +43,11 @@ ENV_ARTIFACT_LOCATION: Final = "FAIRMON_ARTIFACT_LOCATION"
 ENV_DEVICE: Final = "FAIRMON_DEVICE"
 #: overrides ``execution.queue`` of the heavy tasks
 ENV_HEAVY_QUEUE: Final = "FAIRMON_HEAVY_QUEUE"
-#: where reports are written (a folder or fsspec URI served at ``alerts.report_base_url``)
+#: where reports are written (a folder or fsspec URI served at ``FAIRMON_REPORT_BASE_URL``)
 ENV_REPORT_LOCATION: Final = "FAIRMON_REPORT_LOCATION"
+#: the URL the reports are served at; the links of the Slack alerts start with it (it wins over the
+#: spec's ``alerts.report_base_url``, like ``FAIRMON_REPORT_LOCATION``: where reports live is the deployment's)
+ENV_REPORT_BASE_URL: Final = "FAIRMON_REPORT_BASE_URL"
 #: default of ``data.sql.url_env``: the variable holding the SQL source's URL outside Airflow
 ENV_SOURCE_URL: Final = "FAIRMON_SOURCE_URL"
 

@@ -245,6 +245,7 @@ class SignificantChange:
             f"({where}; change {diff:+.3f}, p = {p:.2g})",
             baseline=base,
             numbers={"p_value": p, "statistic": stat, "history": k, "scale": scale, "test": dist,
+                     "direction": self.direction,
                      "alpha": alpha, "n_tests": ctx.n_tests if self.correction == "bonferroni" else 1, "min_effect": self.min_effect, "change": diff},
         )
 

@@ -1,9 +1,10 @@
 """Typed drift findings: what was decided about one window, with the numbers behind it.
 
 A :class:`Finding` is the unit that is stored (``findings`` table) and, when ``notify`` is set, sent
-as exactly one Slack message. Its :attr:`Finding.fingerprint` is derived from (monitor, window start,
-finding key, status) only, so a retried task or a re-run window produces the same fingerprint and the
-outbox can refuse a duplicate.
+as an entry of its window's one Slack message (merged with the other findings on the same series or
+RUMIE group, :mod:`fairmon.alerts.grouping`; one ``alert_history_findings`` row each). Its
+:attr:`Finding.fingerprint` is derived from (monitor, window start, finding key, status) only, so a
+retried task or a re-run window produces the same fingerprint.
 
 Example
 -------

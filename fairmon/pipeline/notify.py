@@ -9,17 +9,21 @@ stays pending in the outbox and the error goes to the run's ``details.alert_deli
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from fairmon.alerts import dispatch
 from fairmon.alerts.diagnosis import cause_line, why_lines
+from fairmon.alerts.history import GroupHistory, group_history
 from fairmon.alerts.render import AlertContext
+from fairmon.config import resolve_runtime
 from fairmon.drift.findings import Finding
+from fairmon.fairness.rumie import Evidence
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.records import read_explain, read_rumie
+from fairmon.pipeline.records import RumieOutput, read_explain, read_rumie
 from fairmon.pipeline.runs import model_version, record_alert_error
 from fairmon.pipeline.table import A_DIAGNOSE, A_DRIFT, A_PERSIST
-from fairmon.results import decode
+from fairmon.results import decode, evidence_from_record
 
 __all__ = ["alert_context", "window_findings", "send_alerts", "send_followup", "data_alert", "rendered_alerts"]
 
@@ -36,18 +40,41 @@ def _diagnosis(ctx: RunContext) -> tuple[tuple[str, ...], str | None]:
     return why_lines(ctx.store.attribution_gaps_of_run(run_id)), cause_line(ctx.store.rescores_of_run(run_id))
 
 
+def _previous_evidence(ctx: RunContext) -> tuple[Evidence, datetime] | None:
+    """The RUMIE evidence (the spec's mining method) of the previous completed window and its start."""
+    runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, 1)
+    if not runs:
+        return None
+    for rec in ctx.store.evidence_of_run(int(runs[-1].run_id or 0)):
+        if rec.method == ctx.spec.rumie.method:
+            return evidence_from_record(rec), runs[-1].window_start
+    return None
+
+
+def _window_group_history(ctx: RunContext, rumie: RumieOutput | None) -> GroupHistory | None:
+    """How this window's RUMIE group relates to the previous window's (:mod:`fairmon.alerts.history`:
+    Jaccard of the two rule sets on this window's rows, the rumie step's ``group_overlap``)."""
+    if rumie is None:
+        return None
+    prev = _previous_evidence(ctx)
+    return group_history(rumie.evidence, prev[0] if prev else None, overlap=rumie.group_overlap,
+                         min_jaccard=ctx.spec.drift.rumie.min_jaccard, previous_window=prev[1] if prev else None)
+
+
 def alert_context(ctx: RunContext) -> AlertContext:
-    """What every message of this window shows: monitor, window, model, report link, evidence, GESD,
-    why the group is disfavored and whether the change follows the model or the data."""
+    """What every message of this window shows: monitor, window, model, report link (the runtime's report
+    base URL: ``FAIRMON_REPORT_BASE_URL``, else the spec's), evidence and its history, GESD, why the group
+    is disfavored and whether the change follows the model or the data."""
     rumie = read_rumie(ctx)
     expl = read_explain(ctx)
     why, cause = _diagnosis(ctx)
     return AlertContext(
+        report_base_url=resolve_runtime(ctx.spec).report_base_url,
+        history=_window_group_history(ctx, rumie),
         monitor=ctx.monitor,
         window_start=ctx.window.start,
         window_end=ctx.window.end,
         model_version=model_version(ctx),
-        report_base_url=ctx.spec.alerts.report_base_url,
         evidence=rumie.evidence if rumie is not None else None,
         gesd=(expl or {}).get("gesd"),
         why=why,
@@ -73,7 +100,7 @@ def data_alert(ctx: RunContext, *, failed: list[dict[str, Any]]) -> dict[str, An
 
 
 def send_alerts(ctx: RunContext) -> dict[str, Any]:
-    """Enqueue this window's notifiable findings (one message per finding and channel) and deliver."""
+    """Enqueue this window's notifiable findings (one message per window and channel) and deliver."""
     run_id, findings = window_findings(ctx)
     return _keep_error(ctx, dispatch.send_alerts(ctx, alert_context(ctx), findings, run_id=run_id))
 

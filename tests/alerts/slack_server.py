@@ -10,7 +10,8 @@ out first and then lose the answer: ``fail_next("stored_drop")`` (close the conn
 ``fail_next("stored_500")`` (answer 500), as Slack can after accepting a post. ``conversations.replies``
 lists a thread (parent first, like Slack; ``conversations.history`` lists only top-level messages
 and broadcast replies, like Slack). Unknown channels answer ``channel_not_found`` and a wrong token
-``invalid_auth``, like Slack.
+``invalid_auth``, like Slack; so does a message beyond Block Kit's limits (:func:`block_kit_error`:
+``msg_too_long`` / ``invalid_blocks``).
 
 Usage::
 
@@ -27,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-__all__ = ["SlackTestServer", "RecordedRequest"]
+__all__ = ["SlackTestServer", "RecordedRequest", "block_kit_error"]
 
 
 @dataclass
@@ -45,6 +46,38 @@ class _Failure:
     method: str | None
     times: int
     retry_after: int
+
+
+#: Slack's Block Kit limits, enforced like Slack does: the message is refused
+MAX_BLOCKS, MAX_SECTION_TEXT, MAX_HEADER_TEXT, MAX_TEXT, MAX_FIELDS = 50, 3000, 150, 40_000, 10
+
+
+def block_kit_error(text: Any, blocks: Any) -> str | None:
+    """The error Slack answers for a message beyond its limits (``msg_too_long``, ``invalid_blocks``), or None.
+
+    Checked: the fallback text (40 000), the number of blocks (50), a section's text (3000) and fields
+    (10, 2000 each), a header's text (150), a context's elements (10)."""
+    if isinstance(text, str) and len(text) > MAX_TEXT:
+        return "msg_too_long"
+    if blocks is None:
+        return None
+    if not isinstance(blocks, list) or len(blocks) > MAX_BLOCKS:
+        return "invalid_blocks"
+    for b in blocks:
+        kind, t = b.get("type"), (b.get("text") or {}).get("text", "")
+        if kind == "header" and (len(t) > MAX_HEADER_TEXT or b["text"].get("type") != "plain_text"):
+            return "invalid_blocks"
+        if kind == "section":
+            if len(t) > MAX_SECTION_TEXT:
+                return "invalid_blocks"
+            fields = b.get("fields") or []
+            if len(fields) > MAX_FIELDS or any(len(f.get("text", "")) > 2000 for f in fields):
+                return "invalid_blocks"
+            if not t and not fields:
+                return "invalid_blocks"
+        if kind == "context" and len(b.get("elements") or []) > 10:
+            return "invalid_blocks"
+    return None
 
 
 def _truthy(value: Any) -> bool:
@@ -134,6 +167,9 @@ class SlackTestServer:
             blocks = params.get("blocks")
             if isinstance(blocks, str):
                 blocks = json.loads(blocks)
+            refused = block_kit_error(params.get("text"), blocks)
+            if refused is not None:
+                return 200, {"ok": False, "error": refused}
             msg = {"type": "message", "ts": ts, "text": params.get("text"), "blocks": blocks,
                    "metadata": meta, "thread_ts": params.get("thread_ts"),
                    "reply_broadcast": params.get("reply_broadcast")}

@@ -9,11 +9,18 @@ import pytest
 from alert_helpers import RULE, ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import InMemoryOutboxRepository, Outbox, SlackSender, alert_fingerprint
+from fairmon.alerts.grouping import window_fingerprint
 from fairmon.alerts.message import mrkdwn_escape
 from fairmon.alerts.slack import CONFIG_SLACK_ERRORS, ERR_FATAL, ERR_NO_TOKEN
 from fairmon.errors import AlertDeliveryError
 
 CH = "#fairness"
+
+
+def two_messages(ob: Outbox) -> list[str]:
+    """Two outbox messages: a finding in each of two windows (one window's findings are ONE message)."""
+    return ob.notify_findings([rumie_finding(0)], ctx(0), channels=CH) + ob.notify_findings(
+        [dp_finding(1)], ctx(1), channels=CH)
 
 
 class CrashOnSent(InMemoryOutboxRepository):
@@ -33,13 +40,14 @@ class CrashOnSent(InMemoryOutboxRepository):
 def test_message_carries_rules_numbers_and_metadata(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
     ob = Outbox(InMemoryOutboxRepository(), sender)
     queued = ob.notify_findings([rumie_finding(), dp_finding()], ctx(), channels=CH)
-    assert len(queued) == 2
+    assert len(queued) == 1  # one window: one message with both findings (issue 19)
     rep = ob.deliver()
     assert sorted(rep.sent) == sorted(queued)
     posted = slack_server.posted(CH)
-    assert len(posted) == 2
+    assert len(posted) == 1
     text = posted[0]["text"]
     assert mrkdwn_escape(RULE) in text and "0.412" in text and "0.626" in text and "2,350" in text
+    assert "dp_difference" in text and "[0.131, 0.195]" in text
     assert any(b["type"] == "header" for b in posted[0]["blocks"])
     assert posted[0]["metadata"]["event_type"] == "fairmon_alert"
     assert posted[0]["metadata"]["event_payload"]["fingerprint"] == queued[0]
@@ -104,7 +112,7 @@ def test_server_errors_and_dropped_connections_are_retried(slack_server, sender)
 def test_outage_defers_and_next_run_redelivers(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
     repo = InMemoryOutboxRepository()
     ob = Outbox(repo, sender)
-    ob.notify_findings([rumie_finding(), dp_finding()], ctx(), channels=CH)
+    two_messages(ob)
     slack_server.fail_next("500", times=10)  # outage longer than the client's retries
     rep = ob.deliver()
     assert rep.sent == [] and len(rep.deferred) == 1 and "will be re-delivered" in (rep.error or "")
@@ -127,7 +135,7 @@ def test_configuration_errors_fail_loudly_and_keep_the_alerts_queued(slack_serve
     counted, and goes out (once) when the configuration is fixed; the caller still gets the error."""
     repo = InMemoryOutboxRepository()
     ob = Outbox(repo, sender)
-    ob.notify_findings([rumie_finding(), dp_finding()], ctx(), channels=CH)
+    two_messages(ob)
     slack_server.fail_next(error, times=10)
     with pytest.raises(AlertDeliveryError) as ei:
         ob.deliver()
@@ -146,7 +154,7 @@ def test_configuration_errors_fail_loudly_and_keep_the_alerts_queued(slack_serve
 def test_message_errors_mark_the_alert_failed(slack_server, sender, error) -> None:  # type: ignore[no-untyped-def]
     repo = InMemoryOutboxRepository()
     ob = Outbox(repo, sender)
-    ob.notify_findings([rumie_finding(), dp_finding()], ctx(), channels=CH)
+    two_messages(ob)
     slack_server.fail_next(error)
     with pytest.raises(AlertDeliveryError, match=error) as ei:
         ob.deliver()
@@ -190,7 +198,8 @@ def test_threaded_feu_followup_uses_stored_ts(slack_server, sender) -> None:  # 
     fp_feu = ob.notify_feu(feu, ctx(), parent_finding=f, channel=CH)
     assert fp_feu is not None
     ob.deliver()
-    parent_ts = repo.outbox_get(alert_fingerprint(f.fingerprint, CH)).thread_ts  # type: ignore[union-attr]
+    parent_fp = alert_fingerprint(window_fingerprint(f.monitor, f.window_start), CH)  # the window's message
+    parent_ts = repo.outbox_get(parent_fp).thread_ts  # type: ignore[union-attr]
     posted = slack_server.posted(CH)
     assert len(posted) == 2 and posted[1]["thread_ts"] == parent_ts == posted[0]["ts"]
     assert "FEU retraining candidates" in posted[1]["text"]
@@ -231,9 +240,11 @@ def test_backfill_notifies_only_when_asked_and_severity_routing(slack_server, se
     ob2 = Outbox(InMemoryOutboxRepository(), sender)
     q = ob2.notify_findings([rumie_finding(), dp_finding()], ctx(),
                             channels={"#fairness": "warning", "#oncall": "critical"})
-    assert len(q) == 3  # critical rumie → both channels, warning dp → #fairness only
+    assert len(q) == 2  # one message per channel: #fairness both findings, #oncall the critical rumie only
     ob2.deliver()
-    assert len(slack_server.posted("#oncall")) == 1 and len(slack_server.posted("#fairness")) == 2
+    assert len(slack_server.posted("#oncall")) == 1 and len(slack_server.posted("#fairness")) == 1
+    oncall, fairness = slack_server.posted("#oncall")[0]["text"], slack_server.posted("#fairness")[0]["text"]
+    assert "dp_difference" not in oncall and "dp_difference" in fairness and "RUMIE" in oncall
 
 
 def test_data_validation_alert_uses_same_outbox(slack_server, sender) -> None:  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ import pytest
 from alert_helpers import ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import InMemoryOutboxRepository, Outbox, SlackMessage, SlackSender, alert_fingerprint
+from fairmon.alerts.grouping import window_fingerprint
 from fairmon.alerts.slack import (
     DEFAULT_MAX_WAIT_S,
     ERR_MAX_WAIT,
@@ -64,7 +65,7 @@ def test_threaded_reply_with_lost_reply_is_found_in_its_thread(slack_server, sen
     ob = Outbox(repo, sender)
     f = rumie_finding()
     ob.notify_findings([f], ctx(), channels=CH)
-    assert ob.deliver().sent == [alert_fingerprint(f.fingerprint, CH)]  # the parent first
+    assert ob.deliver().sent == [alert_fingerprint(window_fingerprint(f.monitor, f.window_start), CH)]  # the parent
     fp_feu = ob.notify_feu({"candidates": [{"auc": 0.8, "dp": 0.04, "gesd": 0.01, "selected": True}]}, ctx(),
                            parent_finding=f, channel=CH)
     slack_server.fail_next("stored_drop", method="chat.postMessage")

@@ -6,6 +6,7 @@ import pytest
 from alert_helpers import ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import Outbox, alert_fingerprint
+from fairmon.alerts.grouping import window_fingerprint
 
 pytestmark = pytest.mark.postgres
 CH = "#fairness"
@@ -31,19 +32,22 @@ def test_store_backed_outbox_exactly_once_with_crash_and_thread(store, slack_ser
             raise RuntimeError("worker killed between Slack and commit")
         return real(fp, from_state, to_state, **kw)
 
+    def enqueue(ob: Outbox) -> list[str]:  # two windows: two messages (one window's findings are one message)
+        return ob.notify_findings([f], ctx(0), channels=CH) + ob.notify_findings([dp_finding(1)], ctx(1), channels=CH)
+
     store.outbox_transition = crash_once
     ob = Outbox(store, sender)
-    assert len(ob.notify_findings([f, dp_finding()], ctx(), channels=CH)) == 2
+    assert len(enqueue(ob)) == 2
     with pytest.raises(RuntimeError):
         ob.deliver()
     store.outbox_transition = real
     # re-run of the window: enqueue refused, delivery recovers the crashed one from history
     ob2 = Outbox(store, sender)
-    assert ob2.notify_findings([f, dp_finding()], ctx(), channels=CH) == []
+    assert enqueue(ob2) == []
     rep = ob2.deliver(stale_after_s=0.0)
     assert len(rep.recovered) == 1 and len(rep.sent) == 1
     assert len(slack_server.posted(CH)) == 2
-    fp = alert_fingerprint(f.fingerprint, CH)
+    fp = alert_fingerprint(window_fingerprint(f.monitor, f.window_start), CH)
     rec = store.outbox_get(fp)
     assert rec.state == "sent" and rec.thread_ts == rec.slack_ts == slack_server.posted(CH)[0]["ts"]
     # FEU follow-up threads under the stored ts
@@ -73,3 +77,29 @@ def test_store_outbox_per_monitor_and_configuration_errors_keep_alerts(store, sl
     rep = Outbox(store, sender).deliver(monitor="credit")
     assert rep.sent == [fp_a] and store.outbox_get(fp_a).state == "sent"
     assert store.outbox_get(fp_b).state == "pending"
+
+
+def test_alert_history_has_one_row_per_message_and_one_per_finding(store, slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """Two findings of one window: ONE message (alert_history, n_findings 2), two alert_history_findings
+    rows carrying the message's delivery state; a resolution is a message of its own in the thread."""
+    import sqlalchemy as sa
+
+    ob = Outbox(store, sender)
+    (fp,) = ob.notify_findings([rumie_finding(0), dp_finding(0)], ctx(0), channels=CH)
+    ob.deliver()
+    ob.notify_findings([rumie_finding(3, status="resolved", since_day=0)], ctx(3), channels=CH)
+    ob.deliver()
+    with store.engine.connect() as c:
+        msgs = c.execute(sa.text("SELECT fingerprint, state, n_findings, thread_ts FROM alert_history "
+                                 "ORDER BY alert_id")).all()
+        rows = c.execute(sa.text("SELECT message_fingerprint, finding_key, entry, state, status "
+                                 "FROM alert_history_findings ORDER BY alert_id, finding_key")).all()
+    assert [(m[0], m[1], m[2]) for m in msgs][0] == (fp, "sent", 2) and len(msgs) == 2
+    assert msgs[1][2] == 1  # the resolution: one finding
+    assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows[:2]] == [
+        (fp, "ci_outside_range:dp_difference:sex", "dp_difference:sex", "sent", "open"),
+        (fp, "rumie_rise:rumie_honest_dscore:*", "rumie", "sent", "open"),
+    ]
+    assert rows[2][1:] == ("rumie_rise:rumie_honest_dscore:*", "rumie", "sent", "resolved")
+    first, resolution = slack_server.posted(CH)
+    assert resolution["thread_ts"] == first["ts"]

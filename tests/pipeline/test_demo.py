@@ -24,6 +24,7 @@ from pipeline_demo_setup import SMALL  # noqa: E402
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 WINDOWS, DRIFT = 5, 3
+REPORT_BASE = "http://reports.demo.test:8081"
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +37,7 @@ def demo(embedded_home: Path) -> dict:
     mp.setenv("FAIRMON_HOME", str(home))
     mp.delenv("FAIRMON_DATABASE_URL", raising=False)
     mp.delenv("FAIRMON_SLACK_TOKEN", raising=False)
+    mp.setenv("FAIRMON_REPORT_BASE_URL", REPORT_BASE)  # wins over the demo spec's alerts.report_base_url
     try:
         overrides = {k: v for k, v in SMALL.items() if not k.startswith("validation.")}
         overrides["rumie.iterations"] = 300
@@ -50,6 +52,10 @@ def demo(embedded_home: Path) -> dict:
                 "expl": "SELECT run_id, count(*) FROM explanation_metrics GROUP BY run_id",
                 "findings": "SELECT run_id, kind, metric, group_key, severity, status FROM findings",
                 "alerts": "SELECT kind, state, payload FROM alerts ORDER BY alert_id",
+                "messages": "SELECT a.fingerprint, a.window_start, a.payload, r.run_id FROM alerts a "
+                            "LEFT JOIN runs r ON r.window_start = a.window_start WHERE a.kind = 'fairness' "
+                            "ORDER BY a.alert_id",
+                "history": "SELECT message_fingerprint, finding_key, entry FROM alert_history_findings",
                 "feu": "SELECT run_id, candidate_index, selected, registry_version FROM feu_candidates",
                 "gaps": "SELECT run_id, group_kind, status, features FROM attribution_gaps",
                 "rescores": "SELECT run_id, kind, metric, old_version, new_version, value_new, value_old, "
@@ -180,3 +186,44 @@ def test_why_disfavored_and_model_or_data_at_the_drift(demo: dict) -> None:
     html = Path(next(w for w in demo["summary"]["windows"] if w["steps"]["resolve_window"]["run_id"] == first[0])
                 ["steps"]["report"]["path"]).read_text()
     assert 'alt="attribution gap per feature"' in html and "follows the model, not the data" in html
+
+
+def test_one_message_per_window_with_rules_history_links_and_the_feu_reply_in_its_thread(demo: dict) -> None:
+    """Issue 19: a drift window posts ONE message (its rules merged per phenomenon: the range rule and the
+    threshold rule on the honest DScore are one entry), naming the group's rules and its relation to the
+    previous window's group, linking the report at FAIRMON_REPORT_BASE_URL; the FEU follow-up replies in
+    its thread."""
+    from fairmon.alerts.message import mrkdwn_escape
+
+    rows = demo["rows"]
+    msgs = rows["messages"]
+    top = [m for m in msgs if not m[2].get("thread_of")]
+    per_window: dict = {}
+    for m in top:
+        per_window.setdefault(m[1], []).append(m)
+    assert top and all(len(v) == 1 for v in per_window.values()), {k: len(v) for k, v in per_window.items()}
+    key_attributes = {e[0]: e[1] for e in rows["evidence"]}
+    first = top[0]
+    payload, text = first[2], first[2]["text"]
+    entries = [f["entry"] for f in payload["extra"]["findings"]]
+    rumie_keys = [f["key"] for f in payload["extra"]["findings"] if f["entry"] == "rumie"]
+    assert entries.count("rumie") == len(rumie_keys) >= 1
+    group_blocks = [b for b in payload["blocks"] if "Most discriminated group (RUMIE)*" in
+                    (b.get("text") or {}).get("text", "")]
+    assert len(group_blocks) <= 1  # every RUMIE rule in one details block
+    if group_blocks:
+        assert "Rules describing the group: " in text  # the group's rules, naming a planted attribute
+        rules_line = text.split("Rules describing the group: ")[1].split("\n")[0]
+        planted = set(demo["summary"]["planted_attributes"])
+        assert any(mrkdwn_escape(a) in rules_line for a in planted), (planted, rules_line)
+        assert set(key_attributes[first[3]]) & planted
+        assert any(w in text for w in ("same group (Jaccard", "new group (")), text  # relation to earlier windows
+        assert "History:" in text
+    assert f"{REPORT_BASE}/demo/{first[1]:%Y-%m-%d}.html" in text
+    assert "localhost:8000" not in text
+    feu = [m for m in msgs if m[2].get("thread_of") and m[2]["text"].startswith("FEU")]
+    assert feu and all(m[2]["thread_of"] in {t[0] for t in top} for m in feu)
+    # alert_history_findings: one row per finding of each message
+    hist = [h for h in rows["history"] if h[0] == first[0]]
+    assert len(hist) == len(payload["extra"]["findings"]) and {h[2] for h in hist} == set(entries)
+    print("\n--- the drift window's message ---\n" + text)  # shown with -s (the acceptance's example)

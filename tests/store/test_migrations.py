@@ -28,7 +28,8 @@ TABLES = {
     "feu_candidates",
     "alerts",
 }
-VIEWS = {"metric_series", "latest_metrics", "drift_events", "alert_history", "rumie_rule_changes"}
+VIEWS = {"metric_series", "latest_metrics", "drift_events", "alert_history", "alert_history_findings",
+         "rumie_rule_changes"}
 
 
 def _copy_migrations(tmp_path: Path, upto: int | None = None) -> Path:
