@@ -84,7 +84,8 @@ def test_dags_have_the_policies(bag: dict) -> None:
         assert d["max_active_runs"] == 1
         assert d["doc_md"] and "fairmon" in d["tags"] and f"monitor:{spec.name}" in d["tags"]
         assert d["dagrun_timeout"] and d["dagrun_timeout"] > 0
-        assert set(d["tasks"]) == set(STEP_ORDER)
+        assert set(d["tasks"]) == set(STEP_ORDER) | {"wait_for_data"}
+        assert d["dagrun_timeout"] < spec.schedule.window.total_seconds()
         for task_id, t in d["tasks"].items():
             assert t["retries"] == spec.execution.retries
             assert t["timeout"] and t["timeout"] > 0
