@@ -31,6 +31,7 @@ __all__ = [
     "findings",
     "feu_candidates",
     "alerts",
+    "spec_changes",
 ]
 
 metadata = sa.MetaData()
@@ -210,4 +211,16 @@ alerts = sa.Table(
     sa.Column("created_at", _TS, nullable=False, server_default=_now()),
     sa.Column("updated_at", _TS, nullable=False, server_default=_now()),
     sa.Column("sent_at", _TS),
+)
+
+spec_changes = sa.Table(
+    "spec_changes",
+    metadata,
+    sa.Column("run_id", sa.BigInteger, sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("monitor_id", sa.Integer, sa.ForeignKey("monitors.monitor_id"), nullable=False),
+    sa.Column("window_start", _TS, nullable=False),
+    sa.Column("previous_window_start", _TS, nullable=False),
+    sa.Column("previous_fingerprint", sa.Text, nullable=False),
+    sa.Column("spec_fingerprint", sa.Text, nullable=False),
+    sa.Column("recorded_at", _TS, nullable=False, server_default=_now()),
 )
