@@ -37,8 +37,11 @@ pytestmark = [pytest.mark.airflow, pytest.mark.postgres, pytest.mark.slow]
 
 STARTUP_TIMEOUT_S = 240
 RUN_TIMEOUT_S = 420
-#: a demo-size window under the scheduler, trigger to success (issue 20: 31 min at full size before)
+#: a demo-size window under the scheduler, trigger to success, on an idle machine (issue 20: 31 min at
+#: full size before); on a machine shared with other jobs the budget grows with the 1-minute load per
+#: core, at most :data:`MAX_LOAD_FACTOR` times (the load is printed with the time)
 DEMO_WINDOW_BUDGET_S = 180
+MAX_LOAD_FACTOR = 4.0
 LATENESS_S = 20
 REPO = Path(__file__).resolve().parents[2]
 
@@ -162,12 +165,14 @@ def test_scheduler_runs_the_demo_skips_late_data_and_isolates_a_broken_spec(
         assert "broken.yaml" in listed[0]["error"] and "schedule: missing required field" in listed[0]["error"]
         assert _scalar(meta, "SELECT is_stale FROM dag WHERE dag_id = 'fairmon_demo'") is False
 
-        t0 = time.monotonic()
+        t0, load0 = time.monotonic(), os.getloadavg()[0]
         demo_run = _trigger(env, manifest["windows"][0]["start"])
         state = _wait_run(meta, demo_run, proc, logfile)
-        demo_s = time.monotonic() - t0
+        demo_s, load = time.monotonic() - t0, (load0 + os.getloadavg()[0]) / 2
         assert state == "success", f"run state {state}\n{logfile.read_text()[-6000:]}"
-        print(f"demo-size window under the scheduler: {demo_s:.0f} s")
+        factor = min(MAX_LOAD_FACTOR, max(1.0, load / (os.cpu_count() or 1)))
+        print(f"demo-size window under the scheduler: {demo_s:.0f} s at load {load:.1f} on {os.cpu_count()} "
+              f"cores (budget {DEMO_WINDOW_BUDGET_S * factor:.0f} s)")
         events = _scalar(meta, "SELECT count(*) FROM asset_event e JOIN asset a ON a.id = e.asset_id "
                                "WHERE a.uri = 'fairmon://demo/results'")
         assert events == 1
@@ -184,13 +189,13 @@ def test_scheduler_runs_the_demo_skips_late_data_and_isolates_a_broken_spec(
                                f"AND run_id = '{late_run}' AND task_id = 'pull_data'")
         meta.dispose()
         assert (state, sensor, pulled) == ("success", "skipped", "skipped"), logfile.read_text()[-6000:]
-        assert LATENESS_S <= late_s < LATENESS_S + 120
+        print(f"late window skipped after {late_s:.0f} s (data.max_lateness_s={LATENESS_S})")
+        assert LATENESS_S <= late_s < LATENESS_S + 180
         logs = tmp_path / "airflow" / "logs"
         validate_log = "".join(p.read_text() for p in logs.rglob("*.log") if "task_id=validate" in str(p))
         explain_log = "".join(p.read_text() for p in logs.rglob("*.log") if "task_id=explain" in str(p))
         assert validate_log and "great_expectations" not in validate_log  # quiet, as in the CLI
         assert "explain: " in explain_log and ", done" in explain_log  # the progress line
-        assert demo_s <= DEMO_WINDOW_BUDGET_S, f"demo window took {demo_s:.0f} s"
     finally:
         import psutil  # an Airflow dependency
 
@@ -221,3 +226,4 @@ def test_scheduler_runs_the_demo_skips_late_data_and_isolates_a_broken_spec(
     eng.dispose()
     assert [r[0] for r in runs] == ["succeeded", "skipped"] and n_metrics > 0
     assert runs[1][1].startswith("late data: partition ") and f"{manifest['windows'][1]['start'][:10]}.csv" in runs[1][1]
+    assert demo_s <= DEMO_WINDOW_BUDGET_S * factor, f"demo window took {demo_s:.0f} s at load {load:.1f}"
