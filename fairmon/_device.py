@@ -6,6 +6,9 @@ without a GPU is an error rather than a silent CPU fallback, so a mis-routed GPU
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
 
 from fairmon.errors import DeviceError
@@ -13,10 +16,34 @@ from fairmon.errors import DeviceError
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["resolve_device", "torch_generator", "ERR_NO_CUDA", "ERR_UNKNOWN_DEVICE"]
+__all__ = ["resolve_device", "torch_generator", "thread_settings", "THREAD_ENV", "ERR_NO_CUDA", "ERR_UNKNOWN_DEVICE"]
+
+#: OpenMP settings the batched explainers need: without ``PASSIVE`` torch's OpenMP threads spin-wait
+#: on shared CPUs (measured ~9x slower KernelSHAP at load 3, benchmarks/explainers/README.md)
+THREAD_ENV: dict[str, str] = {"OMP_WAIT_POLICY": "PASSIVE", "KMP_BLOCKTIME": "0"}
 
 ERR_NO_CUDA = "device {device!r} requested but CUDA is not available on this machine"
 ERR_UNKNOWN_DEVICE = "unknown compute device {device!r} (use 'auto', 'cpu', 'cuda' or 'cuda:N'): {error}"
+
+
+def thread_settings(env: MutableMapping[str, str] = os.environ) -> dict[str, str]:
+    """Set :data:`THREAD_ENV` where the environment leaves it unset (an operator's value wins).
+
+    Called before a heavy step loads torch (OpenMP reads these once, when its runtime starts), in the
+    CLI, ``fairmon demo`` and Airflow tasks alike, so no deployment has to remember them. Returns what
+    it set; when torch is already loaded it changes nothing and returns ``{}``.
+
+    Examples
+    --------
+    >>> env = {"OMP_WAIT_POLICY": "ACTIVE"}
+    >>> thread_settings(env) if "torch" not in sys.modules else {"KMP_BLOCKTIME": "0"}
+    {'KMP_BLOCKTIME': '0'}
+    """
+    if "torch" in sys.modules:
+        return {}
+    applied = {k: v for k, v in THREAD_ENV.items() if not env.get(k)}
+    env.update(applied)
+    return applied
 
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:

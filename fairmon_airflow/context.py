@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["window_of", "window_text", "notify_of", "feu_requested", "try_number", "is_backfill"]
+__all__ = ["window_of", "resolved_window", "RESOLVE_TASK_ID", "window_text", "notify_of", "feu_requested", "try_number", "is_backfill"]
 
 _BACKFILL = "backfill"
+#: the task whose XCom is the resolved window (the first row of the step table)
+RESOLVE_TASK_ID = "resolve_window"
 
 
 def _conf(context: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -53,6 +55,24 @@ def window_of(context: Mapping[str, Any]) -> dict[str, str]:
         "data_interval_start": context["data_interval_start"].isoformat(),
         "data_interval_end": context["data_interval_end"].isoformat(),
     }
+
+
+def resolved_window(context: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolve_window task's output (its XCom), read by every later task.
+
+    Tasks take it from XCom rather than as an argument, so the graph has no edge from resolve_window
+    to every task: edges are drawn only where data flows (issue 20).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as TI
+    >>> resolved_window({"ti": TI(xcom_pull=lambda task_ids: {"task": task_ids})})
+    {'task': 'resolve_window'}
+    """
+    window = context["ti"].xcom_pull(task_ids=RESOLVE_TASK_ID)
+    if not isinstance(window, Mapping):
+        raise RuntimeError(f"no window in the XCom of {RESOLVE_TASK_ID!r} (got {type(window).__name__})")
+    return dict(window)
 
 
 def window_text(context: Mapping[str, Any]) -> str:

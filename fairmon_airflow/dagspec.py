@@ -13,14 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from fairmon.config import ENV_HEAVY_QUEUE, MonitorSpec, load_spec
+from fairmon.config import ENV_HEAVY_POOL, ENV_HEAVY_QUEUE, MonitorSpec, load_spec
 from fairmon.pipeline.table import HEAVY_STEPS, STEPS
 
-__all__ = ["DagSettings", "dag_settings", "load_dag_settings", "DAG_ID_PREFIX"]
+__all__ = ["DagSettings", "dag_settings", "load_dag_settings", "results_asset_uri", "DAG_ID_PREFIX", "DEFAULT_POOL"]
 
 DAG_ID_PREFIX = "fairmon_"
 #: heavy steps get this multiple of the spec's task timeout (RUMIE/explanations/FEU take longer)
 HEAVY_TIMEOUT_FACTOR = 4
+#: Airflow's own pool, for heavy tasks of a spec without ``execution.pool`` (and no env override)
+DEFAULT_POOL = "default_pool"
+#: a run must time out before the next window's run is due (``max_active_runs=1``): this share of
+#: the schedule interval at most
+RUN_TIMEOUT_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,20 @@ class DagSettings:
     heavy_timeout_s: int
     dagrun_timeout_s: int
     notify_backfill: bool = False
+    heavy_pool: str = DEFAULT_POOL
+    deadline_s: int | None = None
+    max_lateness_s: int = 0
+
+
+def results_asset_uri(monitor: str) -> str:
+    """The URI of the Asset a monitor's stored results are (the persist task's outlet).
+
+    Examples
+    --------
+    >>> results_asset_uri("demo")
+    'fairmon://demo/results'
+    """
+    return f"fairmon://{monitor}/results"
 
 
 def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
@@ -55,8 +74,10 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
     --------
     >>> demo = Path(__file__).resolve().parents[1] / "monitors" / "demo.yaml"  # the repo's demo spec
     >>> s = dag_settings(load_spec(demo), demo)
-    >>> s.dag_id, s.heavy_timeout_s == 4 * s.light_timeout_s
-    ('fairmon_demo', True)
+    >>> s.dag_id, s.heavy_timeout_s == 4 * s.light_timeout_s, s.heavy_pool
+    ('fairmon_demo', True, 'default_pool')
+    >>> s.dagrun_timeout_s < 86_400  # a daily window's run times out before the next one is due
+    True
     """
     tz = ZoneInfo(spec.schedule.timezone)
     start = dt.datetime.combine(spec.schedule.start_date, dt.time(0, 0), tzinfo=tz)
@@ -80,7 +101,10 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
             f"- data: {spec.data.kind} source, window `{spec.schedule.window}` on cron `{spec.schedule.cron}` "
             f"({spec.schedule.timezone})",
             f"- protected attributes: {', '.join(spec.columns.sensitive)}",
-            f"- heavy steps (predict, RUMIE, explanations, FEU) run on queue `{ex.queue}`",
+            f"- heavy steps (predict, RUMIE, explanations, FEU) run on queue `{ex.queue}`, pool "
+            f"`{ex.pool or DEFAULT_POOL}`",
+            f"- late data: waits up to {spec.data.max_lateness_s} s for the window's data, then skips it",
+            f"- results: Asset `{results_asset_uri(spec.name)}` (persist task's outlet)",
             f"- alerts: Slack `{spec.alerts.slack_channel or '$FAIRMON_SLACK_CHANNEL'}`, "
             f"min severity `{spec.alerts.min_severity}`",
             "",
@@ -108,8 +132,14 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
         retry_delay_s=int(ex.retry_delay_s),
         light_timeout_s=light,
         heavy_timeout_s=heavy,
-        dagrun_timeout_s=light * len(STEPS) + heavy * len(HEAVY_STEPS),
+        dagrun_timeout_s=min(
+            light * len(STEPS) + heavy * len(HEAVY_STEPS),
+            int(RUN_TIMEOUT_SHARE * spec.schedule.window.total_seconds()),
+        ),
         notify_backfill=bool(spec.alerts.notify_backfill),
+        heavy_pool=os.environ.get(ENV_HEAVY_POOL) or ex.pool or DEFAULT_POOL,
+        deadline_s=ex.deadline_s,
+        max_lateness_s=int(spec.data.max_lateness_s),
     )
 
 

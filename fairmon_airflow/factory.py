@@ -1,10 +1,16 @@
 """One Airflow DAG per monitor spec, its task graph drawn from the pipeline's step table.
 
-Each row of :data:`fairmon.pipeline.table.STEPS` becomes one task of the same id; the row's
-``upstream`` steps are its edges (their small XCom dicts are passed and ignored: the data moves
-through the artifact location). Every task but the first also receives the first task's output,
-the resolved window, as its first argument. ``heavy`` rows go to the spec's queue with the longer
-timeout. A new step is one row in the table, not an edit here.
+Each row of :data:`fairmon.pipeline.table.STEPS` becomes one task of the same id, in the row's task
+group (``ingest``, ``compute``: outcome / rumie / explain, ``notify``: alert / feu / followup; group
+ids are not prefixed, so task ids stay the step names). Edges are drawn only where data flows: the
+row's ``upstream`` steps (their small XCom dicts are passed and ignored: the data moves through the
+artifact location); a row without upstream follows ``resolve_window``, and every task reads the
+resolved window from that task's XCom. The deferrable ``wait_for_data`` sensor
+(:mod:`fairmon_airflow.sensor`) sits before ``pull_data``; ``persist`` has the monitor's results
+Asset (``fairmon://<monitor>/results``) as outlet. ``heavy`` rows go to the spec's queue and pool
+with the longer timeout. The run times out before the next window is due, and a ``DeadlineAlert``
+fires when ``execution.deadline_s`` passes with the run not done. A new step is one row in the
+table, not an edit here.
 
 Parse time stays cheap and side-effect free: the standard library, ``pendulum``, ``airflow.sdk``
 and the light spec loader only; no database, network, Variable or Connection access.
@@ -14,19 +20,22 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, CronDataIntervalTimetable, Param, dag, task
+from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, TaskGroup, dag, task
+from airflow.sdk.definitions.callback import AsyncCallback
+from airflow.sdk.definitions.deadline import DeadlineAlert, DeadlineReference
 
 from fairmon.config import ENV_MONITORS_DIR, ENV_STRICT_SPECS
 from fairmon.errors import ConfigError
 from fairmon.pipeline.table import STEPS, Step
-from fairmon_airflow.dagspec import DagSettings, load_dag_settings
-from fairmon_airflow.failure import on_failure
+from fairmon_airflow.dagspec import DagSettings, load_dag_settings, results_asset_uri
+from fairmon_airflow.failure import on_deadline_missed, on_failure
+from fairmon_airflow.sensor import SENSOR_TASK_ID, WaitForData
 from fairmon_airflow.tasks import run_task
 
 __all__ = ["build_dag", "build_dags", "monitors_dir", "ERR_DUPLICATE_ID"]
@@ -63,41 +72,59 @@ def _params(s: DagSettings) -> dict[str, Param]:
     }
 
 
-def _task_kwargs(s: DagSettings, row: Step) -> dict[str, Any]:
+_PERSIST = "persist"
+_PULL_DATA = "pull_data"
+
+
+def _task_kwargs(s: DagSettings, row: Step, groups: Mapping[str, TaskGroup]) -> dict[str, Any]:
     timeout_s = s.heavy_timeout_s if row.heavy else s.light_timeout_s
     kwargs: dict[str, Any] = {"task_id": row.name, "execution_timeout": timedelta(seconds=timeout_s)}
     if row.heavy:
         kwargs["queue"] = s.heavy_queue
+        kwargs["pool"] = s.heavy_pool
+    if row.group is not None:
+        kwargs["task_group"] = groups[row.group]
+    if row.name == _PERSIST:  # downstream DAGs can schedule on a monitor's stored results
+        kwargs["outlets"] = [Asset(results_asset_uri(s.monitor))]
     return kwargs
 
 
-def _first_task(s: DagSettings, row: Step) -> Any:
-    """The task that resolves the run's window (no argument: it reads the run's context)."""
+def _step_task(s: DagSettings, row: Step, groups: Mapping[str, TaskGroup]) -> Any:
+    """A task that runs ``row``'s step after its ``upstream`` tasks (their outputs are ignored)."""
     spec_path, name = str(s.spec_path), row.name
 
-    def _resolve() -> dict[str, Any]:
-        return run_task(name, spec_path, None)
+    def _step(*upstream: Any) -> dict[str, Any]:
+        return run_task(name, spec_path)
 
-    return task(**_task_kwargs(s, row))(_resolve)
-
-
-def _step_task(s: DagSettings, row: Step) -> Any:
-    """A task that runs ``row``'s step on the resolved window after its ``upstream`` tasks."""
-    spec_path, name = str(s.spec_path), row.name
-
-    def _step(window: dict[str, Any], *upstream: Any) -> dict[str, Any]:
-        return run_task(name, spec_path, window)
-
-    return task(**_task_kwargs(s, row))(_step)
+    return task(**_task_kwargs(s, row, groups))(_step)
 
 
 def _draw_graph(s: DagSettings) -> None:
     """Instantiate the table's tasks inside the current DAG, edges exactly from ``upstream``."""
     first, *rest = STEPS
-    window = _first_task(s, first)()
+    groups: dict[str, TaskGroup] = {g: TaskGroup(group_id=g, prefix_group_id=False)
+              for g in dict.fromkeys(r.group for r in STEPS) if g is not None}
+    window = _step_task(s, first, groups)()
     outputs: dict[str, Any] = {first.name: window}
     for row in rest:
-        outputs[row.name] = _step_task(s, row)(window, *(outputs[u] for u in row.upstream))
+        upstream = [outputs[u] for u in row.upstream] or [window]
+        outputs[row.name] = _step_task(s, row, groups)(*upstream)
+        if row.name == _PULL_DATA:  # late data: wait for the window's data first (deferrable)
+            wait = WaitForData(task_id=SENSOR_TASK_ID, spec_path=str(s.spec_path), task_group=groups.get("ingest"),
+                               execution_timeout=timedelta(seconds=s.light_timeout_s + s.max_lateness_s))
+            window >> wait >> outputs[row.name]
+
+
+def _deadline(s: DagSettings) -> DeadlineAlert | None:
+    """The run's DeadlineAlert: ``execution.deadline_s`` after the run was queued (None: unset)."""
+    if s.deadline_s is None:
+        return None
+    return DeadlineAlert(
+        reference=DeadlineReference.DAGRUN_QUEUED_AT,
+        interval=timedelta(seconds=s.deadline_s),
+        callback=AsyncCallback(on_deadline_missed, kwargs={"dag_id": s.dag_id, "deadline_s": s.deadline_s}),
+        name=f"{s.dag_id}_window_deadline",
+    )
 
 
 def build_dag(s: DagSettings) -> DAG:
@@ -115,6 +142,7 @@ def build_dag(s: DagSettings) -> DAG:
         dagrun_timeout=timedelta(seconds=s.dagrun_timeout_s),
         tags=list(s.tags),
         params=_params(s),
+        deadline=_deadline(s),
         default_args={
             "owner": s.owner,
             "retries": s.retries,
@@ -130,8 +158,11 @@ def build_dag(s: DagSettings) -> DAG:
     return built
 
 
-def build_dags(folder: Path) -> dict[str, DAG]:
+def build_dags(folder: Path, *, skip: Collection[str] = ()) -> dict[str, DAG]:
     """One DAG per ``*.yaml``/``*.yml`` spec in ``folder`` (sorted, so ids are stable).
+
+    ``skip``: spec stems built elsewhere (those with a DAG file of their own,
+    :mod:`fairmon_airflow.dagfiles`, where a broken spec is its own import error).
 
     A broken spec must not take the other monitors down with it: it is logged (file, line and field
     path, from :class:`~fairmon.errors.ConfigError`) and skipped; ``FAIRMON_STRICT_SPECS=1`` turns it
@@ -141,14 +172,18 @@ def build_dags(folder: Path) -> dict[str, DAG]:
     --------
     >>> dags = build_dags(Path(__file__).resolve().parents[1] / "monitors")  # the repo's specs
     >>> demo = dags["fairmon_demo"]
-    >>> sorted(demo.get_task("persist").upstream_task_ids)  # the table's upstream + the window
-    ['explain', 'outcome', 'resolve_window', 'rumie']
+    >>> sorted(demo.get_task("persist").upstream_task_ids)  # the table's upstream: where data flows
+    ['explain', 'outcome', 'rumie']
+    >>> sorted(demo.get_task("pull_data").upstream_task_ids)  # and the late-data sensor
+    ['pull_snapshot', 'wait_for_data']
     >>> demo.get_task("rumie").execution_timeout > demo.get_task("outcome").execution_timeout
     True
     """
     strict = os.environ.get(ENV_STRICT_SPECS, "0") == "1"
     dags: dict[str, DAG] = {}
     for path in sorted(p for pattern in _SPEC_GLOBS for p in folder.glob(pattern)):
+        if path.stem in skip:
+            continue
         try:
             settings = load_dag_settings(path)
         except ConfigError as exc:

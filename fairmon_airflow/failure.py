@@ -10,6 +10,7 @@ lands on the failing try's log in one click. A batch that failed validation is *
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ __all__ = [
     "failure_report",
     "notify_failure",
     "on_failure",
+    "on_deadline_missed",
     "FAILURE_EVENT_TYPE",
 ]
 
@@ -147,6 +149,19 @@ def notify_failure(
         log.warning("could not post pipeline failure to Slack: %s", exc)
         return {"logged": True, "sent": False, "reason": f"slack error: {exc}"}
     return {"logged": True, "sent": True, "ts": ts}
+
+
+async def on_deadline_missed(dag_id: str = "?", deadline_s: int = 0, **context: Any) -> None:
+    """``DeadlineAlert`` callback (runs in the triggerer): a window's run is not done ``deadline_s``
+    seconds after it was queued. Logged and posted like a pipeline error (never raises)."""
+    dag_run = context.get("dag_run") if isinstance(context.get("dag_run"), Mapping) else {}
+    run_id = str((dag_run or {}).get("run_id", "?")) if isinstance(dag_run, Mapping) else "?"
+    report = FailureReport(
+        dag_id=dag_id, task_id="(run)", run_id=run_id, window=window_text(context), try_number=1, log_url="?",
+        error=f"DeadlineMissed: the window's run is not done {deadline_s} s after it was queued "
+        "(execution.deadline_s)",
+    )
+    await asyncio.to_thread(notify_failure, report, token=slack_token())
 
 
 def on_failure(context: Mapping[str, Any]) -> None:

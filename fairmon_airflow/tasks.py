@@ -12,8 +12,16 @@ from typing import Any
 from airflow.sdk import get_current_context
 
 import fairmon.pipeline as pipeline
+from fairmon._logs import quiet_third_party
 from fairmon_airflow.connections import db_url, slack_token, source_url
-from fairmon_airflow.context import feu_requested, notify_of, try_number, window_of
+from fairmon_airflow.context import (
+    RESOLVE_TASK_ID,
+    feu_requested,
+    notify_of,
+    resolved_window,
+    try_number,
+    window_of,
+)
 from fairmon_airflow.retry import retry_policy
 
 __all__ = ["run_task"]
@@ -22,15 +30,18 @@ _SQL_STEP = "pull_data"
 _FEU_STEP = "feu"
 
 
-def run_task(step: str, spec_path: str, window: dict[str, Any] | None) -> dict[str, Any]:
+def run_task(step: str, spec_path: str, window: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run ``step`` of the monitor at ``spec_path`` for the task's run; returns the step's small dict.
 
-    ``window`` is the resolve_window task's output (None for resolve_window itself, which reads the
-    run's data interval or trigger conf instead, never ``now()``).
+    ``window``: the resolve_window task's output; None reads it from that task's XCom
+    (resolve_window itself reads the run's data interval or trigger conf, never ``now()``).
+    Third-party INFO chatter (Great Expectations' ~150 lines per validate) is kept out of the task
+    log, as in the CLI.
     """
     context = get_current_context()
+    quiet_third_party()
     if window is None:
-        window = window_of(context)
+        window = window_of(context) if step == RESOLVE_TASK_ID else resolved_window(context)
     result: dict[str, Any]
     with retry_policy():
         result = pipeline.run_step(

@@ -1,4 +1,5 @@
-"""DAG parse time: how long the DAG processor spends on ``dags/fairmon_monitors.py``.
+"""DAG parse time: how long the DAG processor spends on the DAG files in ``dags/`` (one per spec,
+``monitor_<name>.py``, and the catch-all ``fairmon_monitors.py``; summed).
 
 Each measurement is a fresh interpreter (what a DAG-processor subprocess pays): the time to import
 airflow.sdk + the light spec loader, and the time to build every monitor's DAG from the specs folder.
@@ -32,10 +33,13 @@ import json, runpy, sys, time
 t0 = time.perf_counter()
 import airflow.sdk  # noqa: F401
 t1 = time.perf_counter()
-g = runpy.run_path(sys.argv[1])
+from pathlib import Path
+g = {}
+for f in sorted(Path(sys.argv[1]).glob("*.py")):
+    g.update(runpy.run_path(str(f)))
 t2 = time.perf_counter()
 heavy = sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)
-dags = sorted(k for k in g if k.startswith("fairmon_"))
+dags = sorted(k for k in g if k.startswith("fairmon_") and type(g[k]).__name__ == "DAG")
 print(json.dumps({"import_airflow_sdk_s": t1 - t0, "build_dags_s": t2 - t1, "heavy": heavy, "dags": dags}))
 """
 
@@ -47,7 +51,7 @@ def measure(monitors: Path, repeats: int) -> list[dict[str, Any]]:
     rows = []
     for i in range(repeats):
         out = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(REPO / "dags" / "fairmon_monitors.py"), json.dumps(HEAVY)],
+            [sys.executable, "-c", _PROBE, str(REPO / "dags"), json.dumps(HEAVY)],
             env=env, capture_output=True, text=True, check=True,
         ).stdout.strip().splitlines()[-1]
         r = json.loads(out)

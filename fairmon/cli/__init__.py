@@ -15,6 +15,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from fairmon._logs import NOISY_LOGGERS, QuietThirdParty, quiet_third_party  # noqa: F401 - re-exported (tests, callers)
 from fairmon.errors import FairmonError
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
@@ -46,18 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: libraries whose INFO logs are progress chatter; shown again with ``--debug``
-NOISY_LOGGERS: tuple[str, ...] = ("great_expectations", "alembic", "matplotlib", "urllib3", "httpx")
-
-
-class QuietThirdParty(logging.Filter):
-    """Drops records below WARNING from :data:`NOISY_LOGGERS` at the handler. A logger level would not
-    do: great_expectations sets INFO on its own child loggers when it is imported."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.WARNING or record.name.split(".", 1)[0] not in NOISY_LOGGERS
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -66,9 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if not args.debug:  # third-party INFO chatter (~180 GX lines per window) buries fairmon's own lines
-        for handler in logging.getLogger().handlers:
-            if not any(isinstance(f, QuietThirdParty) for f in handler.filters):
-                handler.addFilter(QuietThirdParty())
+        quiet_third_party()
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
             d = o.to_dict()  # type: ignore[attr-defined]
             err = f"  ({d['error']})" if d.get("error") else ""
             print(f"{d['window']['start']}  {d['status']:<14} {d['seconds']:7.1f}s{err}", flush=True)
+            changed = d["steps"].get("resolve_window", {}).get("spec_changed")
+            if changed:
+                print(f"  {changed}", flush=True)
 
     outcomes = backfill(
         args.monitor, args.start, args.end, db_url=args.db, notify=args.notify, on_window=show, only_statuses=args.status

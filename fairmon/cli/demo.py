@@ -59,7 +59,8 @@ Without --db (and FAIRMON_DATABASE_URL) the store is an embedded PostgreSQL unde
 Set FAIRMON_SLACK_TOKEN (and optionally FAIRMON_SLACK_CHANNEL) to really post the alerts.
 """
 
-#: the demo's settings on top of monitors/demo.yaml (documented in the module docstring)
+#: the demo's settings on top of monitors/demo.yaml (documented in the module docstring); the repo's
+#: monitors/demo.yaml carries the same values, so its Airflow DAG runs at demo size too (issue 20)
 DEMO_SETTINGS: dict[str, Any] = {
     "outcome.bootstrap": 200,
     "rumie.iterations": 600,

@@ -47,6 +47,9 @@ def print_outcome(o: object, *, as_json: bool) -> None:
     print(f"{d['monitor']} [{w['start']} .. {w['end']}): {d['status']} in {d['seconds']:.1f}s")
     if d.get("error"):
         print(f"  error: {d['error']}")
+    changed = d["steps"].get("resolve_window", {}).get("spec_changed")
+    if changed:
+        print(f"  {changed}")
     for step, res in d["steps"].items():
         shown = {k: v for k, v in res.items() if k not in ("seconds", "monitor", "start", "end")}
         print(f"  {step:<15} {res.get('seconds', 0):>7.2f}s  {json.dumps(shown, default=str)[:100]}")

@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from fairmon.config._env import ENV_SOURCE_URL
+from fairmon.config._limits import MAX_LATENESS_S, MAX_POKE_INTERVAL_S
 from fairmon.config._messages import (
     ERR_EXACTLY_ONE_SOURCE,
     ERR_FORMAT_UNKNOWN,
@@ -115,10 +116,18 @@ class FilesSource(SpecSection):
 
 
 class DataSource(SpecSection):
-    """Exactly one of ``sql`` or ``files``."""
+    """Exactly one of ``sql`` or ``files``.
+
+    Late data: under Airflow a sensor before ``pull_data`` waits up to ``max_lateness_s`` (checking
+    every ``poke_interval_s``) for the window's data to be ready (a files source: its partition
+    exists; a SQL source: its query returns a row); still not ready, the run ends ``skipped`` with the
+    reason stored, not ``failed``. ``0`` (the default): no wait.
+    """
 
     sql: SqlSource | None = None
     files: FilesSource | None = None
+    max_lateness_s: Annotated[int, Field(ge=0, le=MAX_LATENESS_S)] = 0
+    poke_interval_s: Annotated[int, Field(ge=1, le=MAX_POKE_INTERVAL_S)] = 60
 
     @model_validator(mode="after")
     def _exactly_one(self) -> DataSource:

@@ -43,6 +43,8 @@ ENV_ARTIFACT_LOCATION: Final = "FAIRMON_ARTIFACT_LOCATION"
 ENV_DEVICE: Final = "FAIRMON_DEVICE"
 #: overrides ``execution.queue`` of the heavy tasks
 ENV_HEAVY_QUEUE: Final = "FAIRMON_HEAVY_QUEUE"
+#: overrides ``execution.pool``: the Airflow pool of the heavy tasks (unset: ``default_pool``)
+ENV_HEAVY_POOL: Final = "FAIRMON_HEAVY_POOL"
 #: where reports are written (a folder or fsspec URI served at ``FAIRMON_REPORT_BASE_URL``)
 ENV_REPORT_LOCATION: Final = "FAIRMON_REPORT_LOCATION"
 #: the URL the reports are served at; the links of the Slack alerts start with it (it wins over the

@@ -21,8 +21,11 @@ __all__ = ["ExecutionSpec"]
 class ExecutionSpec(SpecSection):
     """Where heavy steps run and where intermediate artifacts go.
 
-    ``queue`` is the Airflow/Celery queue of the heavy tasks (``gpu`` for GPU workers);
+    ``queue`` is the Airflow/Celery queue of the heavy tasks (``gpu`` for GPU workers) and ``pool``
+    their Airflow pool (``FAIRMON_HEAVY_POOL`` wins; unset: Airflow's ``default_pool``);
     ``artifact_location`` a local directory or fsspec URI, keyed below by monitor and window.
+    ``deadline_s``: an Airflow ``DeadlineAlert`` fires when a window's run is not done this many
+    seconds after it was queued (unset: no deadline alert).
     """
 
     device: Literal["auto", "cpu", "cuda"] = "auto"
@@ -31,3 +34,5 @@ class ExecutionSpec(SpecSection):
     retries: Annotated[int, Field(ge=0, le=MAX_RETRIES)] = 2
     retry_delay_s: Annotated[int, Field(ge=0, le=MAX_RETRY_DELAY_S)] = 300
     task_timeout_s: Annotated[int, Field(ge=1, le=MAX_TASK_TIMEOUT_S)] = 3600
+    pool: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")] | None = None
+    deadline_s: Annotated[int, Field(ge=1, le=MAX_TASK_TIMEOUT_S)] | None = None

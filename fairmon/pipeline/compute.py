@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fairmon._numbers import finite_float
+from fairmon._progress import advance, set_total
 from fairmon.errors import ConfigError, InsufficientDataError, MethodError, SchemaError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.gesd import gesd
@@ -135,12 +136,15 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
     ref = reference_frame(ctx, frame)
     rows: list[dict[str, Any]] = []
     out: dict[str, Any] = {"rows": rows, "gesd": None}
+    # progress units: one GESD per attribute, one OpenXAI evaluation per explainer
+    set_total(len(ctx.spec.gesd_attributes) * e.gesd.enabled + len(e.explainers) * e.openxai.enabled)
     if e.gesd.enabled:
         out["gesd"] = {}
         for attr in ctx.spec.gesd_attributes:
             gd, gesd_rows = _gesd_rows(ctx, model, frame[features], ref[features], frame[attr], attr)
             out["gesd"][attr] = gd
             rows.extend(gesd_rows)
+            advance()
     if e.openxai.enabled:
         rows.extend(_openxai_rows(ctx, model, frame, ref))
     return out
@@ -265,6 +269,7 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
             n_samples=ox.n_perturbations, stability_draws=10 * ox.n_perturbations,
             stability_keep=ox.n_perturbations, device=ctx.device,
         )
+        advance()
         for rec in table.to_dict(orient="records"):
             group = str(rec.get("group") or "")
             note = str(rec.get("note") or "")
@@ -324,8 +329,10 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         (v for v in registry.versions(name) if v.status == "candidate" and v.metrics.get("feu_window") == window_key),
         None,
     )
+    set_total(rt.generations)  # progress: FEU generations
     res = search(
         data[list(dict.fromkeys(cols))],
+        progress=lambda generation, n_eval, elapsed: advance(),
         production=_production_model(ctx),
         features=list(ctx.spec.columns.features),
         sensitive=attr,

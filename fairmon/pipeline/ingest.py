@@ -3,6 +3,7 @@ derive every row's favorable indicator (step order and names: :mod:`fairmon.pipe
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -20,17 +21,26 @@ from fairmon.validation import validate_window
 
 __all__ = ["resolve_window", "pull_snapshot", "pull_data", "validate", "predict"]
 
+log = logging.getLogger(__name__)
+
 
 def resolve_window(ctx: RunContext) -> dict[str, Any]:
     """Register the monitor and open the run row for this window; clear stale artifacts.
 
     Returns the window (``monitor``, ``start``, ``end``) and the ``run_id``: the small dict every later
-    task receives.
+    task receives; with ``spec_changed`` (a line for humans) when the spec differs from the series'
+    previous window's (a stored spec_changed event, issue 20).
     """
     t0 = time.perf_counter()
     ctx.artifacts.clear()
+    change = ctx.store.spec_change_of(ctx.monitor, ctx.window.start, ctx.spec.fingerprint)
     run_id = runs.start_run(ctx)
-    return timed(ctx, "resolve_window", t0, {**ctx.window.to_dict(), "run_id": run_id})
+    out: dict[str, Any] = {**ctx.window.to_dict(), "run_id": run_id}
+    if change is not None:
+        ctx.store.record_spec_change(run_id, change)
+        log.warning("%s", change.text)
+        out["spec_changed"] = change.text
+    return timed(ctx, "resolve_window", t0, out)
 
 
 def pull_snapshot(ctx: RunContext) -> dict[str, Any]:

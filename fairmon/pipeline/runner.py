@@ -19,6 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, get_args
 
+from fairmon._device import thread_settings
+from fairmon._progress import track
 from fairmon.config import MonitorSpec, load_spec
 from fairmon.errors import ConfigError, DataValidationError, FairmonError
 from fairmon.pipeline import runs
@@ -96,6 +98,7 @@ def run_step(
     """
     if step not in STEPS:
         raise ConfigError(ERR_UNKNOWN_STEP.format(step=step, steps=", ".join(STEP_ORDER)))
+    thread_settings()  # OpenMP settings of the batched explainers, before any step loads torch
     s = _spec(spec)
     if context is None:
         if isinstance(window, Window):
@@ -112,7 +115,8 @@ def run_step(
     else:
         ctx, own = context, False
     try:
-        result = STEPS[step](ctx)
+        with track(f"{ctx.monitor} {ctx.window.key} {step}"):
+            result = STEPS[step](ctx)
         log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
         if step in AFTER_PERSIST:  # a retry that succeeded gives the run back its persisted status
             runs.clear_failure(ctx, step=step)

@@ -57,7 +57,8 @@ class TrendPoint:
 
     ``dp_difference``/``dp_ratio`` map attribute → (value, ci_low, ci_high), ``gesd`` attribute → GESD
     (None when undefined); ``drift`` says whether a warning or critical finding was open or ongoing at
-    that window (:func:`report_status` ``drift``).
+    that window (:func:`report_status` ``drift``); ``spec_changed`` that the window was computed under
+    another spec than the series' previous window (a stored spec_changed event).
     """
 
     window_start: datetime
@@ -69,6 +70,7 @@ class TrendPoint:
     honest_dscore: float | None = None
     gesd: dict[str, float | None] = field(default_factory=dict)
     drift: bool = False
+    spec_changed: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,7 @@ def report_status(run_status: str, findings: Sequence[FindingRecord]) -> str:
     return "ok"
 
 
-def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
+def _trend_point(store: Store, run: RunRecord, method: str, spec_changed: frozenset[datetime] = frozenset()) -> TrendPoint:
     rid = int(run.run_id or 0)
     dpd: dict[str, tuple[float | None, float | None, float | None]] = {}
     dpr: dict[str, tuple[float | None, float | None, float | None]] = {}
@@ -170,6 +172,7 @@ def _trend_point(store: Store, run: RunRecord, method: str) -> TrendPoint:
         honest_dscore=finite_float(honest),
         gesd=gesd,
         drift=drift,
+        spec_changed=run.window_start in spec_changed,
     )
 
 
@@ -227,7 +230,8 @@ def load_report_data(
     method = rumie_method or "ie-dt"
     rid = int(run.run_id or 0)
     earlier = [r for r in runs if r.window_start <= run.window_start][-max(1, int(history)) :]
-    trend = tuple(_trend_point(store, r, method) for r in earlier)
+    changed = frozenset(c.window_start for c in store.spec_changes(monitor))
+    trend = tuple(_trend_point(store, r, method, changed) for r in earlier)
     alerts = tuple(
         a
         for a in store.alerts(monitor, since=run.window_start)

@@ -33,6 +33,7 @@ __all__ = [
     "alerts",
     "attribution_gaps",
     "model_rescores",
+    "spec_changes",
 ]
 
 metadata = sa.MetaData()
@@ -257,4 +258,16 @@ model_rescores = sa.Table(
     sa.Column("definition", sa.Text, nullable=False, server_default=""),
     sa.Column("status", sa.Text, nullable=False, server_default="ok"),
     sa.Column("reason", sa.Text, nullable=False, server_default=""),
+)
+
+spec_changes = sa.Table(
+    "spec_changes",
+    metadata,
+    sa.Column("run_id", sa.BigInteger, sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("monitor_id", sa.Integer, sa.ForeignKey("monitors.monitor_id"), nullable=False),
+    sa.Column("window_start", _TS, nullable=False),
+    sa.Column("previous_window_start", _TS, nullable=False),
+    sa.Column("previous_fingerprint", sa.Text, nullable=False),
+    sa.Column("spec_fingerprint", sa.Text, nullable=False),
+    sa.Column("recorded_at", _TS, nullable=False, server_default=_now()),
 )

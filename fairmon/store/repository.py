@@ -43,6 +43,7 @@ from fairmon.store._outbox import ALLOWED_TRANSITIONS, ERR_TRANSITION, Outbox
 from fairmon.store._reads import RunReads
 from fairmon.store._runs import ERR_STALE_RUN
 from fairmon.store._settings import StoreTimeouts
+from fairmon.store._spec_changes import SpecChanges
 from fairmon.store._windows import WindowWrites
 from fairmon.store.engine import get_engine
 from fairmon.store.migrations import upgrade as upgrade_schema
@@ -61,7 +62,7 @@ __all__ = [
 ]
 
 
-class Store(WindowWrites, RunReads, HistoryReads, Outbox, FEUCandidates, DiagnosisRows):
+class Store(WindowWrites, RunReads, HistoryReads, Outbox, FEUCandidates, DiagnosisRows, SpecChanges):
     """Repository over the fairmon schema (``sql/migrations``).
 
     Parameters

@@ -81,3 +81,15 @@ def test_a_long_error_is_cut_but_keeps_the_log_url(slack: SlackTestServer) -> No
     [msg] = slack.posted("#oncall")
     block_text = msg["blocks"][0]["text"]["text"]
     assert len(block_text) <= 3000 and block_text.endswith(f"log: {LOG_URL}")
+
+
+def test_the_deadline_callback_logs_a_pipeline_error_without_slack(caplog) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+    import logging
+
+    from fairmon_airflow.failure import on_deadline_missed
+
+    with caplog.at_level(logging.ERROR, logger="fairmon_airflow.failure"):
+        asyncio.run(on_deadline_missed(dag_id="fairmon_demo", deadline_s=5400))
+    text = " ".join(r.getMessage() for r in caplog.records)
+    assert "fairmon_demo" in text and "DeadlineMissed" in text and "5400 s" in text

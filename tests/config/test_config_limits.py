@@ -63,6 +63,14 @@ def _nested(path: str, value: Any) -> str:
     return text[1:-1].replace(": ", ":\n  ", 1) + "\n"
 
 
+def _spec_with(path: str, value: Any) -> str:
+    """MINIMAL with ``path`` set; a ``data.*`` field joins MINIMAL's own data section."""
+    if path.startswith("data."):
+        files = '  files: {pattern: "data/{start:%Y-%m-%d}.csv"}\n'
+        return MINIMAL.replace(files, files + f"  {path.split('.', 1)[1]}: {value!r}\n")
+    return MINIMAL + _nested(path, value)
+
+
 def _limit_value(path: str, value: int) -> Any:
     return (5, value) if path == "retraining.bounds.epochs" else value
 
@@ -80,14 +88,13 @@ def test_huge_bootstrap_is_refused_naming_file_field_value_and_limit(tmp_path: P
 @pytest.mark.parametrize("path", sorted(COST_LIMITS))
 def test_every_cost_limit_is_enforced_at_load(path: str) -> None:
     limit = COST_LIMITS[path]
-    section = _nested(path, _limit_value(path, limit + 1))
     with pytest.raises(ConfigError) as info:
-        parse_spec(MINIMAL + section, source="limits.yaml")
+        parse_spec(_spec_with(path, _limit_value(path, limit + 1)), source="limits.yaml")
     msg = str(info.value)
     assert path in msg and "limits.yaml" in msg
     assert ERR_COST_LIMIT.format(value=limit + 1, limit=limit) in msg
     # the limit itself is allowed
-    parse_spec(MINIMAL + _nested(path, _limit_value(path, limit)), source="limits.yaml")
+    parse_spec(_spec_with(path, _limit_value(path, limit)), source="limits.yaml")
 
 
 def test_cost_limits_sit_well_above_defaults_and_examples() -> None:

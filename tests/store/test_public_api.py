@@ -81,6 +81,10 @@ STORE_METHODS = {
     "outbox_mark",
     "set_thread_ts",
     "alerts",
+    # spec_changed events (issue 20)
+    "spec_change_of",
+    "record_spec_change",
+    "spec_changes",
 }
 
 

@@ -17,11 +17,14 @@ __all__ = ["trend_chart", "pareto_chart"]
 
 # ------------------------------------------------------------------------------------ trends
 
+#: dotted lines: windows computed under another spec than the previous window (spec_changed events)
+_SPEC_COLOR = "#9c6500"
+
 
 def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None) -> bytes | None:
     """The key metrics across windows (from the store): DP difference and ratio per attribute (CI
-    bands), RUMIE DScore (held-out and in-sample) and GESD per attribute; the current window, model-version changes
-    and windows with an active drift finding are marked.
+    bands), RUMIE DScore (held-out and in-sample) and GESD per attribute; the current window, model-version changes,
+    spec changes (dotted) and windows with an active drift finding are marked.
 
     >>> from datetime import datetime, UTC
     >>> from fairmon.report.data import TrendPoint
@@ -82,6 +85,7 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
         if p.model_version != prev_version:
             changes.append((p.window_start, p.model_version))
             prev_version = p.model_version
+    spec_x = [p.window_start for p in trend if p.spec_changed]
     for ax, title in panels:
         ax.set_title(title, fontsize=10, loc="left")
         ax.grid(alpha=0.3)
@@ -90,6 +94,8 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
             ax.axvline(x, color=GROUP_COLOR, alpha=0.35, lw=4)
         for x, _version in changes:
             ax.axvline(x, color="#33415c", ls="--", lw=1)
+        for x in spec_x:
+            ax.axvline(x, color=_SPEC_COLOR, ls=":", lw=1.5)
         if current is not None:
             ax.axvline(current, color=_ACCENT, lw=6, alpha=0.18)
         if ax.get_legend_handles_labels()[0]:
@@ -97,6 +103,9 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
     for x, version in changes:
         axes[0].annotate(f"model {version}", (x, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
                          xytext=(-3, -10), textcoords="offset points", color="#33415c", ha="right")
+    for x in spec_x:
+        axes[0].annotate("spec changed", (x, 0.0), xycoords=("data", "axes fraction"), fontsize=7,
+                         xytext=(-3, 4), textcoords="offset points", color=_SPEC_COLOR, ha="right")
     if drift_x:
         axes[2].plot([], [], color=GROUP_COLOR, alpha=0.35, lw=4, label="active drift finding")
         axes[2].legend(fontsize=8, loc="best", frameon=False)

@@ -1,0 +1,88 @@
+"""Late data: where a window's data will appear, whether it is there, and a window skipped for it.
+
+Late data is the normal case in monitoring: the run of window ``[start, end)`` starts at ``end``,
+often before the day's partition lands. The Airflow DAG waits for it (a deferrable sensor before
+``pull_data``, :mod:`fairmon_airflow.sensor`) up to the spec's ``data.max_lateness_s``; data that
+never arrives ends the window ``skipped`` with the reason stored (:func:`skip_window`), not
+``failed``: nothing was wrong with the pipeline, and a later re-run computes the window normally.
+
+A files source is ready when its partition exists (local path or fsspec URL). A SQL source has no
+partition to wait for; it is taken as ready and ``pull_data`` reports an empty window as usual.
+
+Examples
+--------
+>>> import datetime as dt
+>>> from fairmon.config import load_spec
+>>> from pathlib import Path
+>>> spec = load_spec(Path(__file__).resolve().parents[2] / "monitors" / "demo.yaml")
+>>> w = Window("demo", dt.datetime(2026, 1, 3, tzinfo=dt.UTC), dt.datetime(2026, 1, 4, tzinfo=dt.UTC))
+>>> data_location(spec, w).endswith("stream/2026-01-03.csv")
+True
+>>> skip_reason(spec, w, waited_s=600).startswith("late data: ")
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fairmon.config import MonitorSpec, load_spec
+from fairmon.pipeline import runs
+from fairmon.pipeline.context import RunContext
+from fairmon.sources import file_exists, window_path
+from fairmon.window import Window
+
+__all__ = ["data_location", "data_ready", "skip_reason", "skip_window", "ERR_LATE_DATA", "SKIP_KIND_LATE"]
+
+#: the stored reason of a window skipped for late data
+ERR_LATE_DATA = "late data: {what} not there {waited_s:.0f} s after the run started (data.max_lateness_s={lateness})"
+#: ``details.skip.kind`` of such a run
+SKIP_KIND_LATE = "late_data"
+
+
+def data_location(spec: MonitorSpec, window: Window) -> str | None:
+    """The window's partition path (a files source) or None (a SQL source: nothing to wait for)."""
+    files = spec.data.files
+    if files is None:
+        return None
+    return window_path(files, window.start, window.end, base_dir=spec.base_dir)
+
+
+def data_ready(spec: MonitorSpec, window: Window) -> bool:
+    """Whether the window's data can be pulled now (a SQL source: always)."""
+    where = data_location(spec, window)
+    return where is None or file_exists(where)
+
+
+def skip_reason(spec: MonitorSpec, window: Window, *, waited_s: float) -> str:
+    """The stored reason of a window whose data did not arrive in time."""
+    where = data_location(spec, window)
+    what = f"partition {where}" if where is not None else "the window's rows"
+    return ERR_LATE_DATA.format(what=what, waited_s=waited_s, lateness=spec.data.max_lateness_s)
+
+
+def skip_window(
+    spec: MonitorSpec | str,
+    window: dict[str, Any] | Window,
+    reason: str,
+    *,
+    db_url: str | None = None,
+    attempt: int = 1,
+) -> int:
+    """Record the window as ``skipped`` with ``reason`` (and its earlier results removed); returns the run id.
+
+    ``window`` is a :class:`Window` or the dict ``resolve_window`` returned.
+    """
+    s = spec if isinstance(spec, MonitorSpec) else load_spec(spec)
+    w = window if isinstance(window, Window) else Window.from_dict({"monitor": s.name, **window})
+    ctx = RunContext(s, w, db_url=db_url, attempt=attempt)
+    try:
+        runs.start_run(ctx)  # registers the monitor and its spec, like every window
+        return int(
+            ctx.store.mark_run(
+                s.name, w.start, w.end, "skipped", error=reason, spec_fingerprint=s.fingerprint,
+                details={"attempt": attempt, "skip": {"kind": SKIP_KIND_LATE, "reason": reason}},
+            )
+        )
+    finally:
+        ctx.close()

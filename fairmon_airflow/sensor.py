@@ -1,0 +1,101 @@
+"""``wait_for_data``: a deferrable sensor before ``pull_data`` for late data (issue 20).
+
+The task asks the library where the window's data appears (:func:`fairmon.pipeline.late.data_location`).
+Ready: it returns at once. Not yet: it *defers* to :class:`DataReadyTrigger` in the triggerer (no
+worker slot is held while waiting), which checks every ``data.poke_interval_s`` until the data is
+there or ``data.max_lateness_s`` has passed since the wait began (for a scheduled run, that is the
+window's end). Never ready: the window is stored as ``skipped`` with the reason
+(:func:`fairmon.pipeline.late.skip_window`) and the task raises ``AirflowSkipException``, so
+``pull_data`` and every later task are skipped and the run is not a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.sdk import BaseOperator
+from airflow.sdk.exceptions import AirflowSkipException
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from fairmon.config import load_spec
+from fairmon.window import Window
+from fairmon_airflow.connections import db_url
+from fairmon_airflow.context import resolved_window, try_number
+
+__all__ = ["DataReadyTrigger", "WaitForData", "SENSOR_TASK_ID"]
+
+SENSOR_TASK_ID = "wait_for_data"
+
+
+class DataReadyTrigger(BaseTrigger):
+    """Fires ``{"ready": true}`` once ``path`` exists, ``{"ready": false}`` at ``deadline`` (ISO)."""
+
+    def __init__(self, path: str, deadline: str, poke_interval_s: float) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.path, self.deadline, self.poke_interval_s = path, deadline, float(poke_interval_s)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{__name__}.DataReadyTrigger",
+                {"path": self.path, "deadline": self.deadline, "poke_interval_s": self.poke_interval_s})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        from fairmon.sources import file_exists  # in the triggerer only: fairmon.sources loads pandas
+
+        deadline = dt.datetime.fromisoformat(self.deadline)
+        while True:
+            if await asyncio.to_thread(file_exists, self.path):
+                yield TriggerEvent({"ready": True, "path": self.path})  # type: ignore[no-untyped-call]
+                return
+            left = (deadline - dt.datetime.now(dt.UTC)).total_seconds()
+            if left <= 0:
+                yield TriggerEvent({"ready": False, "path": self.path})  # type: ignore[no-untyped-call]
+                return
+            await asyncio.sleep(min(self.poke_interval_s, left))
+
+
+class WaitForData(BaseOperator):
+    """The sensor task of one monitor (``spec_path``), reading the window from ``resolve_window``."""
+
+    def __init__(self, *, spec_path: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec_path = spec_path
+
+    def _window(self, context: Any) -> tuple[Any, Window, dict[str, Any]]:
+        spec = load_spec(self.spec_path)
+        raw = resolved_window(context)
+        return spec, Window.from_dict({"monitor": spec.name, **raw}), raw
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        # in the task only (parse time stays light): fairmon.pipeline.late loads pandas
+        from fairmon.pipeline.late import data_location
+        from fairmon.sources import file_exists
+
+        spec, window, _ = self._window(context)
+        where = data_location(spec, window)
+        if where is None or spec.data.max_lateness_s == 0 or file_exists(where):
+            return {"ready": True, "path": where, "waited_s": 0.0}
+        began = dt.datetime.now(dt.UTC)
+        deadline = max(began, window.end) + dt.timedelta(seconds=spec.data.max_lateness_s)
+        self.log.info("fairmon: %s not there yet; waiting until %s (data.max_lateness_s=%d)",
+                      where, deadline.isoformat(), spec.data.max_lateness_s)
+        self.defer(
+            trigger=DataReadyTrigger(where, deadline.isoformat(), spec.data.poke_interval_s),
+            method_name="execute_complete",
+            kwargs={"began": began.isoformat()},
+        )
+        raise AssertionError("unreachable: defer() raises")  # pragma: no cover
+
+    def execute_complete(self, context: Any, event: dict[str, Any] | None = None, began: str = "") -> dict[str, Any]:
+        waited = (dt.datetime.now(dt.UTC) - dt.datetime.fromisoformat(began)).total_seconds() if began else 0.0
+        if event is not None and event.get("ready"):
+            return {"ready": True, "path": event.get("path"), "waited_s": round(waited, 1)}
+        from fairmon.pipeline.late import skip_reason, skip_window  # in the task only (pandas)
+
+        spec, window, raw = self._window(context)
+        reason = skip_reason(spec, window, waited_s=waited)
+        run_id = skip_window(spec, raw, reason, db_url=db_url(), attempt=try_number(context))
+        self.log.warning("fairmon: window %s skipped (run %s): %s", window.key, run_id, reason)
+        raise AirflowSkipException(reason)
