@@ -22,15 +22,19 @@ __all__ = ["resolve_window", "pull_snapshot", "pull_data", "validate", "predict"
 
 
 def resolve_window(ctx: RunContext) -> dict[str, Any]:
-    """Register the monitor and open the run row for this window; clear stale artifacts.
+    """Register the monitor and start a new attempt of this window (its run row, its artifact folder).
 
-    Returns the window (``monitor``, ``start``, ``end``) and the ``run_id``: the small dict every later
-    task receives.
+    Returns the window (``monitor``, ``start``, ``end``), the ``run_id`` and the ``attempt_id``: the
+    small dict every later task receives, so all of them work in this attempt's folder and stop once a
+    newer attempt takes the window over. Folders of older attempts are removed, except the one taken
+    over now (it may still be running; the next attempt removes it).
     """
     t0 = time.perf_counter()
+    run_id, previous = runs.start_run(ctx)
     ctx.artifacts.clear()
-    run_id = runs.start_run(ctx)
-    return timed(ctx, "resolve_window", t0, {**ctx.window.to_dict(), "run_id": run_id})
+    ctx.artifacts.remove_other_attempts(keep=set() if previous is None else {previous})
+    return timed(ctx, "resolve_window", t0,
+                 {**ctx.window.to_dict(), "run_id": run_id, "attempt_id": ctx.attempt_id})
 
 
 def pull_snapshot(ctx: RunContext) -> dict[str, Any]:

@@ -154,7 +154,8 @@ class WindowWrites(RunWrites):
         The run row is upserted on (monitor, window_start, window_end); the window's metrics, evidence,
         explanation metrics and findings are replaced (delete + insert), never duplicated. If anything
         fails, the transaction rolls back and the earlier state of the window is intact. The monitor
-        row is created on first use.
+        row is created on first use. A run with an ``attempt_id`` is that attempt's write: refused
+        (:class:`~fairmon.errors.AttemptSupersededError`, nothing written) when a newer attempt holds the run.
 
         Examples
         --------
@@ -170,6 +171,7 @@ class WindowWrites(RunWrites):
         run = records.run
         with self._tx(run.monitor) as conn:
             mid = self._lock_monitor(conn, run.monitor)
+            self._check_lease(conn, mid, run.monitor, run.window_start, run.window_end, run.attempt_id)
             run_id = self._upsert_run(conn, mid, run)
             gone = self._clear_results(conn, run_id)
             ws = run.window_start

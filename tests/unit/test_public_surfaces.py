@@ -27,7 +27,7 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "ValidationEngineError __version__"
     ),
     "fairmon.errors": _names(
-        "AlertDeliveryError ConfigError DataValidationError DatasetError DeviceError FairmonError "
+        "AlertDeliveryError AttemptSupersededError ConfigError DataValidationError DatasetError DeviceError FairmonError "
         "InsufficientDataError MethodError SchemaError SchemaNotAtHeadError SnapshotError StoreError "
         "ValidationEngineError"
     ),
