@@ -160,11 +160,19 @@ def load_file(path: str, fmt: str) -> pd.DataFrame:
             return pd.read_csv(path)
         return pd.read_parquet(path)
     except FileNotFoundError as exc:
-        raise DatasetError(ERR_NOT_FOUND.format(path=path)) from exc
+        raise _data_problem(DatasetError(ERR_NOT_FOUND.format(path=path)), "file_exists") from exc
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except Exception as exc:  # noqa: BLE001 - parser/IO errors of many libraries → one clear error
-        raise DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)) from exc
+        raise _data_problem(DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)),
+                            "file_readable") from exc
+
+
+def _data_problem(err: DatasetError, check: str) -> DatasetError:
+    """Mark ``err`` as a problem of the window's data (``err.data_problem``: the failed check), so the
+    pipeline records the window ``data_invalid`` with one data alert rather than ``failed``."""
+    err.data_problem = check  # type: ignore[attr-defined]
+    return err
 
 
 def file_exists(path: str) -> bool:
@@ -195,10 +203,10 @@ def _load_files(
 ) -> pd.DataFrame:
     path = window_path(source, start, end, base_dir=base_dir, env=env)
     if not file_exists(path):
-        raise DatasetError(ERR_FILE_MISSING.format(start=start, end=end, path=path))
+        raise _data_problem(DatasetError(ERR_FILE_MISSING.format(start=start, end=end, path=path)), "file_exists")
     frame = load_file(path, source.format or "csv")
     if len(frame) == 0 and not allow_empty:
-        raise DatasetError(ERR_EMPTY_FILE.format(start=start, end=end, path=path))
+        raise _data_problem(DatasetError(ERR_EMPTY_FILE.format(start=start, end=end, path=path)), "file_not_empty")
     return frame
 
 
@@ -247,7 +255,7 @@ def _load_sql(
         if own:
             engine.dispose()
     if len(frame) == 0 and not allow_empty:
-        raise DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=query))
+        raise _data_problem(DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=query)), "query_not_empty")
     return frame
 
 
