@@ -15,9 +15,9 @@ from typing import Any
 
 from fairmon.errors import AttemptSupersededError
 from fairmon.pipeline.context import RunContext
-from fairmon.store.repository import ERR_SUPERSEDED
-from fairmon.store.records import RESULT_STATUSES
 from fairmon.pipeline.table import A_PERSIST, A_SNAPSHOT, AFTER_PERSIST, STEP_ORDER
+from fairmon.store.records import RESULT_STATUSES
+from fairmon.store.repository import ERR_SUPERSEDED
 
 log = logging.getLogger(__name__)
 
