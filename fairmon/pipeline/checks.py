@@ -181,8 +181,8 @@ def model_input_failures(
     Examples
     --------
     >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
-    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "d.csv"}},
-    ...     "columns": {"features": ["a"], "sensitive": ["s"]}, "schedule": {"start_date": "2026-01-01"}})
+    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "{start:%Y-%m-%d}.csv"}},
+    ...     "columns": {"features": ["a", "s"], "sensitive": ["s"]}, "schedule": {"start_date": "2026-01-01"}})
     >>> frame = pd.DataFrame({"a": [1.0, float("inf"), None], "s": ["x", "y", "x"]})
     >>> [f["check"] for f in model_input_failures(spec, frame, schema=None, scored=True)]
     ['finite', 'model_nulls']

@@ -216,6 +216,7 @@ def test_chaos_two_attempts_interleaved_at_every_step_boundary(
         admin.dispose()
 
 
+@pytest.mark.slow
 def test_a_second_spec_file_with_the_same_name_is_refused(
     demo: tuple[Path, str], tmp_path: Path, fresh_database_url: str
 ) -> None:
@@ -241,3 +242,13 @@ def test_a_second_spec_file_with_the_same_name_is_refused(
     with eng.connect() as c:
         assert c.execute(sa.text("SELECT spec_path FROM monitors")).scalar_one() == str(other.resolve())
     eng.dispose()
+
+
+def test_the_cli_says_take_over_explicitly() -> None:
+    from fairmon.cli import build_parser
+
+    args = build_parser().parse_args(["run", "--monitor", "m.yaml", "--logical-date", "2026-01-03"])
+    assert args.take_over_monitor is False
+    args = build_parser().parse_args(["run", "--monitor", "m.yaml", "--logical-date", "2026-01-03",
+                                      "--take-over-monitor"])
+    assert args.take_over_monitor is True
