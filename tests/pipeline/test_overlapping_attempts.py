@@ -35,7 +35,7 @@ pytestmark = pytest.mark.postgres
 #: cheap settings; the drifted window has ONE fairness alert (RUMIE's honest DScore above its threshold,
 #: alerted on its first window)
 CHEAP: dict[str, Any] = {**SMALL, "rumie.iterations": 60, "retraining.enabled": False,
-                         "drift.persistence": {"m": 1, "n": 1}}
+                         "drift.rumie.honest_dscore_threshold": 0.0001, "drift.persistence": {"m": 1, "n": 1}}
 
 #: what "the same end state" compares: every results table, without ids of attempts, times and paths
 SNAPSHOT = {
