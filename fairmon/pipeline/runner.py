@@ -248,6 +248,7 @@ def backfill(
     slack_token: str | None = None,
     on_window: Callable[[WindowOutcome], None] | None = None,
     only_statuses: Sequence[str] | None = None,
+    take_over_monitor: bool = False,
 ) -> list[WindowOutcome]:
     """Run the windows between ``start`` and ``end`` in order; alerts are stored, sent only with ``notify``.
 
@@ -257,6 +258,7 @@ def backfill(
     ``only_statuses`` re-runs just the windows whose stored run has one of these statuses, e.g.
     ``("labels_pending",)`` once a monitor's late labels have arrived (re-running a window replaces
     its rows, so the label-based metrics are then computed), or ``("failed",)`` after an outage.
+    ``take_over_monitor`` as in :func:`run_window`.
     """
     s = _spec(spec)
     windows = windows_between(s, start, end)
@@ -264,7 +266,8 @@ def backfill(
         windows = _windows_with_status(s, windows, only_statuses, db_url)
     outcomes: list[WindowOutcome] = []
     for w in windows:
-        o = run_window(s, window=w, db_url=db_url, notify=notify, slack_token=slack_token)
+        o = run_window(s, window=w, db_url=db_url, notify=notify, slack_token=slack_token,
+                       take_over_monitor=take_over_monitor)
         outcomes.append(o)
         if on_window is not None:
             on_window(o)
