@@ -52,7 +52,8 @@ class RunContext:
         hands out the id, :meth:`fairmon.store.Store.begin_attempt`) and returns it in its dict,
         which later tasks receive. Artifacts live under ``<window>/<attempt_id>/``; a step of an
         attempt a newer one took over stops with :class:`~fairmon.errors.AttemptSupersededError`.
-        None: the attempt holding the window's run in the store (FEU on demand, old XCom values).
+        None: the window's own folder, until :meth:`bind_current_attempt` looks the attempt holding
+        the run up (FEU on demand and a step called without an attempt id do).
     take_over_monitor : bool
         The operator allows this spec file to take the monitor name over from the file that owns it
         (``fairmon run --take-over-monitor``); otherwise a second file with the same name is refused.
@@ -83,15 +84,20 @@ class RunContext:
     @property
     def artifacts(self) -> ArtifactStore:
         if self._artifacts is None:
-            if self.attempt_id is None:  # no attempt given: the one holding the window's run
-                self.attempt_id = self.store.current_attempt(self.monitor, self.window.start, self.window.end)
             self._artifacts = ArtifactStore(self.artifact_location, self.monitor, self.window.key, self.attempt_id)
         return self._artifacts
 
-    def bind_attempt(self, attempt_id: str) -> None:
-        """This context now belongs to attempt ``attempt_id`` (resolve_window started it)."""
+    def bind_attempt(self, attempt_id: str | None) -> None:
+        """This context now belongs to attempt ``attempt_id`` (resolve_window started it; None: the
+        window's folder itself, as runs stored before attempts existed)."""
         self.attempt_id = attempt_id
         self._artifacts = None
+
+    def bind_current_attempt(self) -> str | None:
+        """Bind to the attempt holding the window's run in the store (FEU on demand, a step called
+        without an attempt id); returns it."""
+        self.bind_attempt(self.store.current_attempt(self.monitor, self.window.start, self.window.end))
+        return self.attempt_id
 
     @property
     def device(self) -> str:

@@ -126,6 +126,8 @@ def run_step(
         ctx, own = context, False
     try:
         if step != "resolve_window":
+            if ctx.attempt_id is None:  # no attempt given: the one holding the window's run
+                ctx.bind_current_attempt()
             runs.check_attempt(ctx)  # a newer attempt took the window over: stop, write nothing
         result = STEPS[step](ctx)
         log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
@@ -344,6 +346,7 @@ def feu_on_demand(
     window = _given_window(s, logical_date, window, who="feu_on_demand")
     ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=True)
     try:
+        ctx.bind_current_attempt()  # the artifacts of the attempt that stored the window
         if not _stored_window(ctx):
             log.info("%s %s: no stored run with its artifacts; recomputing the window", s.name, window.key)
             ctx.close()
