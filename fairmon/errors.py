@@ -14,7 +14,8 @@ The tree::
     ├── ValidationEngineError    Great Expectations could not run a suite (the data was not judged)
     ├── SnapshotError            a model snapshot is missing or tampered with
     ├── StoreError               the store cannot be reached or written (retryable)
-    │   └── SchemaNotAtHeadError the database schema is not at the migration head
+    │   ├── SchemaNotAtHeadError the database schema is not at the migration head
+    │   └── AttemptSupersededError a newer attempt of the window took it over (this one must stop)
     ├── AlertDeliveryError       an alert could not be delivered
     ├── MethodError              a method got arguments it cannot work with
     │   └── InsufficientDataError
@@ -42,6 +43,7 @@ __all__ = [
     "SnapshotError",
     "StoreError",
     "SchemaNotAtHeadError",
+    "AttemptSupersededError",
     "AlertDeliveryError",
     "MethodError",
     "InsufficientDataError",
@@ -96,6 +98,13 @@ class StoreError(FairmonError):
 
 class SchemaNotAtHeadError(StoreError):
     """The database schema is not at the migration head; run ``fairmon db upgrade``."""
+
+    retryable = False
+
+
+class AttemptSupersededError(StoreError):
+    """A newer attempt of the same window started (took over the window's run): this attempt's
+    steps stop without writing anything, and a retry of them cannot succeed."""
 
     retryable = False
 

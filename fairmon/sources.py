@@ -8,7 +8,9 @@ query instead of a pandas/SQLAlchemy traceback.
 - **SQL**: the spec's query runs as a SQLAlchemy ``text()`` with ``:start`` and ``:end`` *bound* (never
   formatted into the SQL). The engine is passed in (the DAG builds it from the Airflow connection with
   ``PostgresHook(...).sqlalchemy_url``); without one, the URL comes from the environment variable the
-  spec names (``data.sql.url_env``).
+  spec names (``data.sql.url_env``). On PostgreSQL the query runs under a ``statement_timeout`` of
+  ``FAIRMON_SOURCE_STATEMENT_TIMEOUT_S`` seconds (default 600, ``0`` = none), so a runaway query is
+  cancelled with a :class:`~fairmon.errors.DatasetError` naming the limit instead of holding a task.
 - **Files**: the pattern is formatted with the window's ``start``/``end`` datetimes, ``${VAR}`` and
   ``~`` are expanded, and a relative path is resolved against ``base_dir`` (the spec file's folder when
   a :class:`~fairmon.config.MonitorSpec` is passed). Local paths and fsspec URLs (``memory://``,
@@ -37,7 +39,14 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import sqlalchemy as sa
 
-from fairmon.config import DataSource, FilesSource, MonitorSpec, SqlSource, resolve_path
+from fairmon.config import (
+    ENV_SOURCE_STATEMENT_TIMEOUT_S,
+    DataSource,
+    FilesSource,
+    MonitorSpec,
+    SqlSource,
+    resolve_path,
+)
 from fairmon.errors import ConfigError, DatasetError
 
 if TYPE_CHECKING:
@@ -58,6 +67,10 @@ __all__ = [
     "ERR_NOT_FOUND",
     "ERR_UNREACHABLE",
     "file_exists",
+    "source_statement_timeout_s",
+    "DEFAULT_SOURCE_STATEMENT_TIMEOUT_S",
+    "ERR_QUERY_TIMEOUT",
+    "ERR_TIMEOUT_VALUE",
 ]
 
 ERR_FILE_MISSING = "window [{start}, {end}): data file not found: {path}"
@@ -71,7 +84,33 @@ ERR_QUERY_FAILED = "window [{start}, {end}): query failed on {url}: {error} (que
 ERR_READ_FAILED = "cannot read {fmt} data file {path}: {error}"
 ERR_NOT_FOUND = "data file not found: {path}"
 ERR_UNREACHABLE = "cannot reach data file {path}: {error}"
+ERR_QUERY_TIMEOUT = (
+    "window [{start}, {end}): query on {url} ran longer than {seconds:g} s and was cancelled "
+    "(the limit is {env}; 0 = no limit) (query: {query})"
+)
+ERR_TIMEOUT_VALUE = "{env}: expected a number of seconds >= 0 (0 = no limit), got {value!r}"
+#: longest window query of a SQL source (seconds) when ``FAIRMON_SOURCE_STATEMENT_TIMEOUT_S`` is unset
+DEFAULT_SOURCE_STATEMENT_TIMEOUT_S = 600.0
+_QUERY_CANCELED = "57014"
 ERR_NO_PARQUET = "cannot read Parquet file {path}: install pyarrow (pip install pyarrow) or use format: csv"
+
+
+def source_statement_timeout_s(env: Mapping[str, str] | None = None) -> float:
+    """Seconds a window query may run (``FAIRMON_SOURCE_STATEMENT_TIMEOUT_S``; ``0`` = no limit).
+
+    >>> source_statement_timeout_s({}), source_statement_timeout_s({"FAIRMON_SOURCE_STATEMENT_TIMEOUT_S": "30"})
+    (600.0, 30.0)
+    """
+    raw = (os.environ if env is None else env).get(ENV_SOURCE_STATEMENT_TIMEOUT_S)
+    if raw is None or not str(raw).strip():
+        return DEFAULT_SOURCE_STATEMENT_TIMEOUT_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise ConfigError(ERR_TIMEOUT_VALUE.format(env=ENV_SOURCE_STATEMENT_TIMEOUT_S, value=raw)) from None
+    if not 0 <= seconds < float("inf"):
+        raise ConfigError(ERR_TIMEOUT_VALUE.format(env=ENV_SOURCE_STATEMENT_TIMEOUT_S, value=raw))
+    return seconds
 
 
 def _short_query(query: str) -> str:
@@ -121,11 +160,19 @@ def load_file(path: str, fmt: str) -> pd.DataFrame:
             return pd.read_csv(path)
         return pd.read_parquet(path)
     except FileNotFoundError as exc:
-        raise DatasetError(ERR_NOT_FOUND.format(path=path)) from exc
+        raise _data_problem(DatasetError(ERR_NOT_FOUND.format(path=path)), "file_exists") from exc
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except Exception as exc:  # noqa: BLE001 - parser/IO errors of many libraries → one clear error
-        raise DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)) from exc
+        raise _data_problem(DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)),
+                            "file_readable") from exc
+
+
+def _data_problem(err: DatasetError, check: str) -> DatasetError:
+    """Mark ``err`` as a problem of the window's data (``err.data_problem``: the failed check), so the
+    pipeline records the window ``data_invalid`` with one data alert rather than ``failed``."""
+    err.data_problem = check  # type: ignore[attr-defined]
+    return err
 
 
 def file_exists(path: str) -> bool:
@@ -156,10 +203,10 @@ def _load_files(
 ) -> pd.DataFrame:
     path = window_path(source, start, end, base_dir=base_dir, env=env)
     if not file_exists(path):
-        raise DatasetError(ERR_FILE_MISSING.format(start=start, end=end, path=path))
+        raise _data_problem(DatasetError(ERR_FILE_MISSING.format(start=start, end=end, path=path)), "file_exists")
     frame = load_file(path, source.format or "csv")
     if len(frame) == 0 and not allow_empty:
-        raise DatasetError(ERR_EMPTY_FILE.format(start=start, end=end, path=path))
+        raise _data_problem(DatasetError(ERR_EMPTY_FILE.format(start=start, end=end, path=path)), "file_not_empty")
     return frame
 
 
@@ -183,13 +230,21 @@ def _load_sql(
     elif isinstance(engine, str):
         engine, own = sa.create_engine(engine), True
     query = _short_query(source.query)
+    timeout_s = source_statement_timeout_s(env)
     try:
-        with engine.connect() as conn:
+        with engine.connect() as conn, conn.begin():
+            if timeout_s > 0 and conn.dialect.name == "postgresql":  # for this transaction only
+                conn.execute(sa.select(sa.func.set_config("statement_timeout", f"{round(timeout_s * 1000)}ms", True)))
             frame = pd.read_sql_query(sa.text(source.query), conn, params={"start": start, "end": end})
     except (sa.exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
         # pandas wraps SQLAlchemy's error in its own DatabaseError
         cause = exc.__cause__ if isinstance(exc, pd.errors.DatabaseError) and exc.__cause__ else exc
         safe_url = engine.url.render_as_string(hide_password=True)
+        if getattr(getattr(cause, "orig", None), "pgcode", None) == _QUERY_CANCELED:
+            err = DatasetError(ERR_QUERY_TIMEOUT.format(start=start, end=end, url=safe_url, seconds=timeout_s,
+                                                        env=ENV_SOURCE_STATEMENT_TIMEOUT_S, query=query))
+            err.retryable = True  # the source may be less loaded on the next attempt
+            raise err from None
         err = DatasetError(
             ERR_QUERY_FAILED.format(start=start, end=end, url=safe_url, error=_first_line(cause), query=query)
         )
@@ -200,7 +255,7 @@ def _load_sql(
         if own:
             engine.dispose()
     if len(frame) == 0 and not allow_empty:
-        raise DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=query))
+        raise _data_problem(DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=query)), "query_not_empty")
     return frame
 
 

@@ -172,8 +172,9 @@ class InMemoryOutboxRepository:
             self._claimed_at[fingerprint] = self._clock()
         elif release and from_state == "sending":
             changes["attempts"] = max(r.attempts - 1, 0)
-        if to_state == "sent":
+        if to_state == "sent":  # a sent message has no error (as the Postgres outbox does)
             changes["sent_at"] = datetime.now(UTC)
+            changes["last_error"] = None
         if slack_ts is not None:
             changes["slack_ts"] = slack_ts
         if error is not None:

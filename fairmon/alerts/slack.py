@@ -14,7 +14,8 @@
   three slack-sdk handlers (429, 500/503, reset/refused). The lookup needs the bot's
   ``channels:history`` (``groups:history`` for private channels) scope; without it the error is a
   configuration error (``missing_scope``) and the alert stays queued rather than risk a duplicate.
-* Rate limits: a ``Retry-After`` up to ``max_rate_limit_wait_s`` (default 10 s) is slept inside the
+* Rate limits: a ``Retry-After`` up to ``max_rate_limit_wait_s`` (default ``FAIRMON_SLACK_MAX_RETRY_WAIT_S``,
+  else 10 s) is slept inside the
   call; a longer one is not: it raises
   :class:`RateLimitedError` (retryable) with ``retry_after_s`` / ``retry_at``, so the caller schedules
   the alert instead of a step sleeping for minutes.
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from fairmon.alerts.render import EVENT_TYPE, SlackMessage
 from fairmon.config import ENV_SLACK_BASE_URL as BASE_URL_ENV
+from fairmon.config import ENV_SLACK_MAX_RETRY_WAIT_S as MAX_WAIT_ENV
 from fairmon.config import ENV_SLACK_TOKEN as TOKEN_ENV
 from fairmon.errors import AlertDeliveryError
 
@@ -67,6 +69,9 @@ __all__ = [
     "ERR_TRANSIENT",
     "ERR_RATE_LIMITED",
     "ERR_MAX_WAIT",
+    "ERR_MAX_WAIT_ENV",
+    "MAX_WAIT_ENV",
+    "max_wait_from_env",
 ]
 
 #: the longest ``Retry-After`` (seconds) a call sleeps by default; longer waits go back to the caller
@@ -93,6 +98,25 @@ ERR_TRANSIENT = "Slack {method} for channel {channel} failed after retries: {err
 ERR_RATE_LIMITED = ("Slack rate-limited {method} for channel {channel}: retry after {seconds:g} s "
                     "(nothing was posted; will be re-delivered)")
 ERR_MAX_WAIT = "max_rate_limit_wait_s must be a number of seconds >= 0, got {value!r}"
+ERR_MAX_WAIT_ENV = "{name} must be a number of seconds >= 0, got {value!r}"
+
+
+def max_wait_from_env(environ: Mapping[str, str] | None = None) -> float:
+    """The Retry-After cap: ``FAIRMON_SLACK_MAX_RETRY_WAIT_S`` when set, else :data:`DEFAULT_MAX_WAIT_S`.
+
+    >>> max_wait_from_env({"FAIRMON_SLACK_MAX_RETRY_WAIT_S": "2.5"}), max_wait_from_env({})
+    (2.5, 10.0)
+    """
+    raw = (os.environ if environ is None else environ).get(MAX_WAIT_ENV)
+    if raw is None or not raw.strip():
+        return DEFAULT_MAX_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        raise AlertDeliveryError(ERR_MAX_WAIT_ENV.format(name=MAX_WAIT_ENV, value=raw)) from None
+    if not 0 <= value < float("inf"):  # also refuses NaN
+        raise AlertDeliveryError(ERR_MAX_WAIT_ENV.format(name=MAX_WAIT_ENV, value=raw))
+    return value
 
 _log = logging.getLogger(__name__)
 
@@ -182,6 +206,7 @@ class SlackSender:
         How many ``conversations.history`` pages (200 messages each) :meth:`find` scans.
     max_rate_limit_wait_s : float
         Longest ``Retry-After`` slept inside a call (seconds); a longer one raises :class:`RateLimitedError`.
+        Default: ``FAIRMON_SLACK_MAX_RETRY_WAIT_S``, else 10 s (:func:`max_wait_from_env`).
     """
 
     def __init__(
@@ -193,7 +218,7 @@ class SlackSender:
         backoff_factor: float = 0.5,
         timeout: int = 30,
         history_pages: int = 5,
-        max_rate_limit_wait_s: float = DEFAULT_MAX_WAIT_S,
+        max_rate_limit_wait_s: float | None = None,
     ) -> None:
         from slack_sdk import WebClient  # slack-sdk: lazy, keeps `import fairmon.alerts` light
         from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, ServerErrorRetryHandler
@@ -206,6 +231,8 @@ class SlackSender:
         self.max_retries = max_retries
         self.backoff_factor = backoff_factor
         self.history_pages = history_pages
+        if max_rate_limit_wait_s is None:
+            max_rate_limit_wait_s = max_wait_from_env()
         if not max_rate_limit_wait_s >= 0:  # also refuses NaN
             raise AlertDeliveryError(ERR_MAX_WAIT.format(value=max_rate_limit_wait_s))
         self.max_rate_limit_wait_s = float(max_rate_limit_wait_s)

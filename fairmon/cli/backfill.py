@@ -51,6 +51,10 @@ def register(sub: SubParsers) -> None:
     )
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document)")
+    p.add_argument(
+        "--take-over-monitor", action="store_true",
+        help="let this spec file take the monitor name over from the file that owns it",
+    )
     p.set_defaults(func=run)
 
 
@@ -65,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  {changed}", flush=True)
 
     outcomes = backfill(
-        args.monitor, args.start, args.end, db_url=args.db, notify=args.notify, on_window=show, only_statuses=args.status
+        args.monitor, args.start, args.end, db_url=args.db, notify=args.notify, on_window=show, only_statuses=args.status,
+        take_over_monitor=args.take_over_monitor
     )
     if args.json:
         print(json.dumps([o.to_dict() for o in outcomes], default=str))

@@ -202,7 +202,9 @@ def run_demo(
             if on_event:
                 on_event("step", {"window": _w["index"], "step": step, "result": res})
 
-        o = run_window(spec_path, window=window, db_url=resolved_db, notify=notify, on_step=step_cb).to_dict()
+        # the demo (re)creates its monitor wherever --output points: it takes the name over on purpose
+        o = run_window(spec_path, window=window, db_url=resolved_db, notify=notify, on_step=step_cb,
+                       take_over_monitor=True).to_dict()
         o["index"] = w["index"]
         o["model_version"] = manifest["model"]["window_versions"][w["index"]]
         results.append(o)

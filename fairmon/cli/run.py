@@ -15,6 +15,8 @@ EPILOG = """examples:
 
 The window is the schedule interval that starts at the logical date (for a daily cron at midnight,
 2026-01-03 means [2026-01-03, 2026-01-04)). Exit status: 0 succeeded, 1 failed, 3 data_invalid.
+A monitor name belongs to the spec file that first ran it; another file with the same identity.name
+is refused (exit 1, both files named) unless --take-over-monitor says the move is intended.
 """
 
 EXIT_CODES = {"succeeded": 0, "labels_pending": 0, "failed": 1, "data_invalid": 3}
@@ -35,6 +37,11 @@ def register(sub: SubParsers) -> None:
     add_db_argument(p)
     p.add_argument("--no-notify", action="store_true", help="store alerts but do not send them")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--take-over-monitor", action="store_true",
+        help="let this spec file take the monitor name over from the file that owns it (a second file with "
+        "the same identity.name is refused otherwise)",
+    )
     p.set_defaults(func=run)
 
 
@@ -56,6 +63,7 @@ def print_outcome(o: object, *, as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    o = run_window(args.monitor, args.logical_date, db_url=args.db, notify=not args.no_notify)
+    o = run_window(args.monitor, args.logical_date, db_url=args.db, notify=not args.no_notify,
+                   take_over_monitor=args.take_over_monitor)
     print_outcome(o, as_json=args.json)
     return EXIT_CODES.get(o.status, 1)

@@ -35,6 +35,9 @@ ENV_SLACK_BASE_URL: Final = "FAIRMON_SLACK_BASE_URL"
 ENV_SLACK_CHANNEL: Final = "FAIRMON_SLACK_CHANNEL"
 #: the channel of pipeline-failure messages (default: ``FAIRMON_SLACK_CHANNEL``)
 ENV_PIPELINE_SLACK_CHANNEL: Final = "FAIRMON_PIPELINE_SLACK_CHANNEL"
+#: longest Slack ``Retry-After`` slept inside one call, seconds (default 10; longer waits go back to the
+#: outbox as a retry-at; ``0`` = never sleep)
+ENV_SLACK_MAX_RETRY_WAIT_S: Final = "FAIRMON_SLACK_MAX_RETRY_WAIT_S"
 
 # ---- execution ----------------------------------------------------------------------------------------
 #: overrides ``execution.artifact_location`` (e.g. a shared volume or bucket in a deployment)
@@ -52,6 +55,8 @@ ENV_REPORT_LOCATION: Final = "FAIRMON_REPORT_LOCATION"
 ENV_REPORT_BASE_URL: Final = "FAIRMON_REPORT_BASE_URL"
 #: default of ``data.sql.url_env``: the variable holding the SQL source's URL outside Airflow
 ENV_SOURCE_URL: Final = "FAIRMON_SOURCE_URL"
+#: longest window query of a SQL data source, seconds (default 600; ``0`` = no limit; PostgreSQL sources)
+ENV_SOURCE_STATEMENT_TIMEOUT_S: Final = "FAIRMON_SOURCE_STATEMENT_TIMEOUT_S"
 
 # ---- datasets -----------------------------------------------------------------------------------------
 #: folder of the public datasets (default ``../shared/datasets`` beside the repository)

@@ -1,14 +1,19 @@
-"""Intermediate data of one run, kept at ``execution.artifact_location`` keyed by monitor and window.
+"""Intermediate data of one run, kept at ``execution.artifact_location`` keyed by monitor, window and attempt.
 
 Steps hand each other *names* (small strings in XCom); the data lives here. The location is a local
 directory or any fsspec URI (``s3://bucket/fairmon``, ``gs://...``, ``memory://...``), so Celery workers on
 other hosts share it when it points at object storage.
 
-Formats: DataFrames are written as Parquet when ``pyarrow`` is importable (text columns come back as
-pandas' string dtype) and as pickle otherwise or when a frame is not Parquet-representable (an object
-column of mixed types); pickle round-trips pandas dtypes exactly, and this module only ever reads what
-it wrote under the deployment's own artifact location. Numeric arrays are ``.npz``; results are JSON.
-Re-running a window overwrites its artifacts (:meth:`ArtifactStore.clear` drops stale ones first).
+Formats never execute code on load: DataFrames are Parquet (``pyarrow``, a dependency; text columns
+come back as pandas' string dtype; an object column of mixed types is stored as text), numeric arrays
+``.npz`` read with ``allow_pickle=False``, results JSON. There is no pickle: a ``data.pkl`` dropped into
+the artifact location is never read (the frame is then missing).
+
+Each attempt of a window has its own folder, ``<monitor>/<window>/<attempt_id>/`` (the attempt id the
+store handed out when the attempt started, see :func:`fairmon.pipeline.runs.start_run`), so two
+overlapping attempts (an Airflow zombie next to its retry, a backfill next to the schedule) never
+read or delete each other's files. Artifacts written before attempts existed live directly under
+``<monitor>/<window>/`` and are read there (``attempt_id=None``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import io
 import json
 import logging
-import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +30,8 @@ import pandas as pd
 
 from fairmon.errors import FairmonError
 
-__all__ = ["ArtifactStore", "frame_format", "ERR_MISSING_ARTIFACT"]
+__all__ = ["ArtifactStore", "MissingArtifactError", "frame_format", "ERR_MISSING_ARTIFACT", "ERR_NO_PYARROW",
+           "ERR_ATTEMPT_ID"]
 
 ERR_MISSING_ARTIFACT = (
     "artifact {name!r} of monitor {monitor!r} window {window} is missing at {uri}; run the step that "
@@ -33,17 +39,26 @@ ERR_MISSING_ARTIFACT = (
 )
 
 
+ERR_NO_PYARROW = "artifact {name!r}: DataFrames are stored as Parquet, which needs pyarrow (pip install pyarrow)"
+ERR_ATTEMPT_ID = "attempt id {value!r} is not a folder name (letters, digits, '-', '_' only)"
+_ATTEMPT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class MissingArtifactError(FairmonError):
+    """An artifact a step reads is not there: the step that writes it did not run in this attempt.
+
+    Never evidence about the stored window: a step failing on it keeps the window's persisted rows
+    (:func:`fairmon.pipeline.runs.mark_failed`).
+    """
+
+
 def frame_format() -> str:
-    """``"parquet"`` when pyarrow is available, else ``"pickle"``."""
-    try:
-        import pyarrow  # noqa: F401  # an optional extra: probed lazily
-    except ImportError:
-        return "pickle"
+    """The format DataFrames are stored in: always ``"parquet"`` (nothing that runs code on load)."""
     return "parquet"
 
 
 class ArtifactStore:
-    """Read/write the artifacts of one (monitor, window) under ``location``.
+    """Read/write the artifacts of one (monitor, window, attempt) under ``location``.
 
     Examples
     --------
@@ -54,14 +69,19 @@ class ArtifactStore:
     {'rows': 3}
     """
 
-    def __init__(self, location: str | Path, monitor: str, window_key: str) -> None:
+    def __init__(self, location: str | Path, monitor: str, window_key: str, attempt_id: str | None = None) -> None:
         import fsspec
 
+        if attempt_id is not None and not _ATTEMPT_RE.match(attempt_id):
+            raise FairmonError(ERR_ATTEMPT_ID.format(value=attempt_id))
         self.location = str(location)
         self.monitor = monitor
         self.window_key = window_key
-        base = f"{self.location.rstrip('/')}/{monitor}/{window_key}"
+        self.attempt_id = attempt_id
+        window_base = f"{self.location.rstrip('/')}/{monitor}/{window_key}"
+        base = window_base if attempt_id is None else f"{window_base}/{attempt_id}"
         self.fs, self.root = fsspec.core.url_to_fs(base)
+        self._window_root = fsspec.core.url_to_fs(window_base)[1]
         self.base_uri = base
 
     # -- paths -----------------------------------------------------------------------------------
@@ -81,7 +101,7 @@ class ArtifactStore:
     def _read(self, name: str, ext: str) -> bytes:
         path = self._path(name, ext)
         if not self.fs.exists(path):
-            raise FairmonError(
+            raise MissingArtifactError(
                 ERR_MISSING_ARTIFACT.format(
                     name=name, monitor=self.monitor, window=self.window_key, uri=self.uri(name, ext)
                 )
@@ -90,12 +110,32 @@ class ArtifactStore:
             return bytes(fh.read())
 
     def exists(self, name: str) -> bool:
-        return any(self.fs.exists(self._path(name, e)) for e in ("json", "npz", "parquet", "pkl", "bin"))
+        return any(self.fs.exists(self._path(name, e)) for e in ("json", "npz", "parquet", "bin"))
 
     def clear(self) -> None:
-        """Remove every artifact of this window (a re-run starts clean)."""
+        """Remove every artifact of this attempt (a re-run starts clean)."""
         if self.fs.exists(self.root):
             self.fs.rm(self.root, recursive=True)
+
+    def remove_other_attempts(self, keep: set[str]) -> list[str]:
+        """Remove the folders of this window's other attempts except ``keep`` (and the flat files of
+        pre-attempt runs); returns the attempt ids removed. Only a new attempt calls it, keeping the
+        attempt it takes over from, which may still be running."""
+        removed: list[str] = []
+        if self.attempt_id is None or not self.fs.exists(self._window_root):
+            return removed
+        for entry in self.fs.ls(self._window_root, detail=True):
+            path = str(entry["name"]).rstrip("/")
+            leaf = path.rsplit("/", 1)[-1]
+            if leaf == self.attempt_id or leaf in keep:
+                continue
+            if entry.get("type") == "directory":
+                if _ATTEMPT_RE.match(leaf):
+                    self.fs.rm(path, recursive=True)
+                    removed.append(leaf)
+            else:
+                self.fs.rm(path)
+        return removed
 
     # -- typed helpers ---------------------------------------------------------------------------
     def put_json(self, name: str, obj: Any) -> str:
@@ -123,31 +163,34 @@ class ArtifactStore:
             return {k: z[k] for k in z.files}
 
     def put_frame(self, name: str, frame: pd.DataFrame) -> str:
-        """Parquet when pyarrow is available and the frame is Parquet-representable, else pickle."""
-        if frame_format() == "parquet":
+        """Parquet; an object column Parquet cannot hold (mixed types) is stored as text (missing kept)."""
+        try:
+            import pyarrow  # noqa: F401  # a dependency; probed for a clear error
+        except ImportError as exc:
+            raise FairmonError(ERR_NO_PYARROW.format(name=name)) from exc
+        buf = io.BytesIO()
+        try:
+            frame.to_parquet(buf)
+        except (TypeError, ValueError) as exc:  # e.g. an object column of mixed types
+            logging.getLogger(__name__).info("artifact %s: mixed-type columns stored as text: %s", name, exc)
             buf = io.BytesIO()
-            try:
-                frame.to_parquet(buf)
-            except (TypeError, ValueError, ImportError) as exc:  # e.g. an object column of mixed types
-
-                logging.getLogger(__name__).info("artifact %s stored as pickle: %s", name, exc)
-            else:
-                self._remove(name, "pkl")
-                self._write(self._path(name, "parquet"), buf.getvalue())
-                return self.uri(name, "parquet")
-        self._remove(name, "parquet")
-        self._write(self._path(name, "pkl"), pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL))
-        return self.uri(name, "pkl")
-
-    def _remove(self, name: str, ext: str) -> None:
-        path = self._path(name, ext)
-        if self.fs.exists(path):
-            self.fs.rm(path)
+            _as_text(frame).to_parquet(buf)
+        self._write(self._path(name, "parquet"), buf.getvalue())
+        return self.uri(name, "parquet")
 
     def get_frame(self, name: str) -> pd.DataFrame:
-        if self.fs.exists(self._path(name, "parquet")):
-            return pd.read_parquet(io.BytesIO(self._read(name, "parquet")))
-        return pickle.loads(self._read(name, "pkl"))  # noqa: S301 - written by put_frame only
+        """The frame ``put_frame`` wrote (Parquet only: a pickle beside it is never loaded)."""
+        return pd.read_parquet(io.BytesIO(self._read(name, "parquet")))
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every object column of mixed value types as text (missing values kept missing)."""
+    out = frame.copy()
+    for col in out.columns:
+        s = out[col]
+        if s.dtype == object and len({type(v) for v in s.dropna()}) > 1:
+            out[col] = s.map(lambda v: v if v is None or (isinstance(v, float) and v != v) else str(v))
+    return out
 
 
 def _json_default(obj: Any) -> Any:

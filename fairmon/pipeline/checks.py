@@ -14,6 +14,12 @@ one :class:`~fairmon.errors.FairmonError` naming the window, the column or field
   (:class:`ConfigError`).
 - :func:`check_favorable_class`: ``favorable.class`` is one of the classes a model (or the 0.5 rule on a
   logged score) predicts (:class:`ConfigError`).
+
+What later steps cannot handle is a *data* problem, not a pipeline error: :func:`model_input_failures`
+(±inf in a numeric column the spec names; nulls in a feature the model scores, unless its feature
+schema encodes missing values) and :func:`source_failure` (a missing, empty or unreadable window file)
+return failed expectations in the validation report's format, so the window is ``data_invalid`` with
+one data alert.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from fairmon.config import MonitorSpec
-from fairmon.errors import ConfigError, SchemaError
+from fairmon.errors import ConfigError, DatasetError, SchemaError
+from fairmon.schema import MISSING_CATEGORY, FeatureSchema
 
 __all__ = [
     "MAX_SENSITIVE_VALUES",
@@ -35,6 +42,10 @@ __all__ = [
     "check_favorable_value",
     "check_favorable_class",
     "favorable_value_eq",
+    "model_input_failures",
+    "source_failure",
+    "MSG_NON_FINITE",
+    "MSG_MODEL_NULLS",
     "ERR_MISSING_COLUMNS",
     "ERR_SENSITIVE_CONTINUOUS",
     "ERR_FAVORABLE_ABSENT",
@@ -54,6 +65,11 @@ ERR_SENSITIVE_CONTINUOUS = (
     "bands), or remove it from columns.sensitive"
 )
 ERR_FAVORABLE_ABSENT = "{what} column {col!r} has no value equal to {field} {value!r} (values {values})"
+MSG_NON_FINITE = "column {column!r} has {count} infinite value(s) (±inf); numbers must be finite"
+MSG_MODEL_NULLS = (
+    "model feature {column!r} has {count} null(s) and the model's feature schema does not encode missing "
+    "values for it"
+)
 ERR_FAVORABLE_CLASS = "favorable.class {value!r} is not a class of {what} (classes {classes})"
 
 
@@ -137,3 +153,69 @@ def check_favorable_class(favorable: Any, classes: Sequence[Any], *, what: str) 
     """Raise :class:`ConfigError` when ``favorable`` equals none of ``classes`` (what a model predicts)."""
     if not np.nansum(favorable_value_eq(np.asarray(classes), favorable)) > 0:
         raise ConfigError(ERR_FAVORABLE_CLASS.format(value=favorable, what=what, classes=list(classes)))
+
+
+def _failure(check: str, column: str | None, message: str, **extra: Any) -> dict[str, Any]:
+    return {"expectation_type": f"fairmon_{check}", "expectation": f"fairmon_{check}", "check": check,
+            "column": column, "message": message, **extra}
+
+
+def _handles_nulls(schema: FeatureSchema | None, column: str) -> bool:
+    """Whether the model's schema encodes missing values of ``column`` (a categorical with a ``<NA>`` level)."""
+    if schema is None or column not in schema.names:
+        return False
+    col = schema.column(column)
+    return col.kind == "categorical" and MISSING_CATEGORY in col.categories
+
+
+def model_input_failures(
+    spec: MonitorSpec, frame: pd.DataFrame, *, schema: FeatureSchema | None, scored: bool
+) -> list[dict[str, Any]]:
+    """What the model and the metrics cannot take, as failed expectations (empty: fine).
+
+    - ``finite``: a numeric column the spec names holds ±inf (it passes a range rule with ``mostly``
+      and breaks scoring and the metrics).
+    - ``model_nulls``: with ``scored`` (the monitor scores the model), a feature holds nulls and the
+      model's ``schema`` does not encode missing values for it.
+
+    Examples
+    --------
+    >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
+    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "{start:%Y-%m-%d}.csv"}},
+    ...     "columns": {"features": ["a", "s"], "sensitive": ["s"]}, "schedule": {"start_date": "2026-01-01"}})
+    >>> frame = pd.DataFrame({"a": [1.0, float("inf"), None], "s": ["x", "y", "x"]})
+    >>> [f["check"] for f in model_input_failures(spec, frame, schema=None, scored=True)]
+    ['finite', 'model_nulls']
+    """
+    failed: list[dict[str, Any]] = []
+    for col in column_roles(spec):
+        if col not in frame.columns:
+            continue
+        s = frame[col]
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            n_inf = int(np.isinf(s.to_numpy(dtype=float)).sum())
+            if n_inf:
+                failed.append(_failure("finite", col, MSG_NON_FINITE.format(column=col, count=n_inf),
+                                       observed=f"{n_inf} infinite", expected="finite"))
+    if scored:
+        for col in spec.columns.features:
+            if col not in frame.columns:
+                continue
+            n_null = int(frame[col].isna().sum())
+            if n_null and not _handles_nulls(schema, col):
+                failed.append(_failure("model_nulls", col, MSG_MODEL_NULLS.format(column=col, count=n_null),
+                                       observed=f"{n_null} null", expected="no nulls"))
+    return failed
+
+
+def source_failure(exc: DatasetError) -> dict[str, Any] | None:
+    """The failed expectation of a window source problem that is the data's (missing, empty or
+    unreadable file; a query with no rows), None for other errors (an outage, a missing extra).
+
+    >>> source_failure(DatasetError("boom")) is None
+    True
+    """
+    check = getattr(exc, "data_problem", None)
+    if check is None:
+        return None
+    return _failure(str(check), None, str(exc), observed=str(check), expected="a readable window with rows")

@@ -48,6 +48,16 @@ class RunContext:
     feu_requested : bool
         FEU retraining candidates were asked for at this window (``fairmon feu``, the DAG's ``feu``
         param): the feu step runs without drift and whatever ``retraining.trigger`` says.
+    attempt_id : str, optional
+        The attempt of the window these steps belong to: ``resolve_window`` starts one (the store
+        hands out the id, :meth:`fairmon.store.Store.begin_attempt`) and returns it in its dict,
+        which later tasks receive. Artifacts live under ``<window>/<attempt_id>/``; a step of an
+        attempt a newer one took over stops with :class:`~fairmon.errors.AttemptSupersededError`.
+        None: the window's own folder, until :meth:`bind_current_attempt` looks the attempt holding
+        the run up (FEU on demand and a step called without an attempt id do).
+    take_over_monitor : bool
+        The operator allows this spec file to take the monitor name over from the file that owns it
+        (``fairmon run --take-over-monitor``); otherwise a second file with the same name is refused.
     """
 
     spec: MonitorSpec
@@ -58,6 +68,8 @@ class RunContext:
     attempt: int = 1
     source_url: str | None = None
     feu_requested: bool = False
+    attempt_id: str | None = None
+    take_over_monitor: bool = False
     _store: Store | None = field(default=None, repr=False)
     _artifacts: ArtifactStore | None = field(default=None, repr=False)
 
@@ -73,8 +85,20 @@ class RunContext:
     @property
     def artifacts(self) -> ArtifactStore:
         if self._artifacts is None:
-            self._artifacts = ArtifactStore(self.artifact_location, self.monitor, self.window.key)
+            self._artifacts = ArtifactStore(self.artifact_location, self.monitor, self.window.key, self.attempt_id)
         return self._artifacts
+
+    def bind_attempt(self, attempt_id: str | None) -> None:
+        """This context now belongs to attempt ``attempt_id`` (resolve_window started it; None: the
+        window's folder itself, as runs stored before attempts existed)."""
+        self.attempt_id = attempt_id
+        self._artifacts = None
+
+    def bind_current_attempt(self) -> str | None:
+        """Bind to the attempt holding the window's run in the store (FEU on demand, a step called
+        without an attempt id); returns it."""
+        self.bind_attempt(self.store.current_attempt(self.monitor, self.window.start, self.window.end))
+        return self.attempt_id
 
     @property
     def device(self) -> str:

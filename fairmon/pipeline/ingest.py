@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from fairmon.errors import DataValidationError
+from fairmon.errors import DatasetError, DataValidationError
 from fairmon.pipeline import checks, notify, runs
 from fairmon.pipeline.checks import check_favorable_class, check_favorable_value, favorable_value_eq
 from fairmon.pipeline.context import RunContext, model_name, model_registry
@@ -25,17 +25,21 @@ log = logging.getLogger(__name__)
 
 
 def resolve_window(ctx: RunContext) -> dict[str, Any]:
-    """Register the monitor and open the run row for this window; clear stale artifacts.
+    """Register the monitor and start a new attempt of this window (its run row, its artifact folder).
 
-    Returns the window (``monitor``, ``start``, ``end``) and the ``run_id``: the small dict every later
-    task receives; with ``spec_changed`` (a line for humans) when the spec differs from the series'
-    previous window's (a stored spec_changed event, issue 20).
+    Returns the window (``monitor``, ``start``, ``end``), the ``run_id`` and the ``attempt_id``: the
+    small dict every later task receives, so all of them work in this attempt's folder and stop once a
+    newer attempt takes the window over; with ``spec_changed`` (a line for humans) when the spec differs
+    from the series' previous window's (a stored spec_changed event, issue 20). Folders of older
+    attempts are removed, except the one taken over now (it may still be running; the next attempt
+    removes it).
     """
     t0 = time.perf_counter()
-    ctx.artifacts.clear()
     change = ctx.store.spec_change_of(ctx.monitor, ctx.window.start, ctx.spec.fingerprint)
-    run_id = runs.start_run(ctx)
-    out: dict[str, Any] = {**ctx.window.to_dict(), "run_id": run_id}
+    run_id, previous = runs.start_run(ctx)
+    ctx.artifacts.clear()
+    ctx.artifacts.remove_other_attempts(keep=set() if previous is None else {previous})
+    out: dict[str, Any] = {**ctx.window.to_dict(), "run_id": run_id, "attempt_id": ctx.attempt_id}
     if change is not None:
         ctx.store.record_spec_change(run_id, change)
         log.warning("%s", change.text)
@@ -67,7 +71,13 @@ def pull_snapshot(ctx: RunContext) -> dict[str, Any]:
 def pull_data(ctx: RunContext) -> dict[str, Any]:
     """Load the window's rows from the spec's source (SQL with ``:start/:end`` or a file partition)."""
     t0 = time.perf_counter()
-    frame = load_window(ctx.spec, ctx.window.start, ctx.window.end, engine=ctx.source_url)
+    try:
+        frame = load_window(ctx.spec, ctx.window.start, ctx.window.end, engine=ctx.source_url)
+    except DatasetError as exc:  # a missing / empty / unreadable window is bad data, not a pipeline error
+        failure = checks.source_failure(exc)
+        if failure is None:
+            raise
+        _data_invalid(ctx, "pull_data", t0, [failure], n_rows=0)
     ctx.artifacts.put_frame(A_DATA, frame)
     return timed(ctx, "pull_data", t0, {"rows": int(len(frame)), "columns": int(frame.shape[1])})
 
@@ -84,6 +94,7 @@ def validate(ctx: RunContext) -> dict[str, Any]:
     frame = ctx.artifacts.get_frame(A_DATA)
     if not ctx.spec.validation.enabled:
         _check_window_data(ctx, frame)
+        _check_model_inputs(ctx, frame, t0)
         ctx.artifacts.put_json(A_VALIDATION, {"success": True, "enabled": False, "failed": []})
         return timed(ctx, "validate", t0, {"valid": True, "enabled": False})
     result = validate_window(ctx.spec, frame, engine=ctx.source_url)
@@ -91,17 +102,39 @@ def validate(ctx: RunContext) -> dict[str, Any]:
     ctx.artifacts.put_json(A_VALIDATION, summary)
     if result.success:
         _check_window_data(ctx, frame)  # a suite (e.g. a hand-written one) need not cover these
+        _check_model_inputs(ctx, frame, t0)
         return timed(ctx, "validate", t0, {"valid": True, "enabled": True, "expectations": len(summary.get("results", []))})
-    failed = list(result.failed)
-    runs.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)))
+    _data_invalid(ctx, "validate", t0, list(result.failed), n_rows=int(len(frame)), report=result)
+
+
+def _check_model_inputs(ctx: RunContext, frame: Any, t0: float) -> None:
+    """±inf in a named numeric column, nulls in a feature the model cannot encode: ``data_invalid``."""
+    cols = ctx.spec.columns
+    scored = cols.decision is None and cols.score is None
+    schema = None
+    if scored:
+        snap = ctx.artifacts.get_json(A_SNAPSHOT)
+        schema = model_registry(ctx).resolve(snap["name"], snap["version"]).feature_schema
+    failed = checks.model_input_failures(ctx.spec, frame, schema=schema, scored=scored)
+    if failed:
+        _data_invalid(ctx, "validate", t0, failed, n_rows=int(len(frame)))
+
+
+def _data_invalid(
+    ctx: RunContext, step: str, t0: float, failed: list[dict[str, Any]], *, n_rows: int, report: Any = None
+) -> NoReturn:
+    """The window's data cannot be monitored: ``data_invalid`` with ``failed``, ONE data alert, and
+    :class:`DataValidationError` (the runner records nothing more)."""
+    runs.mark_data_invalid(ctx, failed=failed, n_rows=n_rows)
     sent = notify.data_alert(ctx, failed=failed)
     if sent.get("delivery_error"):
-        runs.mark_data_invalid(ctx, failed=failed, n_rows=int(len(frame)),
-                               alert_delivery_error=str(sent["delivery_error"]))
-    timed(ctx, "validate", t0, {"valid": False, "failed": len(failed), "alert": sent,
-                                "rendered": notify.rendered_alerts(ctx, kind="data")})
-    result.raise_for_failures()  # DataValidationError naming the failed expectations
-    raise DataValidationError(f"window {ctx.window.key} failed validation", failed)  # pragma: no cover
+        runs.mark_data_invalid(ctx, failed=failed, n_rows=n_rows, alert_delivery_error=str(sent["delivery_error"]))
+    timed(ctx, step, t0, {"valid": False, "failed": len(failed), "alert": sent,
+                          "rendered": notify.rendered_alerts(ctx, kind="data")})
+    if report is not None:
+        report.raise_for_failures()  # DataValidationError naming the failed expectations
+    names = ", ".join(sorted({str(f.get("check")) for f in failed}))
+    raise DataValidationError(f"window {ctx.window.key} failed validation: {names}", failed)
 
 
 def _window_origin(ctx: RunContext) -> str:

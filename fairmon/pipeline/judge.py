@@ -101,7 +101,7 @@ def decide_and_store_findings(ctx: RunContext) -> dict[str, Any]:
         note = {**note, "history_capped": short}
         log.warning("%s %s: %s", ctx.monitor, ctx.window.key, short)
     run_id = int(ctx.artifacts.get_json(A_PERSIST)["run_id"])
-    ctx.store.write_findings(run_id, finding_records(findings))
+    ctx.store.write_findings(run_id, finding_records(findings), attempt_id=ctx.attempt_id)
     dicts = [encode(f) for f in findings]
     return {
         "run_id": run_id,

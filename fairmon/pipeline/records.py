@@ -162,6 +162,7 @@ def window_records(ctx: RunContext, *, findings: Sequence[Finding] = ()) -> Wind
             "favorable_rate": pred.get("favorable_rate"),
             "artifacts": ctx.artifacts.base_uri,
         },
+        attempt_id=ctx.attempt_id,
     )
     return WindowRecords(
         run,

@@ -22,8 +22,9 @@ from typing import Any, get_args
 from fairmon._device import thread_settings
 from fairmon._progress import track
 from fairmon.config import MonitorSpec, load_spec
-from fairmon.errors import ConfigError, DataValidationError, FairmonError
+from fairmon.errors import AttemptSupersededError, ConfigError, DataValidationError, FairmonError
 from fairmon.pipeline import runs
+from fairmon.pipeline.artifacts import MissingArtifactError
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.steps import STEPS
 from fairmon.pipeline.table import A_DRIFT, A_PERSIST, AFTER_PERSIST, STEP_ORDER
@@ -57,7 +58,11 @@ def _spec(spec: MonitorSpec | str | os.PathLike[str]) -> MonitorSpec:
 def _record_failure(ctx: RunContext, step: str, exc: BaseException) -> None:
     """Best effort: the run row says ``failed`` with the error text (never zeros)."""
     try:
-        runs.mark_failed(ctx, step=step, error=f"{step}: {type(exc).__name__}: {exc}")
+        runs.mark_failed(ctx, step=step, error=f"{step}: {type(exc).__name__}: {exc}",
+                         missing_artifact=isinstance(exc, MissingArtifactError))
+    except AttemptSupersededError:
+        log.warning("%s/%s: %s failed after a newer attempt took the window over; not recorded: %s",
+                    ctx.monitor, ctx.window.key, step, exc)
     except Exception as inner:  # noqa: BLE001 - the original error matters more; log this one
         log.warning("could not record failure of %s/%s: %s", ctx.monitor, ctx.window.key, inner)
 
@@ -74,6 +79,7 @@ def run_step(
     source_url: str | None = None,
     feu: bool = False,
     context: RunContext | None = None,
+    take_over_monitor: bool = False,
 ) -> dict[str, Any]:
     """Run one pipeline step for one window and return its small JSON result.
 
@@ -85,11 +91,15 @@ def run_step(
         The monitor (a path is loaded; DAG tasks pass the spec file path).
     window : dict or Window
         For ``resolve_window``: ``{"data_interval_start", "data_interval_end"}`` (Airflow) or
-        ``{"logical_date"}`` (CLI). For later steps: the dict ``resolve_window`` returned.
+        ``{"logical_date"}`` (CLI). For later steps: the dict ``resolve_window`` returned (its
+        ``attempt_id`` ties the step to that attempt: a step of an attempt a newer one took over raises
+        :class:`~fairmon.errors.AttemptSupersededError` and writes nothing).
     db_url, slack_token, notify, attempt, source_url
         See :class:`~fairmon.pipeline.context.RunContext`.
     feu : bool
         FEU requested at this window (``RunContext.feu_requested``; only the ``feu`` step reads it).
+    take_over_monitor : bool
+        ``resolve_window`` may take the monitor name over from another spec file (``RunContext``).
 
     Examples
     --------
@@ -101,20 +111,27 @@ def run_step(
     thread_settings()  # OpenMP settings of the batched explainers, before any step loads torch
     s = _spec(spec)
     if context is None:
+        attempt_id = None
         if isinstance(window, Window):
             w = window
         elif "start" in window and "end" in window:
             w = Window.from_dict({"monitor": s.name, **window})
+            attempt_id = window.get("attempt_id") if step != "resolve_window" else None
         else:
             w = window_from_interval(s, window)
         ctx = RunContext(
             s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt, source_url=source_url,
-            feu_requested=feu,
+            feu_requested=feu, attempt_id=None if attempt_id is None else str(attempt_id),
+            take_over_monitor=take_over_monitor,
         )
         own = True
     else:
         ctx, own = context, False
     try:
+        if step != "resolve_window":
+            if ctx.attempt_id is None:  # no attempt given: the one holding the window's run
+                ctx.bind_current_attempt()
+            runs.check_attempt(ctx)  # a newer attempt took the window over: stop, write nothing
         with track(f"{ctx.monitor} {ctx.window.key} {step}"):
             result = STEPS[step](ctx)
         log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
@@ -125,8 +142,13 @@ def run_step(
         return result
     except DataValidationError:
         raise  # the validate step already marked the run data_invalid and sent the data alert
+    except AttemptSupersededError:
+        raise  # the newer attempt owns the run: nothing of this one is recorded
     except BaseException as exc:
-        _record_failure(ctx, step, exc)
+        if step != "resolve_window" or ctx.attempt_id is not None:
+            _record_failure(ctx, step, exc)
+        # else no attempt began (e.g. the monitor name belongs to another spec file): the stored window
+        # is not this run's to mark
         raise
     finally:
         if own:
@@ -166,13 +188,15 @@ def run_window(
     on_step: Callable[[str, dict[str, Any]], None] | None = None,
     raise_errors: bool = False,
     feu: bool = False,
+    take_over_monitor: bool = False,
 ) -> WindowOutcome:
     """Run every step of one window in order (the CLI's ``fairmon run`` and the demo).
 
     Returns a :class:`WindowOutcome` with status ``succeeded`` / ``labels_pending`` (from persist),
     ``data_invalid`` (validation failed: nothing computed, one data alert) or ``failed`` (error text in
     ``error`` and in the store). With ``raise_errors`` a failure re-raises instead. ``feu`` requests FEU
-    candidates at this window whatever the drift (see :func:`feu_on_demand`).
+    candidates at this window whatever the drift (see :func:`feu_on_demand`). ``take_over_monitor``
+    lets this spec file take the monitor name over from the file that owns it (else refused).
 
     Examples
     --------
@@ -181,7 +205,8 @@ def run_window(
     """
     s = _spec(spec)
     window = _given_window(s, logical_date, window, who="run_window")
-    ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=feu)
+    ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=feu,
+                     take_over_monitor=take_over_monitor)
     out = WindowOutcome(s.name, window.to_dict(), status="running")
     t0 = time.perf_counter()
     try:
@@ -229,6 +254,7 @@ def backfill(
     slack_token: str | None = None,
     on_window: Callable[[WindowOutcome], None] | None = None,
     only_statuses: Sequence[str] | None = None,
+    take_over_monitor: bool = False,
 ) -> list[WindowOutcome]:
     """Run the windows between ``start`` and ``end`` in order.
 
@@ -244,6 +270,7 @@ def backfill(
     ``only_statuses`` re-runs just the windows whose stored run has one of these statuses, e.g.
     ``("labels_pending",)`` once a monitor's late labels have arrived (re-running a window replaces
     its rows, so the label-based metrics are then computed), or ``("failed",)`` after an outage.
+    ``take_over_monitor`` as in :func:`run_window`.
     """
     s = _spec(spec)
     send = bool(s.alerts.notify_backfill) if notify is None else bool(notify)
@@ -252,7 +279,8 @@ def backfill(
         windows = _windows_with_status(s, windows, only_statuses, db_url)
     outcomes: list[WindowOutcome] = []
     for w in windows:
-        o = run_window(s, window=w, db_url=db_url, notify=send, slack_token=slack_token)
+        o = run_window(s, window=w, db_url=db_url, notify=send, slack_token=slack_token,
+                       take_over_monitor=take_over_monitor)
         outcomes.append(o)
         if on_window is not None:
             on_window(o)
@@ -329,6 +357,7 @@ def feu_on_demand(
     window = _given_window(s, logical_date, window, who="feu_on_demand")
     ctx = RunContext(s, window, db_url=db_url, notify=notify, slack_token=slack_token, feu_requested=True)
     try:
+        ctx.bind_current_attempt()  # the artifacts of the attempt that stored the window
         if not _stored_window(ctx):
             log.info("%s %s: no stored run with its artifacts; recomputing the window", s.name, window.key)
             ctx.close()

@@ -10,15 +10,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from fairmon.errors import AttemptSupersededError
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.table import A_PERSIST, A_SNAPSHOT, AFTER_PERSIST, STEP_ORDER
+from fairmon.store.records import RESULT_STATUSES
+from fairmon.store.repository import ERR_SUPERSEDED
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "start_run",
+    "check_attempt",
+    "spec_owner_path",
     "heartbeat",
     "stale_after_s",
     "STALE_AFTER_TASK_TIMEOUTS",
@@ -33,7 +39,8 @@ __all__ = [
 ]
 
 #: run details that describe one failure or its recovery: a later status mark replaces them
-_FAILURE_KEYS = frozenset({"failed_step", "results_kept", "persisted_status", "recovered_step", "failed_attempt"})
+_FAILURE_KEYS = frozenset({"failed_step", "results_kept", "persisted_status", "recovered_step", "failed_attempt",
+                           "missing_artifact"})
 #: run details persist wrote about the stored results: they go when a mark removes the results
 _RESULT_KEYS = frozenset({"prediction_source", "favorable_rate", "artifacts"})
 #: longest error text a run row keeps
@@ -94,13 +101,40 @@ def heartbeat(ctx: RunContext) -> None:
     """Record that the window's run made progress (a step finished), so it is not failed as stale."""
     run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     if run is not None and run.run_id is not None and run.status == "running":
-        ctx.store.heartbeat_run(int(run.run_id))
+        ctx.store.heartbeat_run(int(run.run_id), ctx.attempt_id)
 
 
-def start_run(ctx: RunContext) -> int:
-    """Register the monitor (spec + fingerprint), fail its stale ``running`` runs (a crashed worker or
-    a database that went away mid-write left them), and mark the window ``running``; returns ``run_id``."""
+def check_attempt(ctx: RunContext) -> None:
+    """Raise :class:`AttemptSupersededError` when a newer attempt holds the window's run (this attempt's
+    steps must stop: the newer one computes the window from its own artifacts)."""
+    if ctx.attempt_id is None:
+        return
+    holder = ctx.store.current_attempt(ctx.monitor, ctx.window.start, ctx.window.end)
+    if holder is not None and holder != ctx.attempt_id:
+        raise AttemptSupersededError(ERR_SUPERSEDED.format(
+            monitor=ctx.monitor, window=ctx.window.start.isoformat(), attempt=ctx.attempt_id, holder=holder))
+
+
+def spec_owner_path(ctx: RunContext) -> str | None:
+    """The spec file that claims the monitor name (absolute), None for a spec not read from a file."""
+    source = ctx.spec.source
+    if source is None or not Path(source).is_file():
+        return None
+    return str(Path(source).resolve())
+
+
+def start_run(ctx: RunContext) -> tuple[int, str | None]:
+    """Claim the monitor name for the spec file (refused when another file owns it, unless
+    ``ctx.take_over_monitor``), register the monitor (spec + fingerprint), fail its stale ``running``
+    runs (a crashed worker or a database that went away mid-write left them), and start a new attempt
+    of the window (``running``, held by the attempt; ``ctx`` is bound to it). Returns ``(run_id,
+    previous attempt id)``: the attempt taken over, which may still be running."""
     spec = ctx.spec
+    path = spec_owner_path(ctx)
+    if path is not None:
+        previous_owner = ctx.store.claim_monitor(spec.name, path, take_over=ctx.take_over_monitor)
+        if previous_owner is not None and previous_owner != path:
+            log.warning("monitor %s taken over by %s (was %s)", spec.name, path, previous_owner)
     for stale in ctx.store.fail_stale_runs(spec.name, stale_after_s(ctx)):
         log.warning("%s: window %s was still 'running' with no progress for %.0f s: marked failed (stale)",
                     spec.name, stale.window_start, stale_after_s(ctx))
@@ -111,19 +145,21 @@ def start_run(ctx: RunContext) -> int:
         spec=spec.model_dump(mode="json", by_alias=True),
         spec_fingerprint=spec.fingerprint,
     )
-    return int(
-        ctx.store.mark_run(
-            spec.name,
-            ctx.window.start,
-            ctx.window.end,
-            "running",
-            spec_fingerprint=spec.fingerprint,
-            details={"attempt": ctx.attempt},
-        )
+    before = ctx.store.get_run(spec.name, ctx.window.start, ctx.window.end)
+    details: dict[str, Any] = {"attempt": ctx.attempt}
+    if before is not None and before.status in RESULT_STATUSES:  # what the stored rows are, if kept
+        details["stored_status"] = before.status
+    run_id, attempt_id, previous = ctx.store.begin_attempt(
+        spec.name, ctx.window.start, ctx.window.end, spec_fingerprint=spec.fingerprint, details=details
     )
+    ctx.bind_attempt(attempt_id)
+    if previous is not None:
+        log.info("%s %s: attempt %s takes the window over from attempt %s", spec.name, ctx.window.key,
+                 attempt_id, previous)
+    return int(run_id), previous
 
 
-def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
+def mark_failed(ctx: RunContext, *, step: str, error: str, missing_artifact: bool = False) -> int:
     """The window failed at ``step``: status ``failed`` with the error text.
 
     Before ``persist`` has written the window, nothing of it is stored and earlier results of the
@@ -133,11 +169,22 @@ def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
     a later successful attempt of that step restores the persisted status
     (:func:`clear_failure`). Deleting them would lose a computed window to, say, a Slack outage.
     What earlier steps of this run put in the details (failed expectations, ...) is kept.
+
+    A step that failed on a *missing artifact* (``missing_artifact``) learnt nothing about the window's
+    data, so it never removes stored rows, whatever the step: the results are kept (their status in
+    ``details.persisted_status``). The mark is this attempt's: refused when a newer attempt holds the run.
     """
     persisted = step in AFTER_PERSIST and ctx.artifacts.exists(A_PERSIST)
     details: dict[str, Any] = {"failed_step": step, "attempt": ctx.attempt}
     if persisted:
         details |= {"results_kept": True, "persisted_status": ctx.artifacts.get_json(A_PERSIST)["status"]}
+    elif missing_artifact:
+        run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+        stored = (run.details or {}).get("stored_status") if run is not None else None
+        details |= {"results_kept": True, "missing_artifact": True}
+        if stored is not None:
+            details["persisted_status"] = stored
+        persisted = True
     return int(
         ctx.store.mark_run(
             ctx.monitor,
@@ -150,6 +197,7 @@ def mark_failed(ctx: RunContext, *, step: str, error: str) -> int:
             timings=timings(ctx),
             details=merged_details(ctx, details, results_kept=persisted),
             keep_results=persisted,
+            attempt_id=ctx.attempt_id,
         )
     )
 
@@ -174,6 +222,7 @@ def clear_failure(ctx: RunContext, *, step: str) -> bool:
             ctx, {"attempt": ctx.attempt, "recovered_step": step, "failed_attempt": d.get("attempt")}
         ),
         keep_results=True,
+        attempt_id=ctx.attempt_id,
     )
     log.info("%s %s: %s succeeded on attempt %s; status restored", ctx.monitor, ctx.window.key, step, ctx.attempt)
     return True
@@ -201,6 +250,7 @@ def mark_data_invalid(
             n_rows=n_rows,
             timings=timings(ctx),
             details=merged_details(ctx, details, results_kept=False),
+            attempt_id=ctx.attempt_id,
         )
     )
 
@@ -220,4 +270,5 @@ def record_alert_error(ctx: RunContext, error: str) -> None:
         timings=timings(ctx),
         details=merged_details(ctx, {"alert_delivery_error": error}),
         keep_results=True,
+        attempt_id=ctx.attempt_id,
     )

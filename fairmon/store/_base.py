@@ -20,7 +20,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Connection, Engine
 
-from fairmon.errors import StoreError
+from fairmon.errors import AttemptSupersededError, StoreError
 from fairmon.store._settings import StoreTimeouts
 from fairmon.store._tables import monitors, runs
 from fairmon.store.engine import translate_errors
@@ -31,6 +31,7 @@ __all__ = [
     "ERR_UNKNOWN_RUN",
     "ERR_LOCK_TIMEOUT",
     "ERR_STATEMENT_TIMEOUT",
+    "ERR_SUPERSEDED",
     "StoreBase",
 ]
 
@@ -42,6 +43,10 @@ ERR_LOCK_TIMEOUT = (
 ERR_STATEMENT_TIMEOUT = (
     "{what}: a statement ran longer than statement_timeout {seconds:g} s and was cancelled "
     "(the limit is FAIRMON_DB_STATEMENT_TIMEOUT_S)"
+)
+ERR_SUPERSEDED = (
+    "monitor {monitor!r} window {window}: attempt {attempt} was superseded by attempt {holder} (a newer run "
+    "of the window started); this attempt writes nothing more"
 )
 _LOCK_NOT_AVAILABLE = "55P03"
 _QUERY_CANCELED = "57014"
@@ -151,3 +156,27 @@ class StoreBase:
         if row is None:
             raise RecordError(ERR_UNKNOWN_RUN.format(run_id=run_id))
         return int(row["monitor_id"]), row["window_start"]
+
+    @staticmethod
+    def _check_lease(
+        conn: Connection, mid: int, monitor: str, window_start: datetime, window_end: datetime,
+        attempt_id: str | None,
+    ) -> None:
+        """Refuse a write of ``attempt_id`` to a run another attempt holds (:class:`AttemptSupersededError`).
+
+        Call it holding the monitor's writer lock: an attempt takes a run over under the same lock, so
+        the check and the write that follows it see the same holder. ``None`` (a write that is not an
+        attempt's, e.g. a bulk load) and a run without a holder pass.
+        """
+        if attempt_id is None:
+            return
+        holder = conn.execute(
+            sa.select(runs.c.attempt_id).where(
+                runs.c.monitor_id == mid, runs.c.window_start == window_start, runs.c.window_end == window_end
+            )
+        ).scalar()
+        if holder is not None and holder != attempt_id:
+            raise AttemptSupersededError(
+                ERR_SUPERSEDED.format(monitor=monitor, window=window_start.isoformat(), attempt=attempt_id,
+                                      holder=holder)
+            )

@@ -120,6 +120,7 @@ RUN_COLUMNS: list[sa.ColumnElement[Any]] = [
             "run_id",
             "created_at",
             "updated_at",
+            "attempt_id",
         ),
     ),
 ]
@@ -257,6 +258,7 @@ def run_from_row(row: Row) -> RunRecord:
         run_id=int(row["run_id"]),
         created_at=as_utc(row["created_at"]),
         updated_at=as_utc(row["updated_at"]),
+        attempt_id=row["attempt_id"],
     )
 
 

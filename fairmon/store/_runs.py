@@ -145,6 +145,7 @@ class RunWrites(StoreBase):
             timings=jsonable(run.timings),
             error=run.error,
             details=jsonable(run.details),
+            attempt_id=run.attempt_id,
         )
         new = stmt.excluded
         # a status mark keeps what an earlier attempt knew (model version, ...)
@@ -228,6 +229,7 @@ class RunWrites(StoreBase):
         timings: Mapping[str, float] | None = None,
         details: Mapping[str, Any] | None = None,
         keep_results: bool | None = None,
+        attempt_id: str | None = None,
     ) -> int:
         """Record a window's status without results (failed, data_invalid, skipped, labels_pending, running).
 
@@ -235,6 +237,8 @@ class RunWrites(StoreBase):
         the default for every status but ``running``), never replaced by zeros. ``running`` keeps the
         previous results until the new ones are written. Fields left ``None`` keep the value an earlier
         attempt stored. Every mark is progress: it sets the run's ``updated_at``. Returns the ``run_id``.
+        With ``attempt_id`` the mark is that attempt's: refused (:class:`~fairmon.errors.AttemptSupersededError`,
+        nothing written) when a newer attempt holds the run.
 
         Examples
         --------
@@ -256,28 +260,29 @@ class RunWrites(StoreBase):
         keep = (status == "running") if keep_results is None else keep_results
         with self._tx(monitor) as conn:
             mid = self._lock_monitor(conn, monitor)
+            self._check_lease(conn, mid, monitor, run.window_start, run.window_end, attempt_id)
             run_id = self._upsert_run(conn, mid, run, keep_known=True)
             if not keep:
                 gone = self._clear_results(conn, run_id)
                 self._refresh_latest(conn, run_id, mid, gone)
         return run_id
 
-    def heartbeat_run(self, run_id: int) -> bool:
+    def heartbeat_run(self, run_id: int, attempt_id: str | None = None) -> bool:
         """Record progress of a ``running`` run (its ``updated_at``), so it is not taken for stale.
 
         Call it between long steps; :meth:`fail_stale_runs` fails runs without progress. Returns
-        whether a running run was touched (``False`` once it finished or was failed as stale).
+        whether a running run was touched (``False`` once it finished or was failed as stale, or when
+        ``attempt_id`` is given and another attempt holds the run).
 
         Examples
         --------
         >>> store.heartbeat_run(run_id)  # doctest: +SKIP
         True
         """
-        stmt = (
-            sa.update(runs)
-            .where(runs.c.run_id == run_id, runs.c.status == "running")
-            .values(updated_at=sa.func.now())
-        )
+        cond = [runs.c.run_id == run_id, runs.c.status == "running"]
+        if attempt_id is not None:
+            cond.append(sa.or_(runs.c.attempt_id.is_(None), runs.c.attempt_id == attempt_id))
+        stmt = sa.update(runs).where(*cond).values(updated_at=sa.func.now())
         with self._tx() as conn:
             return conn.execute(stmt).rowcount == 1
 

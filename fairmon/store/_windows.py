@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection
 
 from fairmon.store._rows import jsonable
 from fairmon.store._runs import LATEST_COLUMNS, RunWrites, latest_source
-from fairmon.store._tables import evidence, explanation_metrics, metric_latest, metrics
+from fairmon.store._tables import evidence, explanation_metrics, metric_latest, metrics, monitors, runs
 from fairmon.store._tables import findings as findings_table
 from fairmon.store.records import (
     EvidenceRecord,
@@ -154,7 +154,8 @@ class WindowWrites(RunWrites):
         The run row is upserted on (monitor, window_start, window_end); the window's metrics, evidence,
         explanation metrics and findings are replaced (delete + insert), never duplicated. If anything
         fails, the transaction rolls back and the earlier state of the window is intact. The monitor
-        row is created on first use.
+        row is created on first use. A run with an ``attempt_id`` is that attempt's write: refused
+        (:class:`~fairmon.errors.AttemptSupersededError`, nothing written) when a newer attempt holds the run.
 
         Examples
         --------
@@ -170,6 +171,7 @@ class WindowWrites(RunWrites):
         run = records.run
         with self._tx(run.monitor) as conn:
             mid = self._lock_monitor(conn, run.monitor)
+            self._check_lease(conn, mid, run.monitor, run.window_start, run.window_end, run.attempt_id)
             run_id = self._upsert_run(conn, mid, run)
             gone = self._clear_results(conn, run_id)
             ws = run.window_start
@@ -180,8 +182,11 @@ class WindowWrites(RunWrites):
             self._refresh_latest(conn, run_id, mid, gone)
         return run_id
 
-    def write_findings(self, run_id: int, findings: Sequence[FindingRecord]) -> None:
-        """Replace the drift findings of a run (one transaction).
+    def write_findings(
+        self, run_id: int, findings: Sequence[FindingRecord], *, attempt_id: str | None = None
+    ) -> None:
+        """Replace the drift findings of a run (one transaction); with ``attempt_id``, refused
+        (:class:`~fairmon.errors.AttemptSupersededError`) when another attempt holds the run.
 
         Examples
         --------
@@ -192,6 +197,13 @@ class WindowWrites(RunWrites):
             raise RecordError(ERR_DUPLICATE_FINDINGS.format(run_id=run_id))
         with self._tx() as conn:
             mid, ws = self._run_key(conn, run_id)
+            if attempt_id is not None:
+                row = conn.execute(
+                    sa.select(runs.c.attempt_id, runs.c.window_end, monitors.c.name)
+                    .select_from(runs.join(monitors, monitors.c.monitor_id == runs.c.monitor_id))
+                    .where(runs.c.run_id == run_id).with_for_update(of=runs)
+                ).one()
+                self._check_lease(conn, mid, str(row.name), ws, row.window_end, attempt_id)
             conn.execute(sa.delete(findings_table).where(findings_table.c.run_id == run_id))
             self._insert_findings(conn, run_id, mid, ws, findings)
 

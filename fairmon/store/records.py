@@ -91,6 +91,8 @@ class RunRecord:
     run_id: int | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    #: the attempt holding the run; on a write: the writing attempt (refused when another holds it)
+    attempt_id: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.monitor, str) or not self.monitor:

@@ -10,6 +10,7 @@ Where each part lives (every part is a class over the shared plumbing of ``_base
 ==================  ==============================================================================
 ``_base``           engine, transactions with lock/statement timeouts, the monitor's writer lock
 ``_runs``           monitors, run rows, status marks, heartbeats, stale runs
+``_attempts``       attempts of a window (the run's lease), the spec file owning a monitor name
 ``_windows``        window writes (results of one window in one transaction), findings, latest
 ``_reads``          runs and the results of one run
 ``_history``        series for drift decisions, findings across windows, ``metric_series``
@@ -35,7 +36,8 @@ from __future__ import annotations
 
 from sqlalchemy.engine import Engine
 
-from fairmon.store._base import ERR_LOCK_TIMEOUT, ERR_STATEMENT_TIMEOUT, ERR_UNKNOWN_RUN
+from fairmon.store._attempts import ERR_MONITOR_OWNED, AttemptWrites
+from fairmon.store._base import ERR_LOCK_TIMEOUT, ERR_STATEMENT_TIMEOUT, ERR_SUPERSEDED, ERR_UNKNOWN_RUN
 from fairmon.store._diagnosis import DiagnosisRows
 from fairmon.store._feu import ERR_TWO_SELECTED, FEUCandidates
 from fairmon.store._history import HistoryReads
@@ -59,10 +61,12 @@ __all__ = [
     "ERR_LOCK_TIMEOUT",
     "ERR_STATEMENT_TIMEOUT",
     "ERR_STALE_RUN",
+    "ERR_SUPERSEDED",
+    "ERR_MONITOR_OWNED",
 ]
 
 
-class Store(WindowWrites, RunReads, HistoryReads, Outbox, FEUCandidates, DiagnosisRows, SpecChanges):
+class Store(WindowWrites, AttemptWrites, RunReads, HistoryReads, Outbox, FEUCandidates, DiagnosisRows, SpecChanges):
     """Repository over the fairmon schema (``sql/migrations``).
 
     Parameters

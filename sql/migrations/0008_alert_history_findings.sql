@@ -1,4 +1,4 @@
--- 0007 one Slack message per monitor-window (issue 19). A fairness message (an `alerts` row) now
+-- 0008 one Slack message per monitor-window (issue 19). A fairness message (an `alerts` row) now
 -- carries every finding of its window, merged per phenomenon; the message lists them in
 -- payload -> 'extra' -> 'findings' (fingerprint, key, kind, metric, group, severity, status, entry).
 -- alert_history stays one row per message, with n_findings appended (NULL: not a findings message,

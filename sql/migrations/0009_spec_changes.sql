@@ -1,4 +1,4 @@
--- 0007 spec versions (issue 20): a run whose spec fingerprint differs from the series' previous window
+-- 0009 spec versions (issue 20): a run whose spec fingerprint differs from the series' previous window
 -- (or from an earlier run of the same window) records a spec_changed event here, so a series computed
 -- under two specs is marked, never silently mixed. One row per run (the latest change of that window).
 -- metric_series gains the run's spec_fingerprint and spec_changed (the window where the spec changed),

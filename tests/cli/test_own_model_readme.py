@@ -64,7 +64,9 @@ def test_readme_own_model_section_works_as_written(tmp_path: Path, fresh_databas
     assert spec.columns.extra == (_credit.SENSITIVE,)
     assert spec.rumie_attributes == (_credit.SENSITIVE,)
     window = pd.read_csv(tmp_path / "data" / "2026-01-01.csv")
-    store = ArtifactStore(spec.resolve_path(spec.execution.artifact_location), "credit", "2026-01-01T000000Z")
+    attempts = Path(spec.resolve_path(spec.execution.artifact_location)) / "credit" / "2026-01-01T000000Z"
+    (attempt,) = [p.name for p in attempts.iterdir() if p.is_dir()]  # the run's one attempt (issue 15)
+    store = ArtifactStore(spec.resolve_path(spec.execution.artifact_location), "credit", "2026-01-01T000000Z", attempt)
     favorable = store.get_arrays("predictions")["favorable"]
     expected = pipeline.predict(window[_credit.FEATURES])
     assert len(favorable) == len(window) == 300

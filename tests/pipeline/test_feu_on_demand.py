@@ -110,11 +110,14 @@ def test_feu_on_demand_stores_and_posts_candidates_once(tmp_path: Path, fresh_da
 
 
 def _artifact_dir(spec: Path, start: str) -> str:
+    """The window's artifact folder (every attempt's folder is inside it)."""
     from fairmon.config import load_spec
     from fairmon.pipeline import window_for
+    from fairmon.pipeline.artifacts import ArtifactStore
     from fairmon.pipeline.context import RunContext
 
-    return RunContext(load_spec(spec), window_for(load_spec(spec), start)).artifacts.base_uri
+    ctx = RunContext(load_spec(spec), window_for(load_spec(spec), start))
+    return ArtifactStore(ctx.artifact_location, ctx.monitor, ctx.window.key).base_uri
 
 
 def test_cli_feu_json_without_notify_and_with_retraining_disabled(

@@ -21,13 +21,13 @@ def test_resolve_window_notes_an_edited_spec(
 
     monkeypatch.setenv("FAIRMON_DEMO_DIR", str(tmp_path))
     open_store(fresh_database_url, upgrade=True).engine.dispose()
-    spec = REPO / "monitors" / "demo.yaml"
+    spec = tmp_path / "demo.yaml"  # the operator's spec file, edited in place below
+    spec.write_text((REPO / "monitors" / "demo.yaml").read_text())
     first = run_step("resolve_window", spec, {"logical_date": "2026-01-03"}, db_url=fresh_database_url)
     assert "spec_changed" not in first
     assert "spec_changed" not in run_step("resolve_window", spec, {"logical_date": "2026-01-03"}, db_url=fresh_database_url)
-    edited = tmp_path / "demo.yaml"
-    edited.write_text(spec.read_text().replace("bootstrap: 200", "bootstrap: 300"))
-    again = run_step("resolve_window", edited, {"logical_date": "2026-01-03"}, db_url=fresh_database_url)
+    spec.write_text(spec.read_text().replace("bootstrap: 200", "bootstrap: 300"))
+    again = run_step("resolve_window", spec, {"logical_date": "2026-01-03"}, db_url=fresh_database_url)
     assert again["spec_changed"].startswith("spec_changed: demo window 2026-01-03 uses spec ")
     store = open_store(fresh_database_url)
     try:

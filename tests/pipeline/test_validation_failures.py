@@ -197,7 +197,10 @@ def test_notifying_without_a_token_says_the_alert_stays_queued(
     o = run_window(spec, w["start"], db_url=fresh_database_url)
     assert o.status == "data_invalid", o.error
     loaded = load_spec(spec)
-    step = RunContext(loaded, window_for(loaded, w["start"])).artifacts.get_json("step_validate")
+    ctx = RunContext(loaded, window_for(loaded, w["start"]), db_url=fresh_database_url)
+    ctx.bind_current_attempt()  # the run's attempt folder (issue 15)
+    step = ctx.artifacts.get_json("step_validate")
+    ctx.close()
     assert step["alert"]["delivered"] is False
     assert step["alert"]["delivery"] == "no token: FAIRMON_SLACK_TOKEN unset; 1 alert(s) stay queued"
     assert "Slack delivery skipped, no token: FAIRMON_SLACK_TOKEN unset; 1 alert(s) stay queued" in caplog.text

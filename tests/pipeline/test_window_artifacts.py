@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fairmon.errors import ConfigError, FairmonError
-from fairmon.pipeline.artifacts import ERR_MISSING_ARTIFACT, ArtifactStore, frame_format
+from fairmon.pipeline.artifacts import ERR_MISSING_ARTIFACT, ArtifactStore, MissingArtifactError, frame_format
 from fairmon.window import ERR_ZERO_WIDTH, Window, resolve_window, window_from_logical_date
 
 
@@ -50,16 +50,14 @@ def test_artifact_roundtrip(tmp_path, location: str) -> None:
     a = ArtifactStore(loc, "demo", "2026-01-03T000000Z")
     df = pd.DataFrame({"x": [1.5, 2.5], "c": pd.Series(["a", None], dtype=object)})
     uri = a.put_frame("data", df)
-    assert uri.endswith(".parquet" if frame_format() == "parquet" else ".pkl")
+    assert frame_format() == "parquet" and uri.endswith(".parquet")
     back = a.get_frame("data")
     # Parquet returns text as pandas' string dtype; values (missing included) are what was written
     pd.testing.assert_series_equal(back["x"], df["x"])
     assert back["c"].tolist()[0] == "a" and back["c"].isna().tolist() == [False, True]
-    if frame_format() == "pickle":
-        pd.testing.assert_frame_equal(back, df)
-    mixed = pd.DataFrame({"m": pd.Series([1, "a"], dtype=object)})  # not Parquet-representable
-    assert a.put_frame("mixed", mixed).endswith(".pkl")
-    pd.testing.assert_frame_equal(a.get_frame("mixed"), mixed)
+    mixed = pd.DataFrame({"m": pd.Series([1, "a", None], dtype=object)})  # mixed types: stored as text
+    assert a.put_frame("mixed", mixed).endswith(".parquet")
+    assert a.get_frame("mixed")["m"].tolist()[:2] == ["1", "a"] and a.get_frame("mixed")["m"].isna().tolist() == [False, False, True]
     a.put_arrays("pred", favorable=np.array([1.0, np.nan]))
     np.testing.assert_array_equal(a.get_arrays("pred")["favorable"], np.array([1.0, np.nan]))
     a.put_json("s", {"v": np.float64(0.5), "t": datetime(2026, 1, 1, tzinfo=UTC)})
@@ -81,3 +79,46 @@ def test_artifacts_keyed_by_monitor_and_window(tmp_path) -> None:
     b.put_json("x", 2)
     assert (a.get_json("x"), b.get_json("x")) == (1, 2)
     assert (tmp_path / "demo" / "2026-01-03T000000Z" / "x.json").is_file()
+
+
+class _Payload:
+    """A pickle whose loading runs code (it would create ``marker``)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (open, (self.marker, "w"))
+
+
+def test_a_dropped_pickle_is_never_loaded(tmp_path) -> None:
+    """Issue 15 item 6: artifacts are Parquet/NPZ/JSON only; a ``data.pkl`` put beside them is not read."""
+    import pickle
+
+    a = ArtifactStore(tmp_path / "art", "demo", "2026-01-03T000000Z", "a1")
+    marker = tmp_path / "executed"
+    (tmp_path / "art" / "demo" / "2026-01-03T000000Z" / "a1").mkdir(parents=True)
+    (tmp_path / "art" / "demo" / "2026-01-03T000000Z" / "a1" / "data.pkl").write_bytes(
+        pickle.dumps(_Payload(str(marker)))
+    )
+    with pytest.raises(MissingArtifactError):
+        a.get_frame("data")
+    assert not a.exists("data") and not marker.exists()
+    a.put_frame("data", pd.DataFrame({"x": [1]}))  # a real frame is Parquet, the pickle still ignored
+    assert a.get_frame("data")["x"].tolist() == [1] and not marker.exists()
+
+
+def test_attempts_have_their_own_folders(tmp_path) -> None:
+    """Issue 15 item 2: two attempts of one window never see (or delete) each other's artifacts."""
+    a = ArtifactStore(tmp_path, "demo", "2026-01-03T000000Z", "aaaa")
+    b = ArtifactStore(tmp_path, "demo", "2026-01-03T000000Z", "bbbb")
+    a.put_json("x", 1)
+    b.clear()  # what a new attempt does first
+    b.put_json("x", 2)
+    assert (a.get_json("x"), b.get_json("x")) == (1, 2)
+    c = ArtifactStore(tmp_path, "demo", "2026-01-03T000000Z", "cccc")
+    c.put_json("x", 3)
+    assert c.remove_other_attempts(keep={"bbbb"}) == ["aaaa"]  # the attempt taken over is kept
+    assert b.get_json("x") == 2 and not a.exists("x")
+    with pytest.raises(FairmonError):
+        ArtifactStore(tmp_path, "demo", "2026-01-03T000000Z", "../escape")

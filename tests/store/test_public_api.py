@@ -50,6 +50,10 @@ STORE_METHODS = {
     # run bookkeeping (issue 15: stale runs are failed by the next run of the monitor)
     "heartbeat_run",
     "fail_stale_runs",
+    # attempts of a window and the spec file owning a monitor name (issue 15 items 2 and 5)
+    "begin_attempt",
+    "current_attempt",
+    "claim_monitor",
     # reads for the report and the CLI
     "monitors",
     "get_run",

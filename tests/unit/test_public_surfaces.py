@@ -27,7 +27,7 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "ValidationEngineError __version__"
     ),
     "fairmon.errors": _names(
-        "AlertDeliveryError ConfigError DataValidationError DatasetError DeviceError FairmonError "
+        "AlertDeliveryError AttemptSupersededError ConfigError DataValidationError DatasetError DeviceError FairmonError "
         "InsufficientDataError MethodError SchemaError SchemaNotAtHeadError SnapshotError StoreError "
         "ValidationEngineError"
     ),
@@ -35,9 +35,10 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "ColumnSpec FeatureSchema MISSING_CATEGORY category_strings"
     ),
     "fairmon.sources": _names(
-        "ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND ERR_NO_PARQUET ERR_NO_URL "
-        "ERR_QUERY_FAILED ERR_READ_FAILED ERR_UNREACHABLE describe_window_source file_exists load_file "
-        "load_window window_path"
+        "DEFAULT_SOURCE_STATEMENT_TIMEOUT_S ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND "
+        "ERR_NO_PARQUET ERR_NO_URL ERR_QUERY_FAILED ERR_QUERY_TIMEOUT ERR_READ_FAILED ERR_TIMEOUT_VALUE "
+        "ERR_UNREACHABLE describe_window_source file_exists load_file load_window source_statement_timeout_s "
+        "window_path"
     ),
     "fairmon.datasets": _names(
         "ADULT_COLUMNS CATEGORICAL_COLUMNS COLUMNS DATASET_NAMES DECOY_COLUMNS Dataset DeployedModels "
@@ -84,7 +85,7 @@ OTHER_SURFACE: dict[str, frozenset[str] | None] = {
         "AlertsSpec AllowedRange COST_LIMITS ColdStart Columns DRIFT_METRICS DataSource DateRange DriftSpec "
         "ENV_ARTIFACT_LOCATION ENV_CACHE_DIR ENV_DATABASE_URL ENV_DATA_DIR ENV_DB_CONN_ID ENV_DB_LOCK_TIMEOUT_S ENV_DB_STATEMENT_TIMEOUT_S ENV_DEVICE "
         "ENV_HEAVY_POOL ENV_HEAVY_QUEUE ENV_HOME ENV_MONITORS_DIR ENV_PIPELINE_SLACK_CHANNEL ENV_REPORT_BASE_URL ENV_REPORT_LOCATION "
-        "ENV_SLACK_BASE_URL ENV_SLACK_CHANNEL ENV_SLACK_CONN_ID ENV_SLACK_TOKEN ENV_SOURCE_URL "
+        "ENV_SLACK_BASE_URL ENV_SLACK_CHANNEL ENV_SLACK_CONN_ID ENV_SLACK_MAX_RETRY_WAIT_S ENV_SLACK_TOKEN ENV_SOURCE_STATEMENT_TIMEOUT_S ENV_SOURCE_URL "
         "ENV_SQL_DIR ENV_STRICT_SPECS EPOCH_BOUNDS ERR_ALPHA_BETA ERR_COST_LIMIT ERR_DUPLICATE_KEY "
         "ERR_DUPLICATE_NAME ERR_EXACTLY_ONE_SOURCE ERR_FIELD ERR_FILE_MISSING ERR_FILE_TOO_LARGE ERR_MANY "
         "ERR_MISSING ERR_NOT_MAPPING ERR_RANGE_DOMAIN ERR_SPEC_VERSION ERR_UNKNOWN_KEY ERR_URI_SCHEME "
