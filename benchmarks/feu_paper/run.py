@@ -287,7 +287,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--mode", choices=("default", "paper"), default="default",
                    help="fairmon's default (constraints, fair-training knob, honest recommendation) or the paper's")
     p.add_argument("--adult-rows", type=int, default=5000, help="stratified subsample of Adult (0 = all 48,842)")
-    p.add_argument("--seeds", type=int, default=5, help="seeds 42, 43, ...")
+    p.add_argument("--seeds", type=int, default=5, help="seeds first-seed, first-seed + 1, ...")
+    p.add_argument("--first-seed", type=int, default=42, help="the first seed (to rerun one seed alone)")
     p.add_argument("--population", type=int, default=30)
     p.add_argument("--generations", type=int, default=15)
     p.add_argument("--time-budget", type=float, default=None, help="per run, seconds (stops after a generation)")
@@ -316,7 +317,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     if not args.aggregate_only:
         jobs = [
-            {"dataset": d, "seed": 42 + i, "rows": {"bail": args.bail_rows, "adult": args.adult_rows}.get(d, 0),
+            {"dataset": d, "seed": args.first_seed + i, "rows": {"bail": args.bail_rows, "adult": args.adult_rows}.get(d, 0),
              "threads": args.threads,
              "out": str(out), "plot": i == 0, "args": vars(args)}
             for d in datasets for i in range(args.seeds)
