@@ -30,7 +30,8 @@ decision function, so what is explained is its **probability of a favourable dec
   production. When a sensitive column is not a model feature (e.g. withheld from the model), the
   group is a hidden input that GESD's explainers — functions of the features only — cannot hold
   fixed per row, so the GESD is undefined: stored None with the reason in ``gesd_note``. The same
-  holds when the production model needs columns outside FEU's features.
+  holds when the production model needs columns outside FEU's features, and with a gradient explainer
+  (``"gradient"``: the decision probabilities are step functions without gradients).
 
 Example
 -------
@@ -45,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from fairmon.errors import MethodError
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._data import _Prepared
 from fairmon.feu._metrics import auc, decision_metrics
@@ -146,6 +148,20 @@ def _group_decoder(prep: _Prepared) -> Callable[[np.ndarray], np.ndarray] | None
     return decode
 
 
+ERR_NOT_DIFFERENTIABLE = (
+    "GESD undefined with the configured explainer: {error} (a randomised mitigator's decision probability is a "
+    "step function with no gradient; the default shap+lime explains it)"
+)
+
+
+def _gesd_of(gesd_of: GesdFn, model: Model, part: str) -> dict[str, Any]:
+    """The GESD entry of a mitigator; a gradient explainer cannot explain it (stored None, with why)."""
+    try:
+        return _gesd_entry(gesd_of(model, part))
+    except MethodError as exc:
+        return {"gesd": None, "gesd_p_value": None, "gesd_note": ERR_NOT_DIFFERENTIABLE.format(error=exc)}
+
+
 def _gesd_entry(res: GESDResult | None) -> dict[str, Any]:
     if res is None or not np.isfinite(res.value):
         return {"gesd": None, "gesd_p_value": None, "gesd_note": "GESD undefined: fewer than two sampled groups"}
@@ -228,9 +244,9 @@ def baseline_metrics(
         if gesd_of is None:
             out["exponentiated_gradient"][part].update(gesd=None, gesd_p_value=None, gesd_note=to_note)
         else:
-            out["exponentiated_gradient"][part].update(_gesd_entry(gesd_of(eg_model, part)))
+            out["exponentiated_gradient"][part].update(_gesd_of(gesd_of, eg_model, part))
         if to_model is None or gesd_of is None:
             out["threshold_optimizer"][part].update(gesd=None, gesd_p_value=None, gesd_note=to_note)
         else:
-            out["threshold_optimizer"][part].update(_gesd_entry(gesd_of(to_model, part)))
+            out["threshold_optimizer"][part].update(_gesd_of(gesd_of, to_model, part))
     return out

@@ -29,9 +29,9 @@ def _data(n: int = 400, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"x1": x1, "x2": x2, "sex": sex, "race": race, "y": y})
 
 
-def _baselines(features: list[str], sensitive: str | list[str]) -> tuple[dict, object]:  # type: ignore[type-arg]
+def _baselines(features: list[str], sensitive: str | list[str], gesd: dict | None = None) -> tuple[dict, object]:  # type: ignore[type-arg]
     prep = _prepare(_data(), features, sensitive, "y", None, (0.5, 0.2, 0.3), 3)
-    ev = _Evaluator(prep, FEUSettings.small(gesd=GESD), gesd_seed=4, device="cpu")
+    ev = _Evaluator(prep, FEUSettings.small(gesd=gesd or GESD), gesd_seed=4, device="cpu")
     anchor = _production(ev, None, 3)
     out = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=3,
                            production_score=anchor.score_encoded, gesd_of=ev.gesd_result)
@@ -69,3 +69,13 @@ def test_threshold_optimizer_gesd_is_none_with_the_reason_when_the_group_is_with
         assert to["gesd"] is None and to["gesd_note"] == ERR_TO_GROUP_NOT_A_FEATURE.format(columns=["sex"])
         eg = out["exponentiated_gradient"][part]
         assert eg["gesd"] is not None and math.isfinite(eg["gesd"])  # EG is a function of the features only
+
+
+@pytest.mark.slow
+def test_a_gradient_explainer_leaves_the_mitigators_gesd_none_with_the_reason() -> None:
+    out, _ = _baselines(["x1", "x2", "sex"], "sex", gesd={"explainer": "gradient", "sample_size": 40,
+                                                          "n_perturbations": 3, "stratify": True, "min_group_size": 5})
+    for name in ("threshold_optimizer", "exponentiated_gradient"):
+        entry = out[name]["test"]
+        assert entry["gesd"] is None and entry["gesd_note"].startswith("GESD undefined with the configured explainer")
+        assert "needs gradients" in entry["gesd_note"]
