@@ -138,6 +138,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     for b, parts in res.baselines.items():
         row.update({f"{b}_{m}": parts["test"].get(m) for m in REPORTED})
         row[f"{b}_validation_selection_rate"] = parts["validation"].get("selection_rate")
+        row[f"{b}_gesd_note"] = parts["test"].get("gesd_note")
     if not args.no_paper_gesd and res.model is not None:
         prep = _prepare(frame, ds.features, sensitive, ds.label, ds.favorable, st.split, job["seed"])
         t1 = time.perf_counter()
@@ -147,7 +148,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         row["gesd_paper_p_value"] = full.p_value
         row["gesd_paper_s"] = round(time.perf_counter() - t1, 1)
     if job["plot"]:
-        pareto_plot(res, Path(job["out"]) / f"pareto_{job['dataset']}_seed{job['seed']}.png",
+        pareto_plot(res, Path(job["out"]) / f"pareto_{args.mode}_{job['dataset']}_seed{job['seed']}.png",
                     title=f"FEU on {job['dataset']} (seed {job['seed']})")
     (Path(job["out"]) / "runs" / f"{args.mode}_{job['dataset']}_{job['seed']}.json").write_text(
         json.dumps({"row": row, "result": res.to_dict()}, indent=1, default=str)
@@ -214,6 +215,71 @@ def aggregate(out: Path, datasets: list[str], mode: str = "default") -> list[dic
                       for r in rows]
 
 
+LABELS = {"feu": "FEU recommended", "production": "production", "constant": "constant (approve all)",
+          "threshold_optimizer": "fairlearn ThresholdOptimizer (DP)",
+          "exponentiated_gradient": "fairlearn ExponentiatedGradient (DP)"}
+MITIGATORS = ("threshold_optimizer", "exponentiated_gradient")
+
+
+def _ms(vals: list[float]) -> str:
+    a = np.array([v for v in vals if v is not None], dtype=float)
+    if not len(a):
+        return "—"
+    return f"{a.mean():.3f} ± {a.std(ddof=1) if len(a) > 1 else 0.0:.3f}"
+
+
+def _mean(rows: list[dict[str, Any]], key: str) -> float:
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def comparison(out: Path, datasets: list[str], mode: str) -> tuple[str, dict[str, Any]]:
+    """Markdown: per dataset, the recommended candidate beside the baselines (test, mean ± sd over
+    seeds), and issue 16's floors and goal; plus the same as a dict."""
+    runs = [json.loads(f.read_text())["row"] for f in sorted((out / "runs").glob(f"{mode}_*.json"))]
+    lines, checks = [f"## mode {mode}", ""], {}
+    for name in datasets:
+        rs = [r for r in runs if r["dataset"] == name]
+        if not rs:
+            continue
+        rec = [r for r in rs if r.get("recommended")]
+        lines += [f"### {name} ({rs[0]['rows']} rows; {len(rs)} seeds, {len(rec)} with a recommendation, "
+                  f"{len(rs) - len(rec)} none)", "",
+                  "| model | seeds | AUC | bal. acc. | F1 | positive rate | DP | EOD | GESD |", "|---|---|" + "---|" * 7]
+        lines.append(f"| {LABELS['feu']} | {len(rec)} | " + " | ".join(_ms([r.get(m) for r in rec]) for m in REPORTED) + " |")
+        for b in BASELINES:
+            lines.append(f"| {LABELS[b]} | {len(rs)} | " + " | ".join(_ms([r.get(f'{b}_{m}') for r in rs]) for m in REPORTED) + " |")
+        notes = sorted({r.get(f"{b}_gesd_note") for r in rs for b in MITIGATORS if r.get(f"{b}_gesd_note")})
+        lines += [""] + [f"- GESD note: {n}" for n in notes]
+        c: dict[str, Any] = {"seeds": len(rs), "recommended": len(rec)}
+        if mode == "default" and rec:
+            c["outside_band_validation"] = sum(
+                abs(r["validation_selection_rate"] - r["production_validation_selection_rate"]) > 0.10 + 1e-9 for r in rec)
+            c["outside_band_test"] = sum(abs(r["selection_rate"] - r["production_selection_rate"]) > 0.10 for r in rec)
+            ba, pba = _mean(rec, "balanced_accuracy"), _mean(rec, "production_balanced_accuracy")
+            dp, pdp = _mean(rec, "dp"), _mean(rec, "production_dp")
+            c["balanced_accuracy_vs_production"] = f"{ba:.3f} vs {pba:.3f} (floor {pba - 0.02:.3f}): " + (
+                "holds" if ba >= pba - 0.02 else "FAILS")
+            c["dp_vs_0.6_production"] = f"{dp:.3f} vs 0.6 x {pdp:.3f} = {0.6 * pdp:.3f}: " + (
+                "holds" if dp <= 0.6 * pdp else "FAILS")
+            # the goal, paired on the seeds with a recommendation: the better (lower-DP) mitigator
+            best = min(MITIGATORS, key=lambda b: _mean(rec, f"{b}_dp"))
+            mba, mdp, mg = (_mean(rec, f"{best}_{k}") for k in ("balanced_accuracy", "dp", "gesd"))
+            g = _mean(rec, "gesd")
+            c["goal"] = (f"vs {best}: bal. acc. {ba:.3f} vs {mba:.3f}, DP {dp:.3f} vs {mdp:.3f}, GESD {g:.3f} vs {mg:.3f}: "
+                         + ("holds" if abs(ba - mba) <= 0.01 and dp <= mdp and g < mg else
+                            "holds with higher bal. acc." if ba > mba + 0.01 and dp <= mdp and g < mg else "not met"))
+            lines += ["", "Floors and goal (test split; means over the seeds with a recommendation, baselines on the same seeds):", ""]
+            lines += [f"- recommended candidates outside the ±0.10 positive-rate band: {c['outside_band_validation']} of "
+                      f"{len(rec)} on validation (where the band is enforced), {c['outside_band_test']} of {len(rec)} on test",
+                      f"- balanced accuracy ≥ production − 0.02: {c['balanced_accuracy_vs_production']}",
+                      f"- DP ≤ 0.6 × production's DP: {c['dp_vs_0.6_production']}",
+                      f"- goal (equal bal. acc. ± 0.01, DP no worse than the better mitigator, lower GESD): {c['goal']}"]
+        checks[name] = c
+        lines.append("")
+    return "\n".join(lines), checks
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--smoke", action="store_true", help="tiny run for CI (seconds)")
@@ -221,7 +287,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--mode", choices=("default", "paper"), default="default",
                    help="fairmon's default (constraints, fair-training knob, honest recommendation) or the paper's")
     p.add_argument("--adult-rows", type=int, default=5000, help="stratified subsample of Adult (0 = all 48,842)")
-    p.add_argument("--seeds", type=int, default=5, help="seeds 42, 43, ...")
+    p.add_argument("--seeds", type=int, default=5, help="seeds first-seed, first-seed + 1, ...")
+    p.add_argument("--first-seed", type=int, default=42, help="the first seed (to rerun one seed alone)")
     p.add_argument("--population", type=int, default=30)
     p.add_argument("--generations", type=int, default=15)
     p.add_argument("--time-budget", type=float, default=None, help="per run, seconds (stops after a generation)")
@@ -250,7 +317,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     if not args.aggregate_only:
         jobs = [
-            {"dataset": d, "seed": 42 + i, "rows": {"bail": args.bail_rows, "adult": args.adult_rows}.get(d, 0),
+            {"dataset": d, "seed": args.first_seed + i, "rows": {"bail": args.bail_rows, "adult": args.adult_rows}.get(d, 0),
              "threads": args.threads,
              "out": str(out), "plot": i == 0, "args": vars(args)}
             for d in datasets for i in range(args.seeds)
@@ -282,7 +349,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     )
     if args.notes:
         notes += "\n\n" + args.notes
-    write_results(out, name, rows, settings=settings, notes=notes)
+    table, checks = comparison(out, datasets, args.mode)
+    settings["checks"] = checks
+    write_results(out, name, rows, settings=settings, notes=notes + "\n\n" + table)
+    (out / f"{name}_comparison.md").write_text(f"# {name}: comparison (test split)\n\n{table}\n")
     return rows
 
 

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from fairmon.config._limits import (
     MAX_EPOCHS,
     MAX_EVALUATIONS,
+    MAX_FAIRNESS_WEIGHT,
     MAX_GENERATIONS,
     MAX_N_JOBS,
     MAX_POPULATION,
@@ -30,6 +31,7 @@ from fairmon.config._messages import (
     ERR_SPLIT_SUM,
     ERR_TRAINING_DATA,
     ERR_TRAINING_WINDOW,
+    ERR_WEIGHT_BOUNDS,
 )
 from fairmon.config._parsers import Fraction, SpecSection
 from fairmon.config._paths import SpecPath
@@ -43,6 +45,7 @@ __all__ = [
     "SelectionWeights",
     "Split",
     "TrainingData",
+    "Utility",
 ]
 
 # Default decision-variable bounds: the one source of truth for the spec's ``retraining.bounds`` and
@@ -54,6 +57,10 @@ LR_BOUNDS: tuple[float, float] = (1e-4, 1e-1)
 EPOCH_BOUNDS: tuple[int, int] = (5, 50)
 #: decision threshold
 THRESHOLD_BOUNDS: tuple[float, float] = (0.2, 0.8)
+
+#: FEU's utility objective: threshold-aware (default balanced accuracy) or the paper's AUC
+#: (``fairmon.feu.UTILITIES`` lists the same names; a test keeps them equal)
+Utility = Literal["balanced_accuracy", "f1", "accuracy", "auc"]
 
 class TrainingData(SpecSection):
     """Labelled training data for retraining: a CSV or Parquet file (``path``, spec-relative).
@@ -151,6 +158,15 @@ class RetrainingSpec(SpecSection):
     request (``fairmon feu --monitor SPEC --window DATE`` or the DAG's ``feu`` param, trigger conf
     ``{"feu": true}``), which also works for ``on_drift`` at a window without drift. Stops at
     whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s``.
+
+    What makes a candidate deployable (issue 16; :class:`fairmon.feu.FEUSettings` has the same
+    defaults): ``utility`` is the utility objective (``balanced_accuracy`` by default, ``f1``,
+    ``accuracy``, or the paper's threshold-free ``auc``); ``positive_rate_band`` keeps a candidate's
+    validation positive rate within this absolute distance of the production model's and
+    ``utility_tolerance`` its utility no lower than production's minus this (both pymoo constraints
+    in ``[0, 1]``; ``null`` switches one off); ``fairness_weight_bounds`` is the range of the
+    demographic-parity penalty weight in the training loss (``null``: no such decision variable).
+    The paper's setting is ``utility: auc`` with the other three ``null``.
     """
 
     enabled: bool = False
@@ -163,8 +179,22 @@ class RetrainingSpec(SpecSection):
     max_evaluations: Annotated[int, Field(ge=1, le=MAX_EVALUATIONS)] | None = None
     time_budget_s: Annotated[float, Field(gt=0.0, le=MAX_TIME_BUDGET_S)] | None = None
     selection_weights: SelectionWeights = SelectionWeights()
+    utility: Utility = "balanced_accuracy"
+    positive_rate_band: Annotated[float, Field(ge=0.0, le=1.0)] | None = 0.10
+    utility_tolerance: Annotated[float, Field(ge=0.0, le=1.0)] | None = 0.02
+    fairness_weight_bounds: (
+        tuple[Annotated[float, Field(ge=0.0, le=MAX_FAIRNESS_WEIGHT)], Annotated[float, Field(ge=0.0, le=MAX_FAIRNESS_WEIGHT)]]
+        | None
+    ) = (0.0, 10.0)
     n_jobs: Annotated[int, Field(ge=1, le=MAX_N_JOBS)] = 1
     random_state: int = 42
+
+    @field_validator("fairness_weight_bounds")
+    @classmethod
+    def _weight_bounds(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+        if v is not None and not 0 <= v[0] <= v[1]:
+            raise ValueError(ERR_WEIGHT_BOUNDS.format(value=list(v)))
+        return v
 
     @model_validator(mode="after")
     def _data(self) -> RetrainingSpec:

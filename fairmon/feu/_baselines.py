@@ -10,24 +10,83 @@
 * ``exponentiated_gradient`` — fairlearn's ``ExponentiatedGradient`` (demographic parity) reduction
   over a logistic regression on FEU's encoded features, fit on the training split.
 
-fairlearn's two mitigators randomise their decisions; they are evaluated with ``random_state`` and
-their AUC uses the probability of a favourable decision. Their GESD is not computed (a randomised
-post-processor has no deterministic attribution to perturb), and is reported as None.
+fairlearn's two mitigators randomise their decisions; their decisions are drawn with
+``random_state`` and their AUC uses the probability of a favourable decision.
+
+GESD of the mitigators (same explainer settings, same sampled rows and perturbations as the
+candidates' GESD: ``gesd_of`` is the search's own GESD call). A randomised classifier has no single
+decision function, so what is explained is its **probability of a favourable decision**
+``P(yhat = 1 | x)`` — the function whose draws are its decisions, and the score its AUC uses:
+
+* ``exponentiated_gradient``: ``ExponentiatedGradient._pmf_predict(x)[:, 1] = sum_t w_t h_t(x)``, the
+  weights ``w_t`` of the ensemble's logistic regressions times their hard 0/1 predictions ``h_t``
+  (fairlearn draws one ``h_t`` per row with probability ``w_t``); a mixture of step functions;
+* ``threshold_optimizer``: ``ThresholdOptimizer._pmf_predict`` of the production score of ``x`` and
+  the group ``a`` of ``x``: per group, a randomised threshold on the score (an interpolation between
+  two thresholds). Its decision depends on ``a`` directly, so the explained function reads the group
+  **from the perturbed features** (each sensitive column's encoded block decoded to the nearest
+  pattern seen in training: argmax of a one-hot block, the nearest value of a numeric column); a
+  perturbation or coalition that changes the sensitive block changes the threshold, as it would in
+  production. When a sensitive column is not a model feature (e.g. withheld from the model), the
+  group is a hidden input that GESD's explainers — functions of the features only — cannot hold
+  fixed per row, so the GESD is undefined: stored None with the reason in ``gesd_note``. The same
+  holds when the production model needs columns outside FEU's features, and with a gradient explainer
+  (``"gradient"``: the decision probabilities are step functions without gradients).
+
+Example
+-------
+>>> BASELINES
+('production', 'constant', 'threshold_optimizer', 'exponentiated_gradient')
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from fairmon.errors import MethodError
+from fairmon.explain.gesd import GESDResult
 from fairmon.feu._data import _Prepared
 from fairmon.feu._metrics import auc, decision_metrics
+from fairmon.registry.model import Model
 
-__all__ = ["BASELINES", "baseline_metrics"]
+__all__ = ["BASELINES", "DecisionProbability", "baseline_metrics", "ERR_TO_GROUP_NOT_A_FEATURE",
+           "ERR_TO_PRODUCTION_COLUMNS"]
 
 BASELINES = ("production", "constant", "threshold_optimizer", "exponentiated_gradient")
 PARTS = ("validation", "test")
+
+ERR_TO_GROUP_NOT_A_FEATURE = (
+    "GESD undefined: ThresholdOptimizer's decision depends on the sensitive column(s) {columns}, which are not "
+    "model features; GESD's explainers explain functions of the features only and cannot hold a hidden group "
+    "fixed per row"
+)
+ERR_TO_PRODUCTION_COLUMNS = (
+    "GESD undefined: ThresholdOptimizer post-processes the production model, which needs columns {columns} "
+    "outside FEU's features"
+)
+
+#: ``(model, part) -> GESDResult | None``: the search's GESD call (its settings, seed and rows)
+GesdFn = Callable[[Model, str], GESDResult | None]
+
+
+class DecisionProbability:
+    """A randomised classifier as a scikit-learn-style ``predict_proba``: ``P(favourable decision | rows)``.
+
+    Example
+    -------
+    >>> DecisionProbability(lambda Z: Z[:, 0]).predict_proba(np.array([[0.25], [1.0]])).tolist()
+    [[0.75, 0.25], [0.0, 1.0]]
+    """
+
+    def __init__(self, fn: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.fn = fn
+
+    def predict_proba(self, Z: np.ndarray) -> np.ndarray:
+        p = np.clip(np.asarray(self.fn(np.asarray(Z, dtype=float)), dtype=float).reshape(-1), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
 
 
 def _score_column() -> Any:
@@ -59,17 +118,72 @@ def _metrics(prep: _Prepared, part: str, yhat: np.ndarray, score: np.ndarray | N
     return out
 
 
+def _group_decoder(prep: _Prepared) -> Callable[[np.ndarray], np.ndarray] | None:
+    """``Z -> group labels`` read from the encoded sensitive columns (None: one is not a feature).
+
+    Each sensitive column's encoded block is mapped to the nearest block seen in the training rows and
+    that row's raw value (``str``, joined by ``|`` for several columns, as :func:`_prepare` builds
+    ``prep.s``).
+    """
+    sens = list(prep.summary["sensitive"])
+    if any(c not in prep.schema.names for c in sens):
+        return None
+    tables = []
+    for col in sens:
+        sl = prep.schema.slice_of(col)
+        enc = prep.Z["train"][:, sl]
+        patterns, first = np.unique(enc, axis=0, return_index=True)
+        labels = prep.X["train"][col].astype(str).to_numpy()[first]
+        tables.append((sl, patterns, labels))
+
+    def decode(Z: np.ndarray) -> np.ndarray:
+        parts: list[np.ndarray] = []
+        for sl, patterns, labels in tables:
+            d = ((Z[:, sl][:, None, :] - patterns[None, :, :]) ** 2).sum(axis=2)
+            parts.append(labels[d.argmin(axis=1)])
+        if len(parts) == 1:
+            return parts[0]
+        return np.array(["|".join(row) for row in zip(*parts)], dtype=object)
+
+    return decode
+
+
+ERR_NOT_DIFFERENTIABLE = (
+    "GESD undefined with the configured explainer: {error} (a randomised mitigator's decision probability is a "
+    "step function with no gradient; the default shap+lime explains it)"
+)
+
+
+def _gesd_of(gesd_of: GesdFn, model: Model, part: str) -> dict[str, Any]:
+    """The GESD entry of a mitigator; a gradient explainer cannot explain it (stored None, with why)."""
+    try:
+        return _gesd_entry(gesd_of(model, part))
+    except MethodError as exc:
+        return {"gesd": None, "gesd_p_value": None, "gesd_note": ERR_NOT_DIFFERENTIABLE.format(error=exc)}
+
+
+def _gesd_entry(res: GESDResult | None) -> dict[str, Any]:
+    if res is None or not np.isfinite(res.value):
+        return {"gesd": None, "gesd_p_value": None, "gesd_note": "GESD undefined: fewer than two sampled groups"}
+    return {"gesd": float(res.value), "gesd_p_value": float(res.p_value)}
+
+
 def baseline_metrics(
     prep: _Prepared,
     production_proba: dict[str, np.ndarray],
     production_threshold: float,
     *,
     random_state: int,
+    production_score: Callable[[np.ndarray], np.ndarray] | str | None = None,
+    gesd_of: GesdFn | None = None,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{baseline: {"validation": metrics, "test": metrics}}`` for :data:`BASELINES`.
 
     ``production_proba`` holds the production model's P(favourable) on the ``train``, ``validation``
-    and ``test`` rows of ``prep``.
+    and ``test`` rows of ``prep``. With ``gesd_of`` (the search's GESD call) the mitigators' GESD is
+    computed as the module docstring says; ``production_score`` is the production model's
+    P(favourable) of rows encoded by ``prep.schema`` (ThresholdOptimizer's input), or a string saying
+    why there is none (stored as the reason its GESD is undefined).
     """
     import warnings
 
@@ -102,8 +216,37 @@ def baseline_metrics(
         yhat = np.asarray(eg.predict(prep.Z[part], random_state=random_state), dtype=int)
         score = eg._pmf_predict(prep.Z[part])[:, 1]
         out["exponentiated_gradient"][part] = _metrics(prep, part, yhat, score)
-    for name in ("threshold_optimizer", "exponentiated_gradient"):
-        for part in PARTS:
-            out[name][part]["gesd"] = None
-    out["constant"]["validation"]["gesd"] = out["constant"]["test"]["gesd"] = 0.0
+
+    for part in PARTS:
+        out["constant"][part].update(gesd=0.0, gesd_note="0 by construction: a constant has zero attributions")
+    eg_model = Model(DecisionProbability(lambda Z: eg._pmf_predict(Z)[:, 1]), prep.schema, framework="sklearn")
+    decode = _group_decoder(prep)
+    to_note: str | None = None
+    if gesd_of is None:
+        to_note = "GESD not computed (baseline_metrics called without gesd_of)"
+    elif decode is None:
+        to_note = ERR_TO_GROUP_NOT_A_FEATURE.format(
+            columns=[c for c in prep.summary["sensitive"] if c not in prep.schema.names])
+    elif not callable(production_score):
+        to_note = production_score or "GESD undefined: no production score of the encoded features"
+    to_model = None
+    if to_note is None:
+        assert decode is not None and callable(production_score)
+        score_fn, decode_fn = production_score, decode
+
+        def to_proba(Z: np.ndarray) -> np.ndarray:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return np.asarray(to._pmf_predict(score_fn(Z).reshape(-1, 1), sensitive_features=decode_fn(Z))[:, 1])
+
+        to_model = Model(DecisionProbability(to_proba), prep.schema, framework="sklearn")
+    for part in PARTS:
+        if gesd_of is None:
+            out["exponentiated_gradient"][part].update(gesd=None, gesd_p_value=None, gesd_note=to_note)
+        else:
+            out["exponentiated_gradient"][part].update(_gesd_of(gesd_of, eg_model, part))
+        if to_model is None or gesd_of is None:
+            out["threshold_optimizer"][part].update(gesd=None, gesd_p_value=None, gesd_note=to_note)
+        else:
+            out["threshold_optimizer"][part].update(_gesd_of(gesd_of, to_model, part))
     return out

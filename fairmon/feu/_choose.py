@@ -6,18 +6,21 @@ See :mod:`fairmon.feu._recommend` for the rule; this module applies it to a fini
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from fairmon.explain.gesd import GESDResult
+from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import outcome_metrics
 from fairmon.feu._recommend import NO_BETTER_CANDIDATE, dp_improvement_lower_bound
 from fairmon.feu._result import chebyshev_select
 from fairmon.feu._train import predict_proba, train_mlps
 from fairmon.registry.model import Model
+from fairmon.schema import FeatureSchema
 
 __all__: list[str] = []
 
@@ -36,6 +39,8 @@ class _Anchor:
     test: dict[str, Any]
     gesd: dict[str, float | None] = field(default_factory=dict)
     gesd_validation: GESDResult | None = None
+    #: P(favourable) of rows encoded by FEU's schema (ThresholdOptimizer's GESD), or why there is none
+    score_encoded: Callable[[np.ndarray], np.ndarray] | str | None = None
 
 
 def _production(evaluator: _Evaluator, production: Model | None, random_state: int) -> _Anchor:
@@ -51,14 +56,24 @@ def _production(evaluator: _Evaluator, production: Model | None, random_state: i
         model = evaluator.model(net, threshold)
         for part in ("validation", "test"):
             gesd_res[part] = evaluator.gesd_result(model, part)
+        score: Callable[[np.ndarray], np.ndarray] | str = lambda Z: predict_proba(net, Z)  # noqa: E731
     else:
         proba = {part: np.asarray(production.predict_proba(prep.X[part]))[:, 1] for part in ("train", "validation", "test")}
         threshold = float(production.threshold)
         for part in ("validation", "test"):
             gesd_res[part] = evaluator.gesd_result(production, part, raw=True)
+        score = _raw_score(production, prep.schema)
     metrics = {part: outcome_metrics(prep.y[part], proba[part], prep.s[part], threshold) for part in ("validation", "test")}
     gesd = {part: (None if r is None or not math.isfinite(r.value) else float(r.value)) for part, r in gesd_res.items()}
-    return _Anchor(proba, threshold, metrics["validation"], metrics["test"], gesd, gesd_res.get("validation"))
+    return _Anchor(proba, threshold, metrics["validation"], metrics["test"], gesd, gesd_res.get("validation"), score)
+
+
+def _raw_score(production: Model, schema: FeatureSchema) -> Callable[[np.ndarray], np.ndarray] | str:
+    """The production model's P(favourable) of rows in FEU's encoding (decoded to raw columns first)."""
+    missing = [c for c in production.schema.names if c not in schema.names]
+    if missing:
+        return ERR_TO_PRODUCTION_COLUMNS.format(columns=missing)
+    return lambda Z: np.asarray(production.predict_proba(schema.inverse_transform(Z)))[:, 1]
 
 
 @dataclass

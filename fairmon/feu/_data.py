@@ -91,7 +91,11 @@ def _prepare(
             raise DatasetError(ERR_TOO_FEW.format(split=name, counts=counts))
     X = frame[feats]
     schema = FeatureSchema.fit(X.iloc[parts["train"]].reset_index(drop=True))  # scaler fit on train only
-    Z = {k: schema.transform(X.iloc[v].reset_index(drop=True)) for k, v in parts.items()}
+    # a category that only occurs in the validation or test rows (a rare Adult country after a subsample)
+    # is unknown to every candidate: it encodes as an all-zero block, as a model trained on the training
+    # split would see it, instead of failing the search
+    Z = {k: schema.transform(X.iloc[v].reset_index(drop=True), handle_unknown="ignore" if k != "train" else "error")
+         for k, v in parts.items()}
     summary = {
         "rows": int(len(frame)),
         "features": feats,

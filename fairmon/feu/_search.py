@@ -264,7 +264,8 @@ def search(
     model = None
     if rec.position is not None:
         model = evaluator.model(evaluator.rebuild(archive[front[rec.position]]["state"]), pareto[rec.position].threshold)
-    baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state) if st.baselines else {
+    baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state,
+                                 production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result) if st.baselines else {
         "production": {"validation": anchor.validation, "test": anchor.test}}
     baselines["production"]["validation"]["gesd"] = anchor.gesd.get("validation")
     baselines["production"]["test"]["gesd"] = anchor.gesd.get("test")

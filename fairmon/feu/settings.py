@@ -199,7 +199,15 @@ class FEUSettings:
         Fields read when present: ``split`` (a zero validation share becomes 0.2 taken from the
         training share), ``bounds`` (``lr``/``learning_rate``, ``epochs``,
         ``threshold``), ``population``, ``generations``, ``max_evaluations``, ``time_budget_s``,
-        ``selection_weights`` (or ``weights``), ``selection_scale``, ``gesd``. Absent fields keep the defaults.
+        ``selection_weights`` (or ``weights``), ``selection_scale``, ``gesd``, ``utility``,
+        ``positive_rate_band``, ``utility_tolerance`` and ``fairness_weight_bounds`` (for these three an
+        explicit None switches the constraint or variable off). Absent fields keep the defaults.
+
+        Example
+        -------
+        >>> st = FEUSettings.from_spec({"utility": "auc", "positive_rate_band": None, "utility_tolerance": None})
+        >>> st.utility, st.positive_rate_band, st.utility_tolerance, FEUSettings.from_spec({}).positive_rate_band
+        ('auc', None, None, 0.1)
         """
 
         def get(obj: Any, key: str) -> Any:
@@ -209,12 +217,18 @@ class FEUSettings:
                 return obj.get(key)
             return getattr(obj, key, None)
 
+        def has(obj: Any, key: str) -> bool:
+            return obj is not None and (key in obj if isinstance(obj, dict) else hasattr(obj, key))
+
         kw: dict[str, Any] = {}
-        for key in ("population", "generations", "max_evaluations", "time_budget_s", "selection_scale", "utility",
-                    "positive_rate_band", "utility_tolerance", "fairness_weight_bounds"):
+        for key in ("population", "generations", "max_evaluations", "time_budget_s", "selection_scale", "utility"):
             v = get(retraining, key)
             if v is not None:
-                kw[key] = tuple(v) if isinstance(v, list) else v
+                kw[key] = v
+        for key in ("positive_rate_band", "utility_tolerance", "fairness_weight_bounds"):  # null: switched off
+            if has(retraining, key):
+                v = get(retraining, key)
+                kw[key] = tuple(v) if isinstance(v, list | tuple) else v
         split = get(retraining, "split")
         if split is not None:
             kw["split"] = _split_tuple(split)

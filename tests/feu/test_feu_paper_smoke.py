@@ -25,7 +25,7 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     data = json.loads((tmp_path / "feu_paper_smoke.json").read_text())
     assert data["commit"] and data["settings"]["smoke"] is True and "loadavg" in data["machine"]
     assert (tmp_path / "feu_paper_smoke.md").is_file()
-    assert (tmp_path / "pareto_german_seed42.png").is_file()
+    assert (tmp_path / "pareto_paper_german_seed42.png").is_file()
 
     # fairmon's default mode: the recommended candidate (or none) beside production and the baselines
     rows = mod.main(["--smoke", "--out", str(tmp_path / "default")])
@@ -36,3 +36,9 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     assert summary["constant_selection_rate_mean"] == 1.0
     assert summary["outside_band_validation"] == 0
     assert (tmp_path / "default" / "feu_paper_smoke_default.json").is_file()
+    for b in ("threshold_optimizer", "exponentiated_gradient"):  # the mitigators' GESD is computed (issue 16)
+        assert 0.0 <= summary[f"{b}_gesd_mean"] <= 1.0
+    table = (tmp_path / "default" / "feu_paper_smoke_default_comparison.md").read_text()
+    assert "fairlearn ThresholdOptimizer (DP)" in table and "| FEU recommended |" in table
+    if summary["recommended"]:
+        assert "balanced accuracy ≥ production − 0.02" in table
