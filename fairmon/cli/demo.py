@@ -3,7 +3,10 @@
 What it does (all through the same pipeline the Airflow DAG runs):
 
 1. generates the synthetic loan stream (:func:`fairmon.datasets.generate_stream`: ``--windows``
-   daily windows of ``--rows`` rows; group ``age <= 30 OR region = north`` planted),
+   daily windows of ``--rows`` rows; group ``age <= 30 OR region = north`` planted; 5,000 rows by
+   default: with fewer, RUMIE's in-sample optimism on a window exceeds the rule search's Occam
+   epsilon of 0.01, and the reported rules after the model change add noise conditions to the planted
+   rule: at 2,000 rows one window in four described the planted group, at 5,000 all four),
 2. trains and registers the production model and, valid from the drift window (window 6 of 10), the
    retrained, more discriminating version in a registry under ``--output``,
 3. writes the daily CSV partitions + reference data, and the effective monitor spec
@@ -78,6 +81,8 @@ DEMO_SETTINGS: dict[str, Any] = {
     "retraining.time_budget_s": 60,
 }
 DEFAULT_OUTPUT = "demo-output"
+#: rows per window: enough that the reported RUMIE rules after the model change are the planted group
+DEFAULT_ROWS = 5000
 
 
 def register(sub: SubParsers) -> None:
@@ -92,7 +97,8 @@ def register(sub: SubParsers) -> None:
     )
     add_db_argument(p)
     p.add_argument("--windows", type=int, default=10, metavar="N", help="daily windows (default 10)")
-    p.add_argument("--rows", type=int, default=2000, metavar="N", help="rows per window (default 2000)")
+    p.add_argument("--rows", type=int, default=DEFAULT_ROWS, metavar="N",
+                   help=f"rows per window (default {DEFAULT_ROWS})")
     p.add_argument("--drift-window", type=int, default=None, metavar="I",
                    help="first window of the retrained model (default 6, or 60%% of --windows)")
     p.add_argument("--output", default=DEFAULT_OUTPUT, metavar="DIR", help=f"output folder (default {DEFAULT_OUTPUT})")
@@ -169,7 +175,7 @@ def run_demo(
     output: str | Path = DEFAULT_OUTPUT,
     db_url: str | None = None,
     windows: int = 10,
-    rows: int = 2000,
+    rows: int = DEFAULT_ROWS,
     drift_window: int | None = None,
     overrides: dict[str, Any] | None = None,
     seed: int = 0,

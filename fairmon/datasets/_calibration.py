@@ -3,6 +3,20 @@
 The knob of the stream is in DScore units of the *decisions* (:func:`decision_dscore`); the label
 process is ``Bernoulli(sigmoid(f(x) - delta * member))``, and :func:`_calibrate` finds the ``delta``
 whose retrained model's decisions reach a target DScore.
+
+Two choices make the planted group what the models actually do (issue 17), so the demo's RUMIE
+evidence can name it:
+
+* the creditworthiness score ``f`` (:func:`_base_logit`) does not depend on the planted attributes,
+  not even through a legitimate feature strongly correlated with them: employment years (which grow
+  with age) are a model feature but not in ``f``. With them in ``f`` young applicants were
+  legitimately less creditworthy, and the most discriminated group by DScore (which cannot tell a
+  legitimate difference from an unfair one) mixed that gradient in: ``age <= 38 ...`` instead of
+  ``age <= 30``, even before the drift;
+* the models see age in the bands of a credit scorecard (:data:`AGE_BANDS`: up to 25, 26-30, 31-40,
+  41-50, 51-60, over 60, one indicator each, beside the standardised age), so a model trained on labels
+  that disfavour ``age <= 30`` can learn that step; a model linear in age turns it into a slope, and
+  the best group within the bounds is then a different age cut.
 """
 
 
@@ -11,12 +25,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairmon.datasets._stream_spec import EDUCATION, ERR_CALIBRATION, FEATURE_COLUMNS
+from fairmon.datasets._stream_spec import EDUCATION, ERR_CALIBRATION, FEATURE_COLUMNS, PLANTED_AGE_MAX
 from fairmon.errors import DatasetError
 from fairmon.registry import Model
 from fairmon.schema import FeatureSchema
 
-__all__ = ["decision_dscore"]
+__all__ = ["decision_dscore", "AGE_BANDS"]
+
+#: upper edges (inclusive, years) of the models' age bands; the last band is open. The planted cut
+#: :data:`~fairmon.datasets._stream_spec.PLANTED_AGE_MAX` is one of the edges (a scorecard band edge).
+AGE_BANDS: tuple[int, ...] = (25, PLANTED_AGE_MAX, 40, 50, 60)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -24,13 +42,16 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _base_logit(frame: pd.DataFrame) -> np.ndarray:
-    """Creditworthiness score f(x) of the label model (independent of the planted attributes)."""
+    """Creditworthiness score f(x) of the label model: income, debt ratio and education.
+
+    Independent of the planted attributes and of employment years, which follow age (see the module
+    docstring); the intercept keeps about three quarters of the applicants repaying.
+    """
     edu = frame["education"].map({e: i for i, e in enumerate(EDUCATION)}).to_numpy(dtype=float)
     return np.asarray(
-        0.6
+        1.17
         + 1.1 * (np.log(frame["income"].to_numpy()) - 3.8)
         - 4.0 * (frame["debt_ratio"].to_numpy() - 0.3)
-        + 0.05 * np.minimum(frame["employment_years"].to_numpy(), 20.0)
         + 0.25 * (edu - 1.0)
     )
 
@@ -60,10 +81,28 @@ def _fit_schema(frame: pd.DataFrame) -> FeatureSchema:
 
 
 def _fit_model(frame: pd.DataFrame, labels: np.ndarray, schema: FeatureSchema) -> Model:
-    from sklearn.linear_model import LogisticRegression  # heavy: loaded when a model is fitted
+    """Logistic regression on the encoded features plus one indicator per age band (:data:`AGE_BANDS`).
 
+    The bands are a degree-0 :class:`~sklearn.preprocessing.SplineTransformer` on the encoded age
+    column with knots at the band edges (in the schema's standardised units), so the fitted estimator
+    is a plain scikit-learn pipeline on ``schema.transform`` output (``input="encoded"``).
+    """
+    # heavy: loaded when a model is fitted
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import SplineTransformer
+
+    age = schema.column("age")
+    edges = (np.asarray(AGE_BANDS, dtype=float) + 0.5 - age.mean) / age.scale  # integer ages: cut between
+    knots = np.concatenate([[-1e3], edges, [1e3]])[:, None]  # outer knots far outside any standardised age
+    bands = ColumnTransformer(
+        [("age_bands", SplineTransformer(degree=0, knots=knots, extrapolation="constant"),
+          [schema.slice_of("age").start])],
+        remainder="passthrough",
+    )
     Z = schema.transform(frame[list(FEATURE_COLUMNS)])
-    est = LogisticRegression(C=1.0, solver="newton-cg", max_iter=500).fit(Z, labels)
+    est = make_pipeline(bands, LogisticRegression(C=1.0, solver="newton-cg", max_iter=500)).fit(Z, labels)
     return Model(est, schema, framework="sklearn", input="encoded")
 
 

@@ -32,12 +32,17 @@ the group, so a miner has to pick ``age``/``region`` and not ``student``/``accou
 ``StreamWindow.membership`` is the ground truth (the rule evaluated on the frame).
 
 *Labels.* ``repaid ~ Bernoulli(sigmoid(f(x) - delta_base * member))``, where ``f`` depends on income,
-debt ratio, employment and education only. The labels in the windows never change after the drift:
-the world is stationary, only the model changes.
+debt ratio and education only: not on the planted attributes, nor on employment years, which follow
+age (with them in ``f`` the young are legitimately less creditworthy, and the most discriminated group
+by DScore mixes that gradient into the planted one). The labels in the windows never change after
+the drift: the world is stationary, only the model changes.
 
 *Models and the knob.* The production model is a logistic regression on the
-:class:`~fairmon.schema.FeatureSchema`-encoded features, trained on the first ``train_windows``
-windows. At ``drift_window`` a **retrained** version takes over, trained on the ``train_windows``
+:class:`~fairmon.schema.FeatureSchema`-encoded features plus one indicator per scorecard age band
+(up to 25, 26-30, 31-40, 41-50, 51-60, over 60; ``AGE_BANDS`` in ``_calibration``), trained on the
+first ``train_windows`` windows; with the bands a model trained on labels that disfavour
+``age <= 30`` learns that step instead of a slope in age, so the planted group is what the model
+does and the demo's RUMIE rules can name it. At ``drift_window`` a **retrained** version takes over, trained on the ``train_windows``
 windows before the drift with labels redrawn (same uniforms) with a larger disadvantage
 ``delta_drift`` for the planted group. The knob is in DScore units of the *decisions* the monitor
 sees, DScore = P(fav | not member) - P(fav | member), fav = predicted class 1:

@@ -2,8 +2,10 @@
 
 Checks the store (every window a succeeded run with metrics, evidence and explanation rows), that the
 drift opens at or after the window where the retrained model goes live and never before it, that the
-RUMIE rules there name the planted attributes, and that FEU candidates were stored and threaded under
-the drift alert.
+RUMIE rules there name the planted attributes and, from the model change on, describe the planted group
+(issue 17: the planted rule, or one of the same size whose DScore is within epsilon of it; 3,000-row
+windows, below which the search's in-sample optimism exceeds epsilon), and that FEU candidates were
+stored and threaded under the drift alert.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pipeline_demo_setup import SMALL  # noqa: E402
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
-WINDOWS, DRIFT = 5, 3
+WINDOWS, DRIFT, ROWS = 5, 3, 3000
 REPORT_BASE = "http://reports.demo.test:8081"
 
 
@@ -41,7 +43,7 @@ def demo(embedded_home: Path) -> dict:
     try:
         overrides = {k: v for k, v in SMALL.items() if not k.startswith("validation.")}
         overrides["rumie.iterations"] = 300
-        summary = run_demo(output=home / "out", windows=WINDOWS, rows=1500, drift_window=DRIFT,
+        summary = run_demo(output=home / "out", windows=WINDOWS, rows=ROWS, drift_window=DRIFT,
                            overrides=overrides)
         engine = get_engine(None)  # the same embedded database the demo used
         with engine.connect() as c:
@@ -49,6 +51,7 @@ def demo(embedded_home: Path) -> dict:
                 "runs": "SELECT run_id, window_start, status, model_version FROM runs ORDER BY window_start",
                 "metrics": "SELECT run_id, count(*) FROM metrics GROUP BY run_id",
                 "evidence": "SELECT run_id, key_attributes, rules_text, honest_dscore FROM evidence",
+                "evidence_rules": "SELECT run_id, rules_text, dscore FROM evidence ORDER BY run_id",
                 "expl": "SELECT run_id, count(*) FROM explanation_metrics GROUP BY run_id",
                 "findings": "SELECT run_id, kind, metric, group_key, severity, status FROM findings",
                 "alerts": "SELECT kind, state, payload FROM alerts ORDER BY alert_id",
@@ -94,6 +97,36 @@ def test_drift_opens_in_the_right_window_with_planted_rules(demo: dict) -> None:
     assert all(any(a in (e[2] or "") for a in planted) for e in after), [e[2] for e in after]
     before = max(ev[i][3] for i in range(DRIFT))
     assert min(e[3] for e in after) > before  # the honest DScore rose with the retrained model
+
+
+def test_rules_after_the_model_change_describe_the_planted_group(demo: dict) -> None:
+    """Every window the retrained model serves reports the planted rule, or one of the same size whose
+    DScore on the window's rows (the served model's decisions) is within epsilon of the planted rule's."""
+    import pandas as pd
+
+    from fairmon.datasets import FEATURE_COLUMNS, PLANTED_RULE
+    from fairmon.fairness.rumie import RuleSearchSettings, dscore
+    from fairmon.registry import Registry
+    from fairmon.rules import parse_rules
+
+    s, rows = demo["summary"], demo["rows"]
+    out = Path(s["output"])
+    model = Registry(str(out / "registry")).load("demo", "v2")
+    planted = parse_rules(PLANTED_RULE)
+    eps = RuleSearchSettings().epsilon  # monitors/demo.yaml keeps the default rumie.rule_search
+    runs = {r[0]: r for r in rows["runs"]}
+    checked = 0
+    for run_id, text, ds in rows["evidence_rules"]:
+        if runs[run_id][3] != "v2":
+            continue
+        frame = pd.read_csv(out / "stream" / f"{runs[run_id][1]:%Y-%m-%d}.csv")
+        fav = model.predict(frame[list(FEATURE_COLUMNS)])
+        reported = parse_rules(text)
+        assert len(reported.rules) == len(planted.rules) and reported.n_conditions == planted.n_conditions, text
+        assert set(reported.columns) == {"age", "region"}, text
+        assert abs(ds - dscore(fav, planted.membership(frame))) <= eps, (text, ds)
+        checked += 1
+    assert checked == WINDOWS - DRIFT
 
 
 def test_feu_candidates_threaded_under_the_drift_alert(demo: dict) -> None:
