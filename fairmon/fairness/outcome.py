@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import MethodError
+from fairmon.fairness._outcome_counts import N_STATES, group_stats, row_states
 from fairmon.fairness._outcome_groups import (
     ERR_LENGTH,
     ERR_NO_SENSITIVE,
@@ -75,7 +76,7 @@ from fairmon.fairness._outcome_groups import (
     parse_group_key,
     sensitive_frame,
 )
-from fairmon.fairness._outcome_rows import GroupStats, rows_for_grouping
+from fairmon.fairness._outcome_rows import rows_for_grouping
 from fairmon.fairness._outcome_types import (
     DEFAULT_METRICS,
     DISPARITY_METRICS,
@@ -194,31 +195,12 @@ def outcome_metrics(
     wanted = set(metrics)
     rng = np.random.default_rng(random_state)
     B = int(n_bootstrap)
-    pred_ok = ~np.isnan(pred)
-    lab_ok = pred_ok & ~np.isnan(label)
 
+    state = row_states(pred, label)
     rows: list[MetricRow] = []
     for attr, names, codes in groupings(frame, intersections):
-        stats: list[GroupStats] = []
-        for code, name in enumerate(names):
-            m = codes == code
-            pm, lm = m & pred_ok, m & lab_ok
-            p, y = pred[lm], label[lm]
-            cells = np.array(
-                [np.sum((p == 1) & (y == 1)), np.sum((p == 1) & (y == 0)),
-                 np.sum((p == 0) & (y == 1)), np.sum((p == 0) & (y == 0))],
-                dtype=np.int64,
-            )
-            st = GroupStats(
-                name=name, n_pred=int(pm.sum()), n_pred_nan=int((m & ~pred_ok).sum()),
-                fav=int(pred[pm].sum()), n_lab=int(lm.sum()), n_lab_nan=int((m & ~lab_ok).sum()), cells=cells,
-            )
-            if B:
-                if st.n_pred > 0:
-                    st.boot_sr = rng.binomial(st.n_pred, st.fav / st.n_pred, size=B) / st.n_pred
-                if st.n_lab > 0:
-                    st.boot_cells = rng.multinomial(st.n_lab, cells / st.n_lab, size=B)
-            stats.append(st)
+        counts = np.bincount(codes * N_STATES + state, minlength=len(names) * N_STATES).reshape(-1, N_STATES)
+        stats = group_stats(names, counts, rng, B)
         rows.extend(rows_for_grouping(attr, stats, wanted, min_group_size, confidence, labels_pending, disparity_ci))
     return OutcomeResult(
         rows=tuple(rows), confidence=confidence, n_bootstrap=B, ci_method=ci_method,
