@@ -35,9 +35,9 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "ColumnSpec FeatureSchema MISSING_CATEGORY category_strings"
     ),
     "fairmon.sources": _names(
-        "ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND ERR_NO_PARQUET ERR_NO_URL "
+        "COUNT_COLUMN ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND ERR_NO_PARQUET ERR_NO_URL "
         "ERR_QUERY_FAILED ERR_READ_FAILED ERR_UNREACHABLE describe_window_source file_exists load_file "
-        "load_window window_path"
+        "load_window load_window_counts window_counts_sql window_path"
     ),
     "fairmon.datasets": _names(
         "ADULT_COLUMNS CATEGORICAL_COLUMNS COLUMNS DATASET_NAMES DECOY_COLUMNS Dataset DeployedModels "
