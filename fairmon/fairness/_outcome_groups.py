@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import string_codes
 from fairmon.errors import MethodError
 
 __all__ = ["group_key", "parse_group_key", "MISSING_GROUP", "INTERSECTION_SEP", "ESCAPE_CHAR"]
@@ -128,40 +129,12 @@ def sensitive_frame(sensitive_features: Any, n: int) -> pd.DataFrame:
     return frame
 
 
-def _labels_of(column: pd.Series) -> np.ndarray:
-    """String group labels of one sensitive column; missing → MISSING_GROUP (the reference semantics
-    that :func:`codes_of` computes without building a label per row)."""
-    missing = column.isna().to_numpy()
-    labels = column.astype(object).map(str).to_numpy(dtype=object)
-    labels[missing] = MISSING_GROUP
-    return np.asarray(labels, dtype=object)
-
-
-def _factorizes_exactly(column: pd.Series) -> bool:
-    """Whether value equality in ``pd.factorize`` is string equality of the values (so the groups
-    formed from codes are the groups formed from ``str`` labels). Mixed object columns (``1`` equals
-    ``1.0`` and ``True``) and floats with ``-0.0`` (equal to ``0.0``, printed differently) are not."""
-    dtype = column.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        return _factorizes_exactly(pd.Series(dtype.categories))
-    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype):
-        return True
-    if pd.api.types.is_datetime64_any_dtype(dtype):
-        return True
-    if pd.api.types.is_float_dtype(dtype):
-        values = column.to_numpy(dtype=np.float64, na_value=np.nan)
-        return not bool(np.any(np.signbit(values) & (values == 0.0)))
-    if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
-        return pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty")
-    return False
-
-
 def codes_of(column: pd.Series) -> tuple[list[str], np.ndarray]:
     """Sorted group names of one sensitive column and every row's index into them.
 
     The groups are those of the string labels (``str(value)``, missing → :data:`MISSING_GROUP`), in
-    sorted order, but computed from ``pd.factorize`` codes: one ``str`` per distinct value instead of
-    one per row.
+    sorted order, computed from ``pd.factorize`` codes (:func:`fairmon._codes.string_codes`): one
+    ``str`` per distinct value instead of one per row.
 
     Examples
     --------
@@ -169,15 +142,10 @@ def codes_of(column: pd.Series) -> tuple[list[str], np.ndarray]:
     >>> names, codes.tolist()
     (['(missing)', 'a', 'b'], [2, 0, 1, 2])
     """
-    if not _factorizes_exactly(column):
-        column = pd.Series(_labels_of(column), dtype=object)
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    labels = [str(v) for v in pd.Series(uniques).astype(object)]
-    missing = bool((codes < 0).any())
-    names = sorted(set(labels) | ({MISSING_GROUP} if missing else set()))
+    labels, codes = string_codes(column, MISSING_GROUP)
+    names = sorted(labels)
     rank = {name: i for i, name in enumerate(names)}
-    lut = np.array([rank[lab] for lab in labels] + [rank.get(MISSING_GROUP, -1)], dtype=np.int64)
-    return names, lut[codes]  # code -1 (missing) reads the last entry of the table
+    return names, np.array([rank[lab] for lab in labels], dtype=np.int64)[codes]
 
 
 def _combine(parts: list[tuple[list[str], np.ndarray]]) -> tuple[list[tuple[str, ...]], np.ndarray]:

@@ -32,7 +32,7 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "ValidationEngineError"
     ),
     "fairmon.schema": _names(
-        "ColumnSpec FeatureSchema MISSING_CATEGORY category_strings"
+        "ColumnSpec FeatureSchema MISSING_CATEGORY category_codes category_strings"
     ),
     "fairmon.sources": _names(
         "COUNT_COLUMN ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND ERR_NO_PARQUET ERR_NO_URL "
