@@ -41,14 +41,14 @@ def factorizes_exactly(column: pd.Series) -> bool:
 
 
 def string_codes(column: pd.Series, missing: str) -> tuple[list[str], np.ndarray]:
-    """The distinct texts of a column (``str(value)``; missing values → ``missing``) in order of first
-    appearance, and every row's index into them.
+    """The distinct texts of a column (``str(value)`` in order of first appearance; ``missing`` for
+    missing values, last), and every row's index into them.
 
     Examples
     --------
     >>> names, codes = string_codes(pd.Series(["b", None, "a", "b"]), "<NA>")
     >>> names, codes.tolist()
-    (['b', '<NA>', 'a'], [0, 1, 2, 0])
+    (['b', 'a', '<NA>'], [0, 2, 1, 0])
     >>> string_codes(pd.Series([1, 1.0, None], dtype=object), "<NA>")[0]
     ['1', '1.0', '<NA>']
     """
