@@ -140,7 +140,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
             if fav.score_threshold is None:
                 check_favorable_class(fav.class_, model.classes, what=f"model {snap['name']}:{snap['version']}")
             score = model.predict_proba(frame[list(cols.features)])[:, 1]
-            pred = model.predict(frame[list(cols.features)])
+            pred = (score >= model.threshold).astype(int)  # Model.predict's rule: the window is encoded once
         if fav.score_threshold is not None:
             if fav.direction == "above":
                 favorable = (score >= fav.score_threshold).astype(float)
