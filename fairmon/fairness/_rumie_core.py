@@ -32,7 +32,7 @@ from fairmon.rules import RuleSet
 if TYPE_CHECKING:
     from fairmon.schema import FeatureSchema
 
-__all__ = ["Found", "held_out_dscore", "mine_encoded", "setup", "split_significance", "stratified_split",
+__all__ = ["Found", "held_out_dscore", "mine_encoded", "setup", "held_out_stats", "split_significance", "stratified_split",
            "torch_threads"]
 
 
@@ -271,10 +271,16 @@ def split_significance(
 def held_out_dscore(found: Found, pb: Prepared, info: dict[str, Any]) -> tuple[float | None, float, dict[str, Any]]:
     """The honest DScore and one-sided p-value of a mined group on rows it never saw (``pb``);
     ``info`` gains the held-out group size, rates and z."""
-    mb = found.apply(pb)
-    fb = pb.fav
-    if found.reported is not None and found.tree_rules is not None:
-        tb = found.tree_rules.membership(pb.raw)
+    tree = found.tree_rules.membership(pb.raw) if found.reported is not None and found.tree_rules is not None else None
+    return held_out_stats(found.apply(pb), pb.fav, tree, info)
+
+
+def held_out_stats(
+    mb: np.ndarray, fb: np.ndarray, tb: np.ndarray | None, info: dict[str, Any]
+) -> tuple[float | None, float, dict[str, Any]]:
+    """:func:`held_out_dscore` from the group's membership ``mb`` on the held-out rows, their
+    decisions ``fb`` and IE-DT's own rules' membership ``tb`` there (None without the rule search)."""
+    if tb is not None:
         info["tree_honest_dscore"] = dscore(fb, tb) if 0 < tb.sum() < tb.size else None
     info.update(test_group_size=int(mb.sum()), test_fraction=float(mb.mean()))
     z, p_value = two_proportion_test(fb, mb)

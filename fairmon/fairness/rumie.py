@@ -92,7 +92,7 @@ from fairmon.fairness._rule_search import (
 )
 from fairmon.fairness._rumie_build import build_evidence
 from fairmon.fairness._rumie_core import (
-    held_out_dscore,
+    held_out_stats,
     mine_encoded,
     setup,
     split_significance,
@@ -319,7 +319,7 @@ def _mine_sampled(
     n = p.Z.shape[0]
     m = min(max_rows, int(round(split_fraction * n))) if significance == "split" else max_rows
     a, b = stratified_split(p.fav, m, random_state)
-    pa, pb = p.rows(a), p.rows(b)
+    pa = p.rows(a)  # the held-out rows are read through index b: no copy of the other rows
     sig: dict[str, Any] = {"method": significance, "sample": "stratified by the decision", "n_mine": int(a.size),
                            "n_test": int(b.size) if significance == "split" else 0,
                            "test": "one-sided pooled two-proportion z-test"}
@@ -341,12 +341,14 @@ def _mine_sampled(
             runtime_s=time.perf_counter() - t_start, timings=timings, settings=settings,
             search=found.search if found is not None else {}, n_mined=int(a.size), n_honest=sig["n_test"],
         )
+    t1 = time.perf_counter()
+    full = found.apply(p)  # the reported group on every row of the window (rules are cheap)
     if significance == "split":
-        t1 = time.perf_counter()
-        honest, p_value, sig = held_out_dscore(found, pb, sig)
+        tree = (found.tree_rules.membership(p.raw)[b]
+                if found.reported is not None and found.tree_rules is not None else None)
+        honest, p_value, sig = held_out_stats(full[b], p.fav[b], tree, sig)
         timings["significance_s"] = time.perf_counter() - t1
     ev = build_evidence(found, pa, method, settings, honest, p_value, sig, timings, t_start)
-    full = found.apply(p)  # the reported group on every row of the window (rules are cheap)
     size = int(full.sum())
     ev.mask, ev.n_rows, ev.group_size, ev.fraction = full, n, size, size / n
     ev.within_bounds = within_bounds(size, n, o["alpha"], o["beta"])
