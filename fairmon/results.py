@@ -111,7 +111,15 @@ def evidence_from_dict(d: Mapping[str, Any]) -> Evidence:
         timings=dict(d.get("timings") or {}),
         settings=dict(d.get("settings") or {}),
         search=dict(d.get("search") or {}),
+        n_mined=_int_or_none(d.get("n_mined")),
+        n_honest=_int_or_none(d.get("n_honest")),
+        honest_group_size=_int_or_none(d.get("honest_group_size")),
+        sql_predicate=None if d.get("sql_predicate") is None else str(d["sql_predicate"]),
     )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def evidence_record(ev: Evidence, *, group_overlap: float | None = None) -> EvidenceRecord:

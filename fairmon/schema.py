@@ -38,9 +38,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import string_codes
 from fairmon.errors import SchemaError
 
-__all__ = ["ColumnSpec", "FeatureSchema", "MISSING_CATEGORY", "category_strings"]
+__all__ = ["ColumnSpec", "FeatureSchema", "MISSING_CATEGORY", "category_codes", "category_strings"]
 
 MISSING_CATEGORY = "<NA>"
 ColumnKind = Literal["numeric", "categorical"]
@@ -209,13 +210,10 @@ class FeatureSchema:
                     raise SchemaError(ERR_NUMERIC_NAN.format(column=col.name, count=int(np.isnan(vals).sum())))
                 out[:, off] = (vals - col.mean) / col.scale
             else:
-                values = category_strings(s)
-                index = {c: i for i, c in enumerate(col.categories)}
-                codes = np.array([index.get(v, -1) for v in values], dtype=np.int64)
-                if (codes < 0).any():
-                    unseen = sorted({v for v, c in zip(values, codes) if c < 0})
-                    if handle_unknown == "error":
-                        raise SchemaError(ERR_UNSEEN_CATEGORY.format(column=col.name, values=unseen[:10]))
+                codes = category_codes(s, col.categories)
+                if (codes < 0).any() and handle_unknown == "error":
+                    unseen = sorted(set(category_strings(s[codes < 0])))
+                    raise SchemaError(ERR_UNSEEN_CATEGORY.format(column=col.name, values=unseen[:10]))
                 rows = np.nonzero(codes >= 0)[0]
                 out[rows, off + codes[rows]] = 1.0
         return out
@@ -327,7 +325,25 @@ def category_strings(s: pd.Series) -> np.ndarray:
     ['1', '<NA>', 'a']
     """
 
-    return np.array([MISSING_CATEGORY if pd.isna(v) else str(v) for v in s.tolist()], dtype=object)
+    names, codes = string_codes(s, MISSING_CATEGORY)
+    return np.asarray(np.array(names, dtype=object)[codes], dtype=object)
+
+
+def category_codes(s: pd.Series, categories: Sequence[str]) -> np.ndarray:
+    """Each value's index in ``categories`` by its category string (:func:`category_strings`); -1
+    for a value not among them. Computed from ``pd.factorize`` codes: one lookup per distinct value.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> category_codes(pd.Series(["b", None, "z", "b"]), ("a", "b", "<NA>")).tolist()
+    [1, 2, -1, 1]
+    """
+    names, codes = string_codes(s, MISSING_CATEGORY)
+    index = {c: i for i, c in enumerate(categories)}
+    lut = np.array([index.get(name, -1) for name in names] or [-1], dtype=np.int64)
+    out: np.ndarray = lut[codes]
+    return out
 
 
 def _category_sort_key(value: str) -> tuple[int, float, str]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,12 +48,16 @@ from fairmon.config import (
     resolve_path,
 )
 from fairmon.errors import ConfigError, DatasetError
+from fairmon.rules_sql import quote_identifier
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 __all__ = [
     "load_window",
+    "load_window_counts",
+    "window_counts_sql",
+    "COUNT_COLUMN",
     "load_file",
     "describe_window_source",
     "window_path",
@@ -73,6 +77,9 @@ __all__ = [
     "ERR_TIMEOUT_VALUE",
 ]
 
+#: the row-count column of :func:`load_window_counts`
+COUNT_COLUMN = "fairmon_rows"
+ERR_COUNT_COLUMN = "column {col!r} is reserved for the row counts of the database push-down; rename it in the query"
 ERR_FILE_MISSING = "window [{start}, {end}): data file not found: {path}"
 ERR_EMPTY_FILE = "window [{start}, {end}): data file has no rows: {path}"
 ERR_EMPTY_QUERY = "window [{start}, {end}): query returned no rows: {query}"
@@ -210,16 +217,16 @@ def _load_files(
     return frame
 
 
-def _load_sql(
+def _run_query(
     source: SqlSource,
+    sql: str,
     start: dt.datetime,
     end: dt.datetime,
     *,
     engine: Engine | str | None,
     env: Mapping[str, str] | None,
-    allow_empty: bool,
 ) -> pd.DataFrame:
-
+    """Run ``sql`` (the window's query or a query over it) with ``:start``/``:end`` bound."""
     env = os.environ if env is None else env
     own = False
     if engine is None:
@@ -229,13 +236,13 @@ def _load_sql(
         engine, own = sa.create_engine(url), True
     elif isinstance(engine, str):
         engine, own = sa.create_engine(engine), True
-    query = _short_query(source.query)
+    query = _short_query(sql)
     timeout_s = source_statement_timeout_s(env)
     try:
         with engine.connect() as conn, conn.begin():
             if timeout_s > 0 and conn.dialect.name == "postgresql":  # for this transaction only
                 conn.execute(sa.select(sa.func.set_config("statement_timeout", f"{round(timeout_s * 1000)}ms", True)))
-            frame = pd.read_sql_query(sa.text(source.query), conn, params={"start": start, "end": end})
+            return pd.read_sql_query(sa.text(sql), conn, params={"start": start, "end": end})
     except (sa.exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
         # pandas wraps SQLAlchemy's error in its own DatabaseError
         cause = exc.__cause__ if isinstance(exc, pd.errors.DatabaseError) and exc.__cause__ else exc
@@ -254,9 +261,66 @@ def _load_sql(
     finally:
         if own:
             engine.dispose()
+
+
+def _load_sql(
+    source: SqlSource,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    engine: Engine | str | None,
+    env: Mapping[str, str] | None,
+    allow_empty: bool,
+) -> pd.DataFrame:
+    frame = _run_query(source, source.query, start, end, engine=engine, env=env)
     if len(frame) == 0 and not allow_empty:
-        raise _data_problem(DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=query)), "query_not_empty")
+        raise _data_problem(DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=_short_query(source.query))),
+                            "query_not_empty")
     return frame
+
+
+def load_window_counts(
+    source: SqlSource,
+    start: dt.datetime,
+    end: dt.datetime,
+    columns: Sequence[str],
+    *,
+    engine: Engine | str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """The distinct value combinations of ``columns`` in the window and how many rows have each,
+    counted in the database (``GROUP BY`` over the window's query): the rows never leave it.
+
+    Returns a frame with ``columns`` and :data:`COUNT_COLUMN` (NULLs form their own combination);
+    :func:`fairmon.fairness.outcome.outcome_metrics` takes it with ``row_counts``.
+
+    Raises
+    ------
+    DatasetError
+        The query fails or the window has no rows.
+
+    Examples
+    --------
+    >>> from fairmon.config import SqlSource
+    >>> src = SqlSource(query="SELECT * FROM t WHERE ts >= :start AND ts < :end")
+    >>> print(window_counts_sql(src, ["sex", "decision"]))
+    SELECT "sex", "decision", COUNT(*) AS "fairmon_rows" FROM (SELECT * FROM t WHERE ts >= :start AND ts < :end) AS fairmon_window GROUP BY "sex", "decision"
+    """
+    if COUNT_COLUMN in columns:
+        raise ConfigError(ERR_COUNT_COLUMN.format(col=COUNT_COLUMN))
+    counts = _run_query(source, window_counts_sql(source, columns), start, end, engine=engine, env=env)
+    if len(counts) == 0:
+        raise DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=_short_query(source.query)))
+    counts[COUNT_COLUMN] = counts[COUNT_COLUMN].astype("int64")
+    return counts
+
+
+def window_counts_sql(source: SqlSource, columns: Sequence[str]) -> str:
+    """The ``GROUP BY`` query of :func:`load_window_counts` (identifiers double-quoted)."""
+    cols = ", ".join(quote_identifier(c) for c in columns)
+    inner = source.query.strip().rstrip(";").strip()
+    return (f"SELECT {cols}, COUNT(*) AS {quote_identifier(COUNT_COLUMN)} FROM ({inner}) AS fairmon_window "
+            f"GROUP BY {cols}")
 
 
 def _first_line(exc: BaseException) -> str:

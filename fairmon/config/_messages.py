@@ -68,6 +68,10 @@ ERR_TRAINING_WINDOW = (
     "training data by window is not supported (FEU reads one file); export the window's labelled rows "
     "and set training_data.path"
 )
+ERR_PUSH_DOWN = (
+    "the database push-down counts logged decisions in the source's database: it needs data.sql and "
+    "columns.decision"
+)
 ERR_RETRAINING_LABEL = "retraining is enabled but columns.label is not set: FEU trains on labelled rows"
 ERR_NEEDS_GROUND_TRUTH = (
     "{metrics} need ground-truth feature importances, which a monitored production model does not have "

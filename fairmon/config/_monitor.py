@@ -27,6 +27,7 @@ from fairmon.config._identity import Identity, ModelSource
 from fairmon.config._messages import (
     ERR_NEEDS_LABEL,
     ERR_NOT_KNOWN_COLUMN,
+    ERR_PUSH_DOWN,
     ERR_RETRAINING_LABEL,
     ERR_SPEC_VERSION,
     excerpt,
@@ -93,6 +94,8 @@ class MonitorSpec(SpecSection):
             need = [m for m in self.outcome.metrics if m in LABEL_METRICS]
             if need and cols.label is None:
                 raise ValueError("outcome.metrics: " + ERR_NEEDS_LABEL.format(metrics=need))
+        if self.outcome.push_down and (self.data.sql is None or cols.decision is None):
+            raise ValueError("outcome.push_down: " + ERR_PUSH_DOWN)
         if self.rumie.attributes is not None:
             known_set = set(known)
             missing = [c for c in self.rumie.attributes if c not in known_set]

@@ -40,7 +40,9 @@ class OutcomeSpec(SpecSection):
     names as in :mod:`fairmon.fairness.outcome` (``dp_ratio`` = min/max selection rate, so <= 1).
     Groups smaller than ``min_group_size`` are reported but not compared; ``intersections`` adds
     pairwise intersections of the sensitive attributes; ``bootstrap`` resamples (0 = no CI; at most
-    ``MAX_BOOTSTRAP``: the resampling cost grows with it).
+    ``MAX_BOOTSTRAP``: the resampling cost grows with it). ``push_down`` counts the (group × decision
+    × label) cells with ``GROUP BY`` in the database instead of over the loaded rows; it needs a SQL
+    source (``data.sql``) and a logged decision (``columns.decision``); results are identical.
     """
 
     enabled: bool = True
@@ -51,6 +53,7 @@ class OutcomeSpec(SpecSection):
     confidence: Annotated[float, Field(gt=0.5, lt=1.0)] = 0.95
     ci_method: Literal["percentile"] = "percentile"
     random_state: int = 0
+    push_down: bool = False
 
     @field_validator("bootstrap")
     @classmethod

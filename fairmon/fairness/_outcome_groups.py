@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import string_codes
 from fairmon.errors import MethodError
 
 __all__ = ["group_key", "parse_group_key", "MISSING_GROUP", "INTERSECTION_SEP", "ESCAPE_CHAR"]
@@ -128,12 +129,58 @@ def sensitive_frame(sensitive_features: Any, n: int) -> pd.DataFrame:
     return frame
 
 
-def _labels_of(column: pd.Series) -> np.ndarray:
-    """String group labels of one sensitive column; missing → MISSING_GROUP."""
-    missing = column.isna().to_numpy()
-    labels = column.astype(object).map(str).to_numpy(dtype=object)
-    labels[missing] = MISSING_GROUP
-    return np.asarray(labels, dtype=object)
+def codes_of(column: pd.Series) -> tuple[list[str], np.ndarray]:
+    """Sorted group names of one sensitive column and every row's index into them.
+
+    The groups are those of the string labels (``str(value)``, missing → :data:`MISSING_GROUP`), in
+    sorted order, computed from ``pd.factorize`` codes (:func:`fairmon._codes.string_codes`): one
+    ``str`` per distinct value instead of one per row.
+
+    Examples
+    --------
+    >>> names, codes = codes_of(pd.Series(["b", None, "a", "b"]))
+    >>> names, codes.tolist()
+    (['(missing)', 'a', 'b'], [2, 0, 1, 2])
+    """
+    labels, codes = string_codes(column, MISSING_GROUP)
+    names = sorted(labels)
+    rank = {name: i for i, name in enumerate(names)}
+    return names, np.array([rank[lab] for lab in labels], dtype=np.int64)[codes]
+
+
+def _combine(parts: list[tuple[list[str], np.ndarray]]) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """The observed value tuples of several columns (sorted by tuple) and every row's index into them.
+
+    Each column's codes are ranks of its sorted names, so the mixed-radix index of the codes sorts
+    as the tuples do; the observed indices are found with a ``bincount`` (or ``np.unique`` when the
+    index space is much larger than the window).
+    """
+    n = parts[0][1].shape[0]
+    sizes = [len(names) for names, _ in parts]
+    total = 1
+    for size in sizes:
+        total *= size
+    if total > 2**62:  # the mixed-radix index would overflow: sort the code rows instead
+        uniq, inverse = np.unique(np.stack([codes for _, codes in parts], axis=1), axis=0, return_inverse=True)
+        return [tuple(parts[j][0][int(u[j])] for j in range(len(parts))) for u in uniq], inverse.ravel()
+    combined = np.zeros(n, dtype=np.int64)
+    for size, (_, codes) in zip(sizes, parts, strict=True):
+        combined = combined * size + codes
+    if total <= max(4 * n, 1 << 20):
+        present = np.flatnonzero(np.bincount(combined, minlength=total))
+        lut = np.full(total, -1, dtype=np.int64)
+        lut[present] = np.arange(present.shape[0])
+        inverse = lut[combined]
+    else:
+        present, inverse = np.unique(combined, return_inverse=True)
+    digits: list[np.ndarray] = []
+    rest = present.astype(np.int64)
+    for size in reversed(sizes):
+        digits.append(rest % size)
+        rest = rest // size
+    digits.reverse()
+    keys = [tuple(parts[j][0][int(digits[j][g])] for j in range(len(parts))) for g in range(present.shape[0])]
+    return keys, inverse
 
 
 def groupings(
@@ -141,11 +188,17 @@ def groupings(
 ) -> list[tuple[str, list[str], np.ndarray]]:
     """``(grouping key, group names, group code of every row)`` per attribute, then per intersection.
 
-    Groups are formed from the value *tuples* (sorted by tuple); a single attribute's group name is its
-    value, an intersection group's name its :func:`group_key`.
+    Groups are formed from the value *tuples* of the string labels (sorted by tuple); a single
+    attribute's group name is its value, an intersection group's name its :func:`group_key`. The
+    codes come from :func:`codes_of` (no string label per row).
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"s": ["m", "f", "m"], "r": ["x", "y", "x"]})
+    >>> [(key, names, codes.tolist()) for key, names, codes in groupings(f, True)]
+    [('s', ['f', 'm'], [1, 0, 1]), ('r', ['x', 'y'], [0, 1, 0]), ('s&r', ['f&y', 'm&x'], [1, 0, 1])]
     """
     cols = list(frame.columns)
-    labels = {c: _labels_of(frame[c]) for c in cols}
     if intersections is True:
         combos: list[tuple[str, ...]] = [
             tuple(c) for r in range(2, len(cols) + 1) for c in itertools.combinations(cols, r)
@@ -156,14 +209,13 @@ def groupings(
         combos = [tuple(str(a) for a in c) for c in intersections]
     for combo in combos:
         for name in combo:
-            if name not in labels:
+            if name not in cols:
                 raise MethodError(ERR_UNKNOWN_ATTRIBUTE.format(name=name, known=cols))
-    out: list[tuple[str, list[str], np.ndarray]] = []
-    for combo in [(c,) for c in cols] + [c for c in combos if len(c) >= 2]:
-        parts = pd.DataFrame({str(i): labels[name] for i, name in enumerate(combo)})
-        grouped = parts.groupby(list(parts.columns), sort=True)
-        codes = grouped.ngroup().to_numpy()
-        keys = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index]  # in code order
-        names = [str(k[0]) if len(combo) == 1 else group_key(k) for k in keys]
-        out.append((combo[0] if len(combo) == 1 else group_key(combo), names, codes))
+    coded = {c: codes_of(frame[c]) for c in cols}
+    out: list[tuple[str, list[str], np.ndarray]] = [(c, coded[c][0], coded[c][1]) for c in cols]
+    for combo in combos:
+        if len(combo) < 2:
+            continue
+        keys, codes = _combine([coded[name] for name in combo])
+        out.append((group_key(combo), [group_key(k) for k in keys], codes))
     return out

@@ -6,15 +6,19 @@ import time
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from fairmon.errors import MethodError
 from fairmon.fairness._rumie_core import Found
 from fairmon.fairness._rumie_evidence import Evidence
 from fairmon.fairness._rumie_inputs import Prepared
 from fairmon.fairness._rumie_stats import dscore, group_rates, within_bounds
 from fairmon.fairness._rumie_tree import render_rules
+from fairmon.rules import RuleSet
+from fairmon.rules_sql import to_sql_predicate
 from fairmon.schema import FeatureSchema
 
-__all__ = ["build_evidence", "key_features", "linear_rule_text", "tree_json"]
+__all__ = ["build_evidence", "key_features", "linear_rule_text", "sql_predicate", "tree_json"]
 
 
 def key_features(theta: np.ndarray, schema: FeatureSchema) -> tuple[list[str], list[dict[str, Any]]]:
@@ -95,6 +99,7 @@ def build_evidence(
         text = " AND ".join(c.text for c in conds)
         ev.rules, ev.rule = [text], text
         ev.rule_conditions = [[c.to_dict() for c in conds]]
+        ev.sql_predicate = sql_predicate(RuleSet((tuple(conds),)), p.raw)
     else:
         assert found.theta is not None
         ev.key_attributes, ev.key_features = key_features(found.theta, schema)
@@ -107,6 +112,7 @@ def build_evidence(
             rules = found.reported or found.tree_rules
             assert rules is not None
             ev.rules, ev.rule, ev.rule_conditions = rules.rule_texts, rules.text, rules.to_dicts()
+            ev.sql_predicate = sql_predicate(rules, p.raw)
             ev.tree = tree_json(found, p)
             if found.rule_search is not None:
                 ev.rules_best, ev.rules_simplest = found.rule_search.best, found.rule_search.simplest
@@ -116,6 +122,24 @@ def build_evidence(
             ev.rules = [ev.rule]
     ev.runtime_s = time.perf_counter() - t_start
     return ev
+
+
+def sql_predicate(rules: RuleSet, raw: pd.DataFrame) -> str | None:
+    """The rule set as a PostgreSQL predicate over the source's columns (numeric: the numeric,
+    non-boolean columns, as :mod:`fairmon.rules` compares them); None when a value cannot be rendered.
+
+    Examples
+    --------
+    >>> from fairmon.rules import parse_rules
+    >>> sql_predicate(parse_rules("age <= 30"), pd.DataFrame({"age": [20, 40]}))
+    '("age" <= 30)'
+    """
+    numeric = {str(c) for c in raw.columns
+               if pd.api.types.is_numeric_dtype(raw[c]) and not pd.api.types.is_bool_dtype(raw[c])}
+    try:
+        return to_sql_predicate(rules, numeric_columns=numeric)
+    except MethodError:
+        return None
 
 
 def linear_rule_text(theta: np.ndarray, b: float, tau: float, schema: FeatureSchema) -> str:

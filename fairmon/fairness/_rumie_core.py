@@ -32,7 +32,8 @@ from fairmon.rules import RuleSet
 if TYPE_CHECKING:
     from fairmon.schema import FeatureSchema
 
-__all__ = ["Found", "mine_encoded", "setup", "split_significance", "torch_threads"]
+__all__ = ["Found", "held_out_dscore", "mine_encoded", "setup", "held_out_stats", "split_significance", "stratified_split",
+           "torch_threads"]
 
 
 @contextmanager
@@ -264,10 +265,22 @@ def split_significance(
     if not found.ok:
         info["reason"] = "no group within the bounds on the mining half"
         return None, 1.0, info
-    mb = found.apply(pb)
-    fb = pb.fav
-    if found.reported is not None and found.tree_rules is not None:
-        tb = found.tree_rules.membership(pb.raw)
+    return held_out_dscore(found, pb, info)
+
+
+def held_out_dscore(found: Found, pb: Prepared, info: dict[str, Any]) -> tuple[float | None, float, dict[str, Any]]:
+    """The honest DScore and one-sided p-value of a mined group on rows it never saw (``pb``);
+    ``info`` gains the held-out group size, rates and z."""
+    tree = found.tree_rules.membership(pb.raw) if found.reported is not None and found.tree_rules is not None else None
+    return held_out_stats(found.apply(pb), pb.fav, tree, info)
+
+
+def held_out_stats(
+    mb: np.ndarray, fb: np.ndarray, tb: np.ndarray | None, info: dict[str, Any]
+) -> tuple[float | None, float, dict[str, Any]]:
+    """:func:`held_out_dscore` from the group's membership ``mb`` on the held-out rows, their
+    decisions ``fb`` and IE-DT's own rules' membership ``tb`` there (None without the rule search)."""
+    if tb is not None:
         info["tree_honest_dscore"] = dscore(fb, tb) if 0 < tb.sum() < tb.size else None
     info.update(test_group_size=int(mb.sum()), test_fraction=float(mb.mean()))
     z, p_value = two_proportion_test(fb, mb)
@@ -278,3 +291,25 @@ def split_significance(
     p_in, p_out = group_rates(fb, mb)
     info.update(test_p_fav_in=p_in, test_p_fav_out=p_out)
     return p_out - p_in, p_value, info
+
+
+def stratified_split(fav: np.ndarray, m: int, random_state: int) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded sample of ``m`` rows stratified by the decision (each class keeps its share, rounded)
+    and the other rows; both sorted.
+
+    Examples
+    --------
+    >>> fav = np.r_[np.ones(30, bool), np.zeros(70, bool)]
+    >>> a, b = stratified_split(fav, 10, 0)
+    >>> int(fav[a].sum()), a.size, b.size
+    (3, 10, 90)
+    """
+    n = fav.shape[0]
+    rng = np.random.default_rng(random_state)
+    pos, neg = np.flatnonzero(fav), np.flatnonzero(~fav)
+    m_pos = min(pos.size, max(0, int(round(m * pos.size / n))))
+    m_neg = min(neg.size, m - m_pos)
+    picked = np.concatenate([rng.permutation(pos)[:m_pos], rng.permutation(neg)[:m_neg]])
+    taken = np.zeros(n, dtype=bool)
+    taken[picked] = True
+    return np.flatnonzero(taken), np.flatnonzero(~taken)

@@ -24,6 +24,14 @@ class Evidence:
     With the rule search (IE-DT), ``mask``/``rule``/``rules``/``rule_conditions`` are the *reported*
     rule set (``rules_simplest``: the fewest conditions within epsilon of the best DScore found);
     ``rules_best`` is the best found and ``rules_ie_dt`` IE-DT's own rules, scored on the same rows.
+
+    Sample sizes: the group was mined on ``n_mined`` rows and ``honest_dscore``/``p_value``/
+    ``honest_group_size`` computed on ``n_honest`` rows it never saw. Mined on a sample
+    (``mine(max_rows=...)``, ``n_mined < n_rows``), ``dscore``, ``p_fav_in``/``p_fav_out`` and the
+    tree are in-sample on the mined rows, while ``mask``, ``group_size`` and ``fraction`` are the
+    reported group on all ``n_rows`` rows and the honest rows are all the others. ``sql_predicate``
+    is the reported rule set as a PostgreSQL ``WHERE`` predicate (:mod:`fairmon.rules_sql`), when
+    the rules render as one.
     """
 
     method: str
@@ -57,6 +65,10 @@ class Evidence:
     rules_best: RuleSetScore | None = None
     rules_simplest: RuleSetScore | None = None
     rules_ie_dt: RuleSetScore | None = None
+    n_mined: int | None = None
+    n_honest: int | None = None
+    honest_group_size: int | None = None
+    sql_predicate: str | None = None
 
     def to_dict(self, *, include_mask: bool = False) -> dict[str, Any]:
         """JSON-safe dict (NaN/inf become ``None``); the mask as row indices when asked."""
@@ -91,6 +103,10 @@ class Evidence:
             "rules_best": None if self.rules_best is None else self.rules_best.to_dict(),
             "rules_simplest": None if self.rules_simplest is None else self.rules_simplest.to_dict(),
             "rules_ie_dt": None if self.rules_ie_dt is None else self.rules_ie_dt.to_dict(),
+            "n_mined": self.n_mined,
+            "n_honest": self.n_honest,
+            "honest_group_size": self.honest_group_size,
+            "sql_predicate": self.sql_predicate,
         }
         if include_mask:
             out["group_rows"] = np.nonzero(self.mask)[0].tolist()

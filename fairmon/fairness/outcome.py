@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import MethodError
+from fairmon.fairness._outcome_counts import N_STATES, group_stats, row_states
 from fairmon.fairness._outcome_groups import (
     ERR_LENGTH,
     ERR_NO_SENSITIVE,
@@ -75,7 +76,7 @@ from fairmon.fairness._outcome_groups import (
     parse_group_key,
     sensitive_frame,
 )
-from fairmon.fairness._outcome_rows import GroupStats, rows_for_grouping
+from fairmon.fairness._outcome_rows import rows_for_grouping
 from fairmon.fairness._outcome_types import (
     DEFAULT_METRICS,
     DISPARITY_METRICS,
@@ -113,6 +114,7 @@ _REEXPORTED = (group_key, parse_group_key, ERR_LENGTH, ERR_NO_SENSITIVE, ERR_NOT
                ERR_BOOTSTRAP, ERR_CONFIDENCE, ERR_MIN_GROUP, ERR_UNKNOWN_METRIC)
 
 ERR_DISPARITY_CI = "disparity_ci must be 'simultaneous' or 'percentile', got {value!r}"
+ERR_ROW_COUNTS = "row_counts must be non-negative whole numbers (the multiplicity of each row)"
 
 
 def outcome_metrics(
@@ -128,6 +130,7 @@ def outcome_metrics(
     ci_method: CIMethod = "percentile",
     disparity_ci: DisparityCI = "simultaneous",
     random_state: int | None = 0,
+    row_counts: Any = None,
 ) -> OutcomeResult:
     """Outcome fairness with stratified-bootstrap confidence intervals.
 
@@ -156,6 +159,10 @@ def outcome_metrics(
         small groups and at zero disparity) or the percentile of the replicate max − min.
     random_state : int or None
         Seed of the bootstrap; the same inputs and seed give the same intervals.
+    row_counts : array-like of shape (n,), optional
+        Multiplicity of each row (non-negative integers): the rows are distinct (attributes,
+        decision, label) combinations with their counts, e.g. a ``GROUP BY`` computed in the database
+        (:func:`fairmon.sources.load_window_counts`). The result equals that of the expanded rows.
 
     Returns
     -------
@@ -190,35 +197,27 @@ def outcome_metrics(
         label = as_binary(y_true, "y_true")
         if label.shape[0] != n:
             raise MethodError(ERR_LENGTH.format(n=n, what="y_true", m=label.shape[0]))
-    labels_pending = bool(np.isnan(label).all())
+    weights = None
+    if row_counts is not None:
+        weights = np.asarray(row_counts, dtype=np.float64).ravel()
+        if weights.shape[0] != n:
+            raise MethodError(ERR_LENGTH.format(n=n, what="row_counts", m=weights.shape[0]))
+        if not (np.isfinite(weights).all() and (weights >= 0).all() and (weights == np.round(weights)).all()):
+            raise MethodError(ERR_ROW_COUNTS)
+    labels_pending = bool(np.isnan(label[weights != 0] if weights is not None else label).all())
     wanted = set(metrics)
     rng = np.random.default_rng(random_state)
     B = int(n_bootstrap)
-    pred_ok = ~np.isnan(pred)
-    lab_ok = pred_ok & ~np.isnan(label)
 
+    state = row_states(pred, label)
     rows: list[MetricRow] = []
     for attr, names, codes in groupings(frame, intersections):
-        stats: list[GroupStats] = []
-        for code, name in enumerate(names):
-            m = codes == code
-            pm, lm = m & pred_ok, m & lab_ok
-            p, y = pred[lm], label[lm]
-            cells = np.array(
-                [np.sum((p == 1) & (y == 1)), np.sum((p == 1) & (y == 0)),
-                 np.sum((p == 0) & (y == 1)), np.sum((p == 0) & (y == 0))],
-                dtype=np.int64,
-            )
-            st = GroupStats(
-                name=name, n_pred=int(pm.sum()), n_pred_nan=int((m & ~pred_ok).sum()),
-                fav=int(pred[pm].sum()), n_lab=int(lm.sum()), n_lab_nan=int((m & ~lab_ok).sum()), cells=cells,
-            )
-            if B:
-                if st.n_pred > 0:
-                    st.boot_sr = rng.binomial(st.n_pred, st.fav / st.n_pred, size=B) / st.n_pred
-                if st.n_lab > 0:
-                    st.boot_cells = rng.multinomial(st.n_lab, cells / st.n_lab, size=B)
-            stats.append(st)
+        counts = np.bincount(codes * N_STATES + state, weights=weights, minlength=len(names) * N_STATES)
+        present = np.bincount(codes, weights=weights, minlength=len(names)) > 0
+        if not present.all():  # a combination counted zero times forms no group
+            names = [name for name, keep in zip(names, present, strict=True) if keep]
+            counts = counts.reshape(-1, N_STATES)[present].ravel()
+        stats = group_stats(names, counts.reshape(-1, N_STATES).astype(np.int64), rng, B)
         rows.extend(rows_for_grouping(attr, stats, wanted, min_group_size, confidence, labels_pending, disparity_ci))
     return OutcomeResult(
         rows=tuple(rows), confidence=confidence, n_bootstrap=B, ci_method=ci_method,

@@ -91,7 +91,14 @@ from fairmon.fairness._rule_search import (
     RuleSetScore,
 )
 from fairmon.fairness._rumie_build import build_evidence
-from fairmon.fairness._rumie_core import mine_encoded, setup, split_significance, torch_threads
+from fairmon.fairness._rumie_core import (
+    held_out_stats,
+    mine_encoded,
+    setup,
+    split_significance,
+    stratified_split,
+    torch_threads,
+)
 from fairmon.fairness._rumie_evidence import Evidence, json_safe
 from fairmon.fairness._rumie_inputs import (
     ERR_BOUNDS_ORDER,
@@ -115,8 +122,9 @@ from fairmon.fairness._rumie_inputs import (
     REASON_ALL_FAVORABLE,
     REASON_NO_GROUP,
     REASON_NONE_FAVORABLE,
+    Prepared,
 )
-from fairmon.fairness._rumie_stats import dscore
+from fairmon.fairness._rumie_stats import dscore, within_bounds
 
 if TYPE_CHECKING:
     from fairmon.schema import FeatureSchema
@@ -189,6 +197,7 @@ def mine(
     layout: Literal["auto", "dense", "sparse"] = "auto",
     num_threads: int | None = None,
     rule_search: RuleSearchLike | None = None,
+    max_rows: int | None = None,
 ) -> Evidence:
     """Mine the most discriminated group of ``X`` under the decisions ``favorable``.
 
@@ -225,6 +234,12 @@ def mine(
     rule_search : RuleSearchSettings or the spec's ``rumie.rule_search`` section, optional
         The rule-search stage after IE-DT (default on: at most 3 rules x 3 conditions, epsilon 0.01);
         ``RuleSearchSettings(enabled=False)`` reports IE-DT's own rules.
+    max_rows : int, optional
+        Mine on a sample for speed: with more rows than this, the group is mined once, on a sample
+        stratified by the decision of ``min(max_rows, split_fraction * n)`` rows, and its honest
+        DScore, p-value and size are computed on *all* the other rows (``Evidence.n_mined``,
+        ``n_honest``); ``mask``/``group_size`` are the group on every row. Default: all rows
+        (mined on the whole window; the split test mines ``split_fraction`` of it again).
 
     Returns
     -------
@@ -264,6 +279,13 @@ def mine(
             runtime_s=time.perf_counter() - t_start, settings=settings,
         )
 
+    if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, (int, np.integer))
+                                 or max_rows < MIN_SPLIT_ROWS):
+        raise MethodError(ERR_PARAM.format(name="max_rows", rule=f"an integer >= {MIN_SPLIT_ROWS} or None",
+                                           value=max_rows))
+    if max_rows is not None and n > max_rows:
+        return _mine_sampled(p, o, settings, int(max_rows), significance, split_fraction, random_state,
+                             num_threads, t_start)
     timings: dict[str, float] = {}
     with torch_threads(num_threads, dev.type):
         t0 = time.perf_counter()
@@ -284,7 +306,56 @@ def mine(
             honest_dscore=honest, p_value=p_value, significance=sig, runtime_s=time.perf_counter() - t_start,
             timings=timings, settings=settings, search=found.search,
         )
-    return build_evidence(found, p, method, settings, honest, p_value, sig, timings, t_start)
+    ev = build_evidence(found, p, method, settings, honest, p_value, sig, timings, t_start)
+    ev.n_mined, ev.n_honest, ev.honest_group_size = n, sig.get("n_test"), sig.get("test_group_size")
+    return ev
+
+
+def _mine_sampled(
+    p: Prepared, o: dict[str, Any], settings: dict[str, Any], max_rows: int, significance: str,
+    split_fraction: float, random_state: int, num_threads: int | None, t_start: float,
+) -> Evidence:
+    """:func:`mine` with ``max_rows``: mine a stratified sample once, evaluate on every other row."""
+    n = p.Z.shape[0]
+    m = min(max_rows, int(round(split_fraction * n))) if significance == "split" else max_rows
+    a, b = stratified_split(p.fav, m, random_state)
+    pa = p.rows(a)  # the held-out rows are read through index b: no copy of the other rows
+    sig: dict[str, Any] = {"method": significance, "sample": "stratified by the decision", "n_mine": int(a.size),
+                           "n_test": int(b.size) if significance == "split" else 0,
+                           "test": "one-sided pooled two-proportion z-test"}
+    timings: dict[str, float] = {}
+    method = settings["method"]
+    with torch_threads(num_threads, o["device"].type):
+        t0 = time.perf_counter()
+        found = mine_encoded(pa, o) if pa.fav.any() and not pa.fav.all() else None
+        timings["mine_s"] = time.perf_counter() - t0
+    honest = p_value = None
+    if found is None or not found.ok:
+        reason = ("the mining sample has no variation in the decision" if found is None
+                  else REASON_NO_GROUP.format(alpha=o["alpha"], beta=o["beta"], n=a.size))
+        sig["reason"] = reason
+        return Evidence(
+            method=method, status="no_group_within_bounds", reason=reason, n_rows=n, mask=np.zeros(n, dtype=bool),
+            dscore=None, p_fav_in=None, p_fav_out=None, group_size=0, fraction=0.0, within_bounds=False,
+            honest_dscore=None, p_value=1.0 if significance == "split" else None, significance=sig,
+            runtime_s=time.perf_counter() - t_start, timings=timings, settings=settings,
+            search=found.search if found is not None else {}, n_mined=int(a.size), n_honest=sig["n_test"],
+        )
+    t1 = time.perf_counter()
+    full = found.apply(p)  # the reported group on every row of the window (rules are cheap)
+    if significance == "split":
+        tree = (found.tree_rules.membership(p.raw)[b]
+                if found.reported is not None and found.tree_rules is not None else None)
+        honest, p_value, sig = held_out_stats(full[b], p.fav[b], tree, sig)
+        timings["significance_s"] = time.perf_counter() - t1
+    ev = build_evidence(found, pa, method, settings, honest, p_value, sig, timings, t_start)
+    size = int(full.sum())
+    ev.mask, ev.n_rows, ev.group_size, ev.fraction = full, n, size, size / n
+    ev.within_bounds = within_bounds(size, n, o["alpha"], o["beta"])
+    ev.n_mined, ev.n_honest = int(a.size), sig["n_test"]
+    ev.honest_group_size = sig.get("test_group_size")
+    ev.runtime_s = time.perf_counter() - t_start
+    return ev
 
 
 def held_out_test(X: pd.DataFrame, favorable: Any, *, num_threads: int | None = None, **options: Any) -> dict[str, Any]:
@@ -312,6 +383,10 @@ def held_out_test(X: pd.DataFrame, favorable: Any, *, num_threads: int | None = 
         raise MethodError(ERR_PARAM.format(name="options", rule=f"keywords of mine(), not {unknown}", value=options))
     params.update(options)
     params.pop("num_threads", None)
+    if params.pop("max_rows", None) is not None:
+        raise MethodError(ERR_PARAM.format(name="max_rows", rule="not an option of held_out_test (it tests the split "
+                                           "sample of all rows; mine(max_rows=...) mines a sample)",
+                                           value=options["max_rows"]))
     params["significance"] = "split"
     p, _, o = setup(X, favorable, **params)
     if p.fav.all() or not p.fav.any():

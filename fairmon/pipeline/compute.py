@@ -53,18 +53,16 @@ def _previous_conditions(ctx: RunContext) -> list[Any] | None:
 def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieOutput:
     """Mine the window with the spec's RUMIE settings: its Evidence and the group overlap.
 
-    Rows whose favorable indicator is missing are left out. ``rumie.max_rows`` (when set) mines on a
-    seeded random subset. ``rumie.k`` is at most the searched columns' encoded width (the default
-    columns, the sensitive and extra ones, are often one binary attribute: two encoded columns);
-    the evidence's settings record the ``k`` used. ``group_overlap`` is the Jaccard overlap of this window's group with the
+    Rows whose favorable indicator is missing are left out. With more rows than ``rumie.max_rows``,
+    the group is mined on a stratified sample and its honest DScore computed on every other row
+    (:func:`fairmon.fairness.rumie.mine`'s ``max_rows``). ``rumie.k`` is at most the searched columns'
+    encoded width (the default columns, the sensitive and extra ones, are often one binary attribute:
+    two encoded columns); the evidence's settings record the ``k`` used. ``group_overlap`` is the Jaccard overlap of this window's group with the
     previous completed window's rules applied to this window's rows.
     """
     r = ctx.spec.rumie
     keep = ~np.isnan(favorable)
     X, fav = X.loc[keep].reset_index(drop=True), favorable[keep].astype(int)
-    if r.max_rows is not None and len(X) > r.max_rows:
-        idx = np.sort(np.random.default_rng(r.random_state).choice(len(X), r.max_rows, replace=False))
-        X, fav = X.iloc[idx].reset_index(drop=True), fav[idx]
     ev = mine(
         X,
         fav,
@@ -80,6 +78,7 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
         significance="split",
         split_fraction=1.0 - r.significance.honest_fraction,  # RUMIE's share of rows used for mining
         rule_search=r.rule_search,
+        max_rows=r.max_rows,
     )
     overlap = None
     try:

@@ -8,7 +8,9 @@ import time
 from typing import Any, NoReturn
 
 import numpy as np
+import pandas as pd
 
+from fairmon.config import MonitorSpec
 from fairmon.errors import DatasetError, DataValidationError
 from fairmon.pipeline import checks, notify, runs
 from fairmon.pipeline.checks import check_favorable_class, check_favorable_value, favorable_value_eq
@@ -19,7 +21,7 @@ from fairmon.registry.model import Model
 from fairmon.sources import describe_window_source, load_window
 from fairmon.validation import validate_window
 
-__all__ = ["resolve_window", "pull_snapshot", "pull_data", "validate", "predict"]
+__all__ = ["resolve_window", "pull_snapshot", "pull_data", "validate", "predict", "logged_favorable", "label_favorable"]
 
 log = logging.getLogger(__name__)
 
@@ -165,9 +167,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
     score = np.full(n, np.nan)
     source = "model"
     if cols.decision is not None:
-        fav_class = fav.class_ if fav.class_ is not None else 1
-        check_favorable_value(frame[cols.decision], fav_class, what="decision", field="favorable.class")
-        favorable = favorable_value_eq(frame[cols.decision], fav_class)
+        favorable = logged_favorable(ctx.spec, frame)
         source = "logged_decision"
     else:
         if cols.score is not None:
@@ -183,7 +183,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
             if fav.score_threshold is None:
                 check_favorable_class(fav.class_, model.classes, what=f"model {snap['name']}:{snap['version']}")
             score = model.predict_proba(frame[list(cols.features)])[:, 1]
-            pred = model.predict(frame[list(cols.features)])
+            pred = (score >= model.threshold).astype(int)  # Model.predict's rule: the window is encoded once
         if fav.score_threshold is not None:
             if fav.direction == "above":
                 favorable = (score >= fav.score_threshold).astype(float)
@@ -194,12 +194,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
             favorable = favorable_value_eq(pred, fav.class_)
         else:  # a logged score without a threshold: the model's own 0.5 rule on P(class 1)
             favorable = favorable_value_eq((score >= 0.5).astype(int), fav.class_)
-    if cols.label is not None and cols.label in frame.columns:
-        label_field = "favorable.label_class" if fav.label_class is not None else "favorable.class (label_class unset)"
-        check_favorable_value(frame[cols.label], fav.label_value, what="label", field=label_field)
-        label_fav = favorable_value_eq(frame[cols.label], fav.label_value)
-    else:
-        label_fav = np.full(n, np.nan)
+    label_fav = label_favorable(ctx.spec, frame)
     ctx.artifacts.put_arrays(
         A_PREDICTIONS,
         favorable=np.asarray(favorable, dtype=float),
@@ -213,3 +208,23 @@ def predict(ctx: RunContext) -> dict[str, Any]:
         t0,
         {"rows": n, "source": source, "model_version": snap["version"], "favorable_rate": rate},
     )
+
+
+def logged_favorable(spec: MonitorSpec, frame: pd.DataFrame) -> np.ndarray:
+    """The favorable indicator (0/1/NaN) of the logged decisions ``columns.decision`` of ``frame``
+    (the window's rows, or the distinct combinations of the database push-down)."""
+    col = spec.columns.decision
+    assert col is not None
+    fav_class = spec.favorable.class_ if spec.favorable.class_ is not None else 1
+    check_favorable_value(frame[col], fav_class, what="decision", field="favorable.class")
+    return favorable_value_eq(frame[col], fav_class)
+
+
+def label_favorable(spec: MonitorSpec, frame: pd.DataFrame) -> np.ndarray:
+    """The favorable indicator (0/1/NaN) of the labels ``columns.label`` (all NaN without a label)."""
+    col, fav = spec.columns.label, spec.favorable
+    if col is None or col not in frame.columns:
+        return np.full(len(frame), np.nan)
+    label_field = "favorable.label_class" if fav.label_class is not None else "favorable.class (label_class unset)"
+    check_favorable_value(frame[col], fav.label_value, what="label", field=label_field)
+    return favorable_value_eq(frame[col], fav.label_value)

@@ -40,7 +40,15 @@ from fairmon.fairness.outcome import DEFAULT_METRICS, outcome_metrics
 from fairmon.pipeline import compute, judge, notify, records
 from fairmon.pipeline import diagnose as diagnosis
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.ingest import predict, pull_data, pull_snapshot, resolve_window, validate
+from fairmon.pipeline.ingest import (
+    label_favorable,
+    logged_favorable,
+    predict,
+    pull_data,
+    pull_snapshot,
+    resolve_window,
+    validate,
+)
 from fairmon.pipeline.runs import timed
 from fairmon.pipeline.table import (
     A_ALERT,
@@ -61,6 +69,7 @@ from fairmon.pipeline.table import (
 )
 from fairmon.report.write import write_report
 from fairmon.results import encode
+from fairmon.sources import COUNT_COLUMN, load_window_counts
 
 log = logging.getLogger(__name__)
 
@@ -97,13 +106,22 @@ def outcome(ctx: RunContext) -> dict[str, Any]:
     if not o.enabled:
         ctx.artifacts.put_json(A_OUTCOME, None)
         return timed(ctx, "outcome", t0, {"enabled": False, "rows": 0})
-    frame = ctx.artifacts.get_frame(A_DATA)
-    pred = ctx.artifacts.get_arrays(A_PREDICTIONS)
-    labels = pred["label_favorable"]
+    cols = ctx.spec.columns
+    if o.push_down:  # (group x decision x label) counts from the database; the rows stay there
+        assert ctx.spec.data.sql is not None and cols.decision is not None  # the spec validator's rule
+        wanted = [*cols.sensitive, cols.decision, *([cols.label] if cols.label is not None else [])]
+        frame = load_window_counts(ctx.spec.data.sql, ctx.window.start, ctx.window.end, list(dict.fromkeys(wanted)),
+                                   engine=ctx.source_url)
+        favorable, labels, row_counts = logged_favorable(ctx.spec, frame), label_favorable(ctx.spec, frame), frame[COUNT_COLUMN]
+    else:
+        frame = ctx.artifacts.get_frame(A_DATA)
+        pred = ctx.artifacts.get_arrays(A_PREDICTIONS)
+        favorable, labels, row_counts = pred["favorable"], pred["label_favorable"], None
     result = outcome_metrics(
-        pred["favorable"],
-        sensitive_features=frame[list(ctx.spec.columns.sensitive)],
-        y_true=None if ctx.spec.columns.label is None else labels,
+        favorable,
+        sensitive_features=frame[list(cols.sensitive)],
+        y_true=None if cols.label is None else labels,
+        row_counts=row_counts,
         metrics=tuple(o.metrics) if o.metrics is not None else DEFAULT_METRICS,
         intersections=o.intersections,
         min_group_size=o.min_group_size,
@@ -112,9 +130,8 @@ def outcome(ctx: RunContext) -> dict[str, Any]:
         random_state=o.random_state,
     )
     ctx.artifacts.put_json(A_OUTCOME, encode(result))
-    return timed(
-        ctx, "outcome", t0, {"enabled": True, "rows": len(result.rows), "labels_pending": result.labels_pending}
-    )
+    return timed(ctx, "outcome", t0, {"enabled": True, "rows": len(result.rows), "labels_pending": result.labels_pending,
+                                      "push_down": o.push_down})
 
 
 def _rumie_frame(ctx: RunContext) -> Any:

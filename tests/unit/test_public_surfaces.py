@@ -32,13 +32,13 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "ValidationEngineError"
     ),
     "fairmon.schema": _names(
-        "ColumnSpec FeatureSchema MISSING_CATEGORY category_strings"
+        "ColumnSpec FeatureSchema MISSING_CATEGORY category_codes category_strings"
     ),
     "fairmon.sources": _names(
-        "DEFAULT_SOURCE_STATEMENT_TIMEOUT_S ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND "
+        "COUNT_COLUMN DEFAULT_SOURCE_STATEMENT_TIMEOUT_S ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND "
         "ERR_NO_PARQUET ERR_NO_URL ERR_QUERY_FAILED ERR_QUERY_TIMEOUT ERR_READ_FAILED ERR_TIMEOUT_VALUE "
-        "ERR_UNREACHABLE describe_window_source file_exists load_file load_window source_statement_timeout_s "
-        "window_path"
+        "ERR_UNREACHABLE describe_window_source file_exists load_file load_window load_window_counts "
+        "source_statement_timeout_s window_counts_sql window_path"
     ),
     "fairmon.datasets": _names(
         "ADULT_COLUMNS CATEGORICAL_COLUMNS COLUMNS DATASET_NAMES DECOY_COLUMNS Dataset DeployedModels "

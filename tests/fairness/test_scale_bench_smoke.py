@@ -1,0 +1,28 @@
+"""The scale benchmark's smoke mode runs one small window through every step and writes its files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow  # a child process with torch and RUMIE (about a minute on a loaded machine)
+def test_scale_benchmark_smoke(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("bench_scale_run", REPO / "benchmarks" / "scale" / "run.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = mod.main(["--smoke", "--out", str(tmp_path)])
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["rows"] == 3_000 and row["n_mined"] == 1_000 and row["n_honest"] == 2_000  # the sampled path
+    assert row["outcome_cpu_s"] > 0 and row["rumie_cpu_s"] > 0 and row["peak_rss_mb"] > 0
+    assert row["iteration_ms"] > 0 and row["iteration_floor_ms"] > 0 and "same_rule" in row
+    data = json.loads((tmp_path / "scale_smoke.json").read_text())
+    assert data["commit"] and data["settings"]["smoke"] is True and "loadavg" in data["machine"]
+    assert (tmp_path / "scale_smoke.md").is_file() and (tmp_path / "scale_smoke.csv").is_file()
