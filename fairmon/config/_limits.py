@@ -37,6 +37,7 @@ MAX_GESD_SAMPLE_SIZE: Final = 10_000
 MAX_GESD_PERTURBATIONS: Final = 1_000
 MAX_OPENXAI_PERTURBATIONS: Final = 10_000
 MAX_OPENXAI_SAMPLE_SIZE: Final = 10_000
+MAX_EXPLANATION_BUDGET_S: Final = 86_400
 MAX_POPULATION: Final = 1_000
 MAX_GENERATIONS: Final = 1_000
 MAX_EVALUATIONS: Final = 1_000_000
@@ -61,6 +62,7 @@ COST_LIMITS: Final[dict[str, int]] = {
     "explanations.gesd.n_perturbations": MAX_GESD_PERTURBATIONS,
     "explanations.openxai.n_perturbations": MAX_OPENXAI_PERTURBATIONS,
     "explanations.openxai.sample_size": MAX_OPENXAI_SAMPLE_SIZE,
+    "explanations.budget_cpu_s": MAX_EXPLANATION_BUDGET_S,
     "retraining.population": MAX_POPULATION,
     "retraining.generations": MAX_GENERATIONS,
     "retraining.max_evaluations": MAX_EVALUATIONS,
