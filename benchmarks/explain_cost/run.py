@@ -13,6 +13,9 @@ Rows of the results table:
 * ``window parts at <settings>`` — the cost model's CPU seconds of each part of the explanation step
   (GESD per attribute, OpenXAI per explainer), from the measured price per row, for the previous
   defaults and the current ones;
+``--model torch``: fairmon's own 64-32 MLP (``fairmon.registry.build_mlp``) trained on the encoded
+reference rows, registered with ``--builder``.
+
 * ``fairmon run, minimal spec`` — the real command (a spec with only the required sections) on the
   window: wall and CPU seconds (the child process), and the step's status (``--run`` only; needs the
   machine's PostgreSQL).
@@ -26,6 +29,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -81,13 +85,40 @@ def _cpu(fn: Any) -> float:
     return time.process_time() - start
 
 
-def setup(folder: Path, rows: int) -> Any:
+def _torch_file(folder: Path, reference: Any) -> list[str]:
+    """fairmon's 64-32 MLP trained on the encoded reference rows, saved as a state_dict; the
+    registration arguments naming its builder."""
+    import torch
+
+    from fairmon.registry import build_mlp
+    from fairmon.schema import FeatureSchema
+
+    schema = FeatureSchema.fit(reference, columns=credit.WIDE_FEATURES)
+    torch.manual_seed(0)
+    net = build_mlp(schema.n_encoded)
+    X = torch.tensor(schema.transform(reference), dtype=torch.float32)
+    y = torch.tensor(reference[credit.LABEL].to_numpy(), dtype=torch.float32)
+    opt = torch.optim.Adam(net.parameters(), lr=0.01)
+    for _ in range(200):
+        opt.zero_grad()
+        torch.nn.functional.binary_cross_entropy_with_logits(net(X).reshape(-1), y).backward()
+        opt.step()
+    torch.save(net.eval().state_dict(), folder / "model.pt")
+    return ["model.pt", "--builder", "fairmon.registry:build_mlp", "--builder-kwargs",
+            json.dumps({"n_inputs": schema.n_encoded}), "--tolerance", "0.01"]
+
+
+def setup(folder: Path, rows: int, kind: str) -> Any:
     reference = credit.wide_applications(2000, seed=1)
     reference.to_csv(folder / "reference.csv", index=False)
-    joblib.dump(credit.hgb_pipeline(reference), folder / "model.joblib")
+    if kind == "torch":
+        args = _torch_file(folder, reference)
+    else:
+        joblib.dump(credit.hgb_pipeline(reference), folder / "model.joblib")
+        args = ["model.joblib"]
     (folder / "data").mkdir()
     credit.wide_applications(rows, seed=100).to_csv(folder / "data" / "2026-01-01.csv", index=False)
-    subprocess.run([str(BIN / "fairmon"), "model", "register", "model.joblib", "--name", "credit", "--reference",
+    subprocess.run([str(BIN / "fairmon"), "model", "register", *args, "--name", "credit", "--reference",
                     "reference.csv", "--label", "approved", "--features", *credit.WIDE_FEATURES],
                    cwd=folder, check=True, capture_output=True)
     (folder / "monitors").mkdir()
@@ -162,12 +193,14 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="tiny window, few explained rows (CI)")
     ap.add_argument("--run", action="store_true", help="also time `fairmon run` on the minimal spec (PostgreSQL)")
     ap.add_argument("--rows", type=int, default=2000)
+    ap.add_argument("--model", choices=["sklearn", "torch"], default="sklearn",
+                    help="HistGradientBoosting pipeline (raw input) or fairmon's 64-32 MLP (encoded input)")
     ap.add_argument("--out", default=str(HERE / "results"))
     args = ap.parse_args()
     rows = 200 if args.smoke else args.rows
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        model = setup(folder, rows)
+        model = setup(folder, rows, args.model)
         import pandas as pd
 
         window = pd.read_csv(folder / "data" / "2026-01-01.csv")
@@ -176,9 +209,10 @@ def main() -> None:
         table += parts(table[0]["cpu_s"], rows)
         if args.run:
             table.append(first_run(folder))
-    settings = {"rows": rows, "features": len(credit.WIDE_FEATURES), "model": "sklearn HistGradientBoosting, raw",
+    kind = "sklearn HistGradientBoosting, raw" if args.model == "sklearn" else "torch fairmon MLP 64-32, encoded"
+    settings = {"rows": rows, "features": len(credit.WIDE_FEATURES), "model": kind,
                 "smoke": args.smoke}
-    paths = write_results(args.out, "explain_cost", table, settings=settings,
+    paths = write_results(args.out, f"explain_cost_{args.model}", table, settings=settings,
                           notes="cpu_s: measured CPU seconds (this process, or the `fairmon run` child); "
                                 "predicted_s: fairmon.explain.cost at the measured price per model row.")
     for row in table:
