@@ -6,19 +6,20 @@ with ``fairmon model register``, and a 2,000-row daily window.
 
 Rows of the results table:
 
-* ``seconds per model row`` — :func:`fairmon.explain.cost.seconds_per_evaluation` (one timed
-  ``predict_proba`` batch of 2,048 rows; the cost model's price), median of 3;
+* ``seconds per model row`` — :func:`fairmon.explain.cost.seconds_per_evaluation` (median of three
+  timed ``predict_proba`` batches of 2,048 rows; the cost model's price), median of 3 such;
 * ``kernelshap K x B`` / ``lime L`` — CPU seconds to explain one row, measured on a few rows through
   :func:`fairmon.explain.explain`, beside the cost model's prediction for it;
 * ``window parts at <settings>`` — the cost model's CPU seconds of each part of the explanation step
   (GESD per attribute, OpenXAI per explainer), from the measured price per row, for the previous
   defaults and the current ones;
-``--model torch``: fairmon's own 64-32 MLP (``fairmon.registry.build_mlp``) trained on the encoded
-reference rows, registered with ``--builder``.
-
 * ``fairmon run, minimal spec`` — the real command (a spec with only the required sections) on the
   window: wall and CPU seconds (the child process), and the step's status (``--run`` only; needs the
   machine's PostgreSQL).
+
+``--model torch``: fairmon's own 64-32 MLP (``fairmon.registry.build_mlp``) trained on the encoded
+reference rows, registered with ``--builder``, instead of the pipeline. Results go to
+``results/explain_cost_<model>.{md,csv,json}`` with the machine's load.
 
 Usage::
 
@@ -188,7 +189,7 @@ def first_run(folder: Path) -> dict[str, Any]:
             "predicted_s": None, "note": budget[-1][:300] if budget else ""}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="tiny window, few explained rows (CI)")
     ap.add_argument("--run", action="store_true", help="also time `fairmon run` on the minimal spec (PostgreSQL)")
@@ -196,7 +197,7 @@ def main() -> None:
     ap.add_argument("--model", choices=["sklearn", "torch"], default="sklearn",
                     help="HistGradientBoosting pipeline (raw input) or fairmon's 64-32 MLP (encoded input)")
     ap.add_argument("--out", default=str(HERE / "results"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rows = 200 if args.smoke else args.rows
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -218,6 +219,7 @@ def main() -> None:
     for row in table:
         print(row)
     print(paths)
+    return table
 
 
 if __name__ == "__main__":
