@@ -13,6 +13,10 @@ It also warns when RUMIE searches model inputs that are not sensitive attributes
 listing features): over them the "most discriminated group" tends to be the group the model is built
 to score low, a finding for a model working as intended (issue 22). That warning is about the spec's
 meaning, not a missing file, so ``--strict`` does not make it an error.
+
+Each valid spec also gets a ``cost`` line: the estimated CPU seconds of a window's explanation step
+from the pipeline's cost model (:mod:`fairmon.cli._spec_cost`; the model is timed when its registry
+is reachable, otherwise the line says what it assumed).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 import yaml
 
 from fairmon.cli._args import SubParsers, add_command
+from fairmon.cli._spec_cost import window_cost
 from fairmon.config import load_spec, spec_json_schema
 from fairmon.errors import ConfigError
 from fairmon.validation import ensure_suite
@@ -106,7 +111,7 @@ def run_check(args: argparse.Namespace) -> int:
                             "warnings": advice})
             continue
         results.append({"file": str(f), "ok": True, "name": spec.name, "fingerprint": spec.fingerprint,
-                        "paths": notes, "warnings": advice})
+                        "paths": notes, "warnings": advice, "cost": window_cost(spec)})
     if not results:
         results.append({"file": " ".join(args.paths), "ok": False, "error": "no monitor specs found"})
     if args.json:
@@ -115,6 +120,7 @@ def run_check(args: argparse.Namespace) -> int:
         for r in results:
             if r["ok"]:
                 print(f"ok     {r['file']}  ({r['name']}, {r['fingerprint'][:12]})")
+                print(f"cost   {r['cost']['line']}")
                 for note in r.get("paths", []):
                     print(f"{'note' if note.endswith(NOT_CHECKED_REMOTE) else 'warning'}  {note}", file=sys.stderr)
             else:

@@ -38,6 +38,7 @@ MAX_GESD_PERTURBATIONS: Final = 1_000
 MAX_OPENXAI_PERTURBATIONS: Final = 10_000
 MAX_OPENXAI_SAMPLE_SIZE: Final = 10_000
 MAX_ATTRIBUTION_GAP_SAMPLE_SIZE: Final = 10_000
+MAX_EXPLANATION_BUDGET_S: Final = 86_400
 MAX_POPULATION: Final = 1_000
 MAX_GENERATIONS: Final = 1_000
 MAX_EVALUATIONS: Final = 1_000_000
@@ -69,6 +70,7 @@ COST_LIMITS: Final[dict[str, int]] = {
     "explanations.openxai.sample_size": MAX_OPENXAI_SAMPLE_SIZE,
     "explanations.attribution_gap.sample_size": MAX_ATTRIBUTION_GAP_SAMPLE_SIZE,
     "explanations.attribution_gap.bootstrap": MAX_BOOTSTRAP,
+    "explanations.budget_cpu_s": MAX_EXPLANATION_BUDGET_S,
     "retraining.population": MAX_POPULATION,
     "retraining.generations": MAX_GENERATIONS,
     "retraining.max_evaluations": MAX_EVALUATIONS,

@@ -15,12 +15,14 @@ import pandas as pd
 
 from fairmon._numbers import finite_float
 from fairmon._progress import advance, set_total
+from fairmon.config import ExplanationsSpec
 from fairmon.errors import ConfigError, InsufficientDataError, MethodError, SchemaError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.gesd import gesd
 from fairmon.fairness.rumie import mine
 from fairmon.feu import search
 from fairmon.feu.settings import FEUSettings
+from fairmon.pipeline.budget import explanations_within_budget
 from fairmon.pipeline.context import RunContext, model_name, model_registry
 from fairmon.pipeline.records import RumieOutput
 from fairmon.pipeline.table import A_DATA, A_SNAPSHOT
@@ -127,10 +129,10 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
     that is undefined for this window (the sampled rows hold fewer than two groups of the attribute)
     is stored as NULL with ``status`` saying why; the window still succeeds with its other results.
     """
-    e = ctx.spec.explanations
     frame = ctx.artifacts.get_frame(A_DATA)
     snap = ctx.artifacts.get_json(A_SNAPSHOT)
     model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
+    e = explanations_within_budget(ctx.spec, model, frame)  # the spec's sizes unless a budget is set
     features = list(ctx.spec.columns.features)
     ref = reference_frame(ctx, frame)
     rows: list[dict[str, Any]] = []
@@ -140,24 +142,25 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
     if e.gesd.enabled:
         out["gesd"] = {}
         for attr in ctx.spec.gesd_attributes:
-            gd, gesd_rows = _gesd_rows(ctx, model, frame[features], ref[features], frame[attr], attr)
+            gd, gesd_rows = _gesd_rows(ctx, e, model, frame[features], ref[features], frame[attr], attr)
             out["gesd"][attr] = gd
             rows.extend(gesd_rows)
             advance()
     if e.openxai.enabled:
-        rows.extend(_openxai_rows(ctx, model, frame, ref))
+        rows.extend(_openxai_rows(ctx, e, model, frame, ref))
     return out
 
 
 def _gesd_rows(
-    ctx: RunContext, model: Any, X: pd.DataFrame, X_train: pd.DataFrame, groups: pd.Series, attr: str
+    ctx: RunContext, e: ExplanationsSpec, model: Any, X: pd.DataFrame, X_train: pd.DataFrame, groups: pd.Series,
+    attr: str,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """GESD of one sensitive attribute: its result dict and its store rows (the disparity, then one
     stability row per group). Undefined (fewer than two groups sampled): value NULL, ``status`` says why."""
-    g = ctx.spec.explanations.gesd
+    g = e.gesd
     try:
         res = gesd(model, X, groups.astype(str).to_numpy(), X_train=X_train,
-                   random_state=ctx.spec.explanations.random_state, device=ctx.device, **_gesd_settings(ctx))
+                   random_state=e.random_state, device=ctx.device, **_gesd_settings(ctx, e))
     except InsufficientDataError as exc:
         log.warning("GESD across %s undefined in this window: %s", attr, exc)
         gd: dict[str, Any] = {"metric": "gesd", "attribute": attr, "value": None, "p_value": None,
@@ -184,11 +187,13 @@ def _gesd_rows(
     return gd, rows
 
 
-def _gesd_settings(ctx: RunContext) -> dict[str, Any]:
+def _gesd_settings(ctx: RunContext, e: ExplanationsSpec | None = None) -> dict[str, Any]:
     """Keyword arguments of :func:`fairmon.explain.gesd.gesd` from the spec (``explanations.gesd`` and
     the explainer sizes). The window's GESD and FEU's GESD objective both use them, so the candidates'
-    explanation fairness is measured exactly as the monitor measures it."""
-    e, g = ctx.spec.explanations, ctx.spec.explanations.gesd
+    explanation fairness is measured exactly as the monitor measures it. ``e``: the window's settings
+    (a budget's sizes), default the spec's."""
+    e = e or ctx.spec.explanations
+    g = e.gesd
     return {
         "explainer": g.explainer,
         "sample_size": g.sample_size,
@@ -222,8 +227,7 @@ def _gesd_value_row(explainer: str, attr: str, gd: Mapping[str, Any]) -> dict[st
     }
 
 
-def _explainer_params(ctx: RunContext, method: str) -> dict[str, Any]:
-    e = ctx.spec.explanations
+def _explainer_params(e: ExplanationsSpec, method: str) -> dict[str, Any]:
     if method in ("lime", "lime-lib"):
         return {"n_samples": e.lime_samples}
     if method in ("kernelshap", "kernelshap-lib"):
@@ -231,7 +235,9 @@ def _explainer_params(ctx: RunContext, method: str) -> dict[str, Any]:
     return {}
 
 
-def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.DataFrame) -> list[dict[str, Any]]:
+def _openxai_rows(
+    ctx: RunContext, e: ExplanationsSpec, model: Any, frame: pd.DataFrame, ref: pd.DataFrame
+) -> list[dict[str, Any]]:
     """OpenXAI metrics per explainer with their subgroup disparities.
 
     Each configured explainer explains ``openxai.sample_size`` seeded rows of the window (each row's
@@ -243,7 +249,6 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
     with a single group among the sampled rows gets its ``<METRIC>_fairness`` rows with value NULL and
     the reason in ``details.status`` (the disparity is undefined, not zero).
     """
-    e = ctx.spec.explanations
     ox = e.openxai
     feats = list(ctx.spec.columns.features)
     rng = np.random.default_rng(e.random_state)
@@ -259,12 +264,14 @@ def _openxai_rows(ctx: RunContext, model: Any, frame: pd.DataFrame, ref: pd.Data
     groups = {a: v for a, v in groups.items() if a not in one_group}
     rows: list[dict[str, Any]] = []
     for method in e.explainers:
-        params = _explainer_params(ctx, method)
+        params = _explainer_params(e, method)
         E = explain(model, Z, method=method, target="predicted", background=background,
                     random_state=e.random_state, device=ctx.device, **params)
         table = evaluate(
             model, Z, E, metrics=list(ox.metrics), groups=groups, k=ox.k_fraction,
-            random_state=e.random_state, explainer=method, explainer_params=params,
+            random_state=e.random_state, explainer=method,
+            # re-explanations of the stability perturbations use the same background as the rows'
+            explainer_params={**params, "background": background},
             n_samples=ox.n_perturbations, stability_draws=10 * ox.n_perturbations,
             stability_keep=ox.n_perturbations, device=ctx.device,
         )

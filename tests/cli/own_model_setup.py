@@ -112,3 +112,43 @@ def train_net(
         torch.nn.functional.cross_entropy(net(Xt), yt).backward()
         opt.step()
     return net.eval()
+
+
+#: a wider credit file (issue 21's first-run budget: ~25 model inputs): 19 numeric, 6 categorical
+WIDE_NUMERIC = NUMERIC + [f"x{i:02d}" for i in range(15)]
+WIDE_CATEGORICAL = CATEGORICAL + ["purpose", "housing", "channel", "product"]
+WIDE_FEATURES = WIDE_NUMERIC + WIDE_CATEGORICAL
+
+
+def wide_applications(n: int, seed: int) -> pd.DataFrame:
+    """:func:`applications` with 15 more numeric and 4 more categorical columns (25 model inputs); the
+    label also depends weakly on a few of the new columns."""
+    rng = np.random.default_rng(seed + 7)
+    df = applications(n, seed)
+    for i in range(15):
+        df[f"x{i:02d}"] = rng.normal(0.0, 1.0, n).round(3)
+    df["purpose"] = rng.choice(["car", "home", "education", "business", "other"], n)
+    df["housing"] = rng.choice(["own", "rent", "free"], n)
+    df["channel"] = rng.choice(["web", "branch", "broker"], n)
+    df["product"] = rng.choice(["card", "loan", "mortgage", "overdraft"], n)
+    flip = rng.random(n) < 0.1 * (df["x00"] > 1.0) + 0.1 * (df["purpose"] == "business")
+    df[LABEL] = np.where(flip, 1 - df[LABEL], df[LABEL])
+    return df
+
+
+def hgb_pipeline(reference: pd.DataFrame, features: list[str] | None = None) -> Any:
+    """StandardScaler + OneHotEncoder + HistGradientBoostingClassifier on the raw wide columns (the
+    model of issue 21's newcomer report)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    feats = features or WIDE_FEATURES
+    pre = ColumnTransformer([
+        ("num", StandardScaler(), [c for c in WIDE_NUMERIC if c in feats]),
+        ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), [c for c in WIDE_CATEGORICAL if c in feats]),
+    ])
+    return Pipeline([("pre", pre), ("clf", HistGradientBoostingClassifier(max_iter=100, random_state=0))]).fit(
+        reference[feats], reference[LABEL]
+    )

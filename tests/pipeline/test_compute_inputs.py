@@ -191,4 +191,4 @@ def test_window_and_feu_gesd_share_the_spec_settings(tmp_path: Path) -> None:
     kw = _gesd_settings(_ctx(spec, _frame()))
     assert set(kw) <= set(inspect.signature(gesd).parameters)
     feu = FEUSettings.from_spec(spec.retraining, gesd=kw).gesd
-    assert (feu["baseline"], feu["stratify"], feu["sample_size"]) == (0.5, False, 100)
+    assert (feu["baseline"], feu["stratify"], feu["sample_size"]) == (0.5, False, spec.explanations.gesd.sample_size)
