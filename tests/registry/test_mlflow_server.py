@@ -136,7 +136,9 @@ def test_an_mlflow_model_is_monitored_verified_and_gets_candidates(
                  "--db", fresh_database_url], tmp_path)
     assert done.returncode == 0 and "succeeded" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
     spec = load_spec(spec_file)
-    store = ArtifactStore(spec.resolve_path(spec.execution.artifact_location), "credit", "2026-01-01T000000Z")
+    attempts = Path(spec.resolve_path(spec.execution.artifact_location)) / "credit" / "2026-01-01T000000Z"
+    (attempt,) = [p.name for p in attempts.iterdir() if p.is_dir()]  # the run's one attempt (issue 15)
+    store = ArtifactStore(spec.resolve_path(spec.execution.artifact_location), "credit", "2026-01-01T000000Z", attempt)
     favorable = store.get_arrays("predictions")["favorable"]
     window = pd.read_csv(tmp_path / "data" / "2026-01-01.csv")
     expected = _credit.raw_pipeline(reference).predict(window[_credit.FEATURES])  # same data, same fit
