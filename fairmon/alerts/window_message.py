@@ -210,10 +210,8 @@ def _rumie_details(ctx: AlertContext) -> tuple[list[str], list[str]]:
 
 
 def _why(ctx: AlertContext) -> tuple[list[str], list[str]]:
-    """The "why disfavored" lines (given escaped) and their plain fallback."""
-    if not ctx.why:
-        return [], []
-    return ["*Why disfavored*", *ctx.why], ["Why disfavored:", *(mrkdwn_unescape(w) for w in ctx.why)]
+    """The "why disfavored" lines (given escaped, each starting with its own label) and their plain fallback."""
+    return list(ctx.why), [mrkdwn_unescape(w) for w in ctx.why]
 
 
 def _entry_block(entry: Entry, ctx: AlertContext, *, resolved: bool, why_here: bool = False) -> tuple[str, list[str]]:

@@ -109,7 +109,7 @@ def test_group_history_why_and_cause_lines_are_rendered_once_and_not_re_escaped(
     assert "rules changed: +`region = north`, −`age &lt;= 25`" in blocks
     group = next(b["text"]["text"] for b in m.blocks
                  if "Most discriminated group (RUMIE)*" in b.get("text", {}).get("text", ""))
-    assert why[0] in group and "*Why disfavored*" in group  # under the group's details, as given
+    assert why[0] in group and group.count(why[0]) == 1  # under the group's details, as given, once
     summary = m.blocks[2]["text"]["text"]
     assert summary.endswith(cause)  # under the summary of what fired
     assert "&amp;lt;" not in blocks and "&amp;lt;" not in m.text  # pre-escaped lines are not escaped twice

@@ -252,6 +252,8 @@ def test_one_message_per_window_with_rules_history_links_and_the_feu_reply_in_it
         assert set(key_attributes[first[3]]) & planted
         assert any(w in text for w in ("same group (Jaccard", "new group (")), text  # relation to earlier windows
         assert "History:" in text
+        assert "_Why disfavored_ (the RUMIE group): " in text  # the top features of its attribution gap
+        assert "_Model or data?_ with v1 on this window's data" in text  # the rescoring with the old model
     assert f"{REPORT_BASE}/demo/{first[1]:%Y-%m-%d}.html" in text
     assert "localhost:8000" not in text
     feu = [m for m in msgs if m[2].get("thread_of") and m[2]["text"].startswith("FEU")]
