@@ -289,7 +289,9 @@ def load_window_counts(
     env: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The distinct value combinations of ``columns`` in the window and how many rows have each,
-    counted in the database (``GROUP BY`` over the window's query): the rows never leave it.
+    counted in the database (``GROUP BY`` over the window's query): only the counts leave it (the other
+    steps still load the rows; the counts are a second read of the query, so a source still being
+    written can differ from the pulled rows).
 
     Returns a frame with ``columns`` and :data:`COUNT_COLUMN` (NULLs form their own combination);
     :func:`fairmon.fairness.outcome.outcome_metrics` takes it with ``row_counts``.
@@ -309,8 +311,9 @@ def load_window_counts(
     if COUNT_COLUMN in columns:
         raise ConfigError(ERR_COUNT_COLUMN.format(col=COUNT_COLUMN))
     counts = _run_query(source, window_counts_sql(source, columns), start, end, engine=engine, env=env)
-    if len(counts) == 0:
-        raise DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=_short_query(source.query)))
+    if len(counts) == 0:  # as an empty pulled window: data_invalid, not failed
+        raise _data_problem(DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=_short_query(source.query))),
+                            "query_not_empty")
     counts[COUNT_COLUMN] = counts[COUNT_COLUMN].astype("int64")
     return counts
 

@@ -26,7 +26,9 @@ from fairmon_airflow.retry import retry_policy
 
 __all__ = ["run_task"]
 
-_SQL_STEP = "pull_data"
+#: steps that query the SQL source (the pull, the validation's SQL expectations, the outcome push-down):
+#: they get the Airflow connection's URL
+_SQL_STEPS = frozenset({"pull_data", "validate", "outcome"})
 _FEU_STEP = "feu"
 
 
@@ -52,7 +54,7 @@ def run_task(step: str, spec_path: str, window: dict[str, Any] | None = None) ->
             slack_token=slack_token(),
             notify=notify_of(context),
             attempt=try_number(context),
-            source_url=source_url(spec_path) if step == _SQL_STEP else None,
+            source_url=source_url(spec_path) if step in _SQL_STEPS else None,
             feu=step == _FEU_STEP and feu_requested(context),
         )
     return result

@@ -39,13 +39,14 @@ def resolve_window(ctx: RunContext) -> dict[str, Any]:
     t0 = time.perf_counter()
     change = ctx.store.spec_change_of(ctx.monitor, ctx.window.start, ctx.spec.fingerprint)
     run_id, previous = runs.start_run(ctx)
-    ctx.artifacts.clear()
     ctx.artifacts.remove_other_attempts(keep=set() if previous is None else {previous})
     out: dict[str, Any] = {**ctx.window.to_dict(), "run_id": run_id, "attempt_id": ctx.attempt_id}
     if change is not None:
         ctx.store.record_spec_change(run_id, change)
         log.warning("%s", change.text)
         out["spec_changed"] = change.text
+    else:  # rerun under the series' spec again: an event an earlier run of this window recorded is void
+        ctx.store.forget_spec_change(ctx.monitor, run_id)
     return timed(ctx, "resolve_window", t0, out)
 
 

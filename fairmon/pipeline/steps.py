@@ -107,7 +107,7 @@ def outcome(ctx: RunContext) -> dict[str, Any]:
         ctx.artifacts.put_json(A_OUTCOME, None)
         return timed(ctx, "outcome", t0, {"enabled": False, "rows": 0})
     cols = ctx.spec.columns
-    if o.push_down:  # (group x decision x label) counts from the database; the rows stay there
+    if o.push_down:  # (group x decision x label) counts from the database: this step moves only the counts
         assert ctx.spec.data.sql is not None and cols.decision is not None  # the spec validator's rule
         wanted = [*cols.sensitive, cols.decision, *([cols.label] if cols.label is not None else [])]
         frame = load_window_counts(ctx.spec.data.sql, ctx.window.start, ctx.window.end, list(dict.fromkeys(wanted)),
@@ -198,8 +198,8 @@ def diagnose(ctx: RunContext) -> dict[str, Any]:
     t_rescore = time.perf_counter()
     rescored, why_none = diagnosis.rescores(ctx, findings)
     t_end = time.perf_counter()
-    ctx.store.save_attribution_gaps(run_id, [diagnosis.gap_record(g) for g in gaps])
-    ctx.store.save_rescores(run_id, [diagnosis.rescore_record(r) for r in rescored])
+    ctx.store.save_attribution_gaps(run_id, [diagnosis.gap_record(g) for g in gaps], attempt_id=ctx.attempt_id)
+    ctx.store.save_rescores(run_id, [diagnosis.rescore_record(r) for r in rescored], attempt_id=ctx.attempt_id)
     out = {
         "attribution_gaps": [{"group_kind": g.group_kind, "status": g.status,
                               "top": [f.feature for f in g.top(3)]} for g in gaps],

@@ -157,6 +157,17 @@ class StoreBase:
             raise RecordError(ERR_UNKNOWN_RUN.format(run_id=run_id))
         return int(row["monitor_id"]), row["window_start"]
 
+    def _check_run_lease(self, conn: Connection, run_id: int, mid: int, ws: datetime, attempt_id: str | None) -> None:
+        """:meth:`_check_lease` for a write keyed by ``run_id`` (row-locks the run; no-op without an attempt)."""
+        if attempt_id is None:
+            return
+        row = conn.execute(
+            sa.select(runs.c.window_end, monitors.c.name)
+            .select_from(runs.join(monitors, monitors.c.monitor_id == runs.c.monitor_id))
+            .where(runs.c.run_id == run_id).with_for_update(of=runs)
+        ).one()
+        self._check_lease(conn, mid, str(row.name), ws, row.window_end, attempt_id)
+
     @staticmethod
     def _check_lease(
         conn: Connection, mid: int, monitor: str, window_start: datetime, window_end: datetime,

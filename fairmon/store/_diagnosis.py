@@ -84,8 +84,9 @@ class DiagnosisRows(StoreBase):
     """:meth:`save_attribution_gaps`, :meth:`attribution_gaps_of_run`, :meth:`save_rescores`,
     :meth:`rescores_of_run`."""
 
-    def save_attribution_gaps(self, run_id: int, rows: Sequence[AttributionGapRecord]) -> None:
-        """Replace the attribution gaps of a run (one transaction).
+    def save_attribution_gaps(self, run_id: int, rows: Sequence[AttributionGapRecord], *,
+                              attempt_id: str | None = None) -> None:
+        """Replace the attribution gaps of a run (one transaction; refused for a superseded ``attempt_id``).
 
         Examples
         --------
@@ -97,6 +98,7 @@ class DiagnosisRows(StoreBase):
                 raise RecordError(ERR_DUPLICATE_GAP.format(kind=k, run_id=run_id))
         with self._tx() as conn:
             mid, ws = self._run_key(conn, run_id)
+            self._check_run_lease(conn, run_id, mid, ws, attempt_id)
             conn.execute(sa.delete(attribution_gaps).where(attribution_gaps.c.run_id == run_id))
             if rows:
                 conn.execute(sa.insert(attribution_gaps), [
@@ -125,8 +127,8 @@ class DiagnosisRows(StoreBase):
                 for r in conn.execute(stmt).mappings()
             ]
 
-    def save_rescores(self, run_id: int, rows: Sequence[RescoreRecord]) -> None:
-        """Replace the model rescores of a run (one transaction).
+    def save_rescores(self, run_id: int, rows: Sequence[RescoreRecord], *, attempt_id: str | None = None) -> None:
+        """Replace the model rescores of a run (one transaction; refused for a superseded ``attempt_id``).
 
         Examples
         --------
@@ -138,6 +140,7 @@ class DiagnosisRows(StoreBase):
                 raise RecordError(ERR_DUPLICATE_RESCORE.format(key=":".join(k), run_id=run_id))
         with self._tx() as conn:
             mid, ws = self._run_key(conn, run_id)
+            self._check_run_lease(conn, run_id, mid, ws, attempt_id)
             conn.execute(sa.delete(model_rescores).where(model_rescores.c.run_id == run_id))
             if rows:
                 conn.execute(sa.insert(model_rescores), [

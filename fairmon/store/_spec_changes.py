@@ -92,6 +92,12 @@ class SpecChanges(StoreBase):
             mid = self._lock_monitor(conn, change.monitor)
             self._store_change(conn, run_id, mid, change)
 
+    def forget_spec_change(self, monitor: str, run_id: int) -> None:
+        """Remove ``run_id``'s spec_changed event: the window was rerun under the series' spec again."""
+        with self._tx(monitor) as conn:
+            self._lock_monitor(conn, monitor)
+            conn.execute(sa.delete(spec_changes).where(spec_changes.c.run_id == run_id))
+
     def spec_changes(self, monitor: str) -> list[SpecChange]:
         """The monitor's spec_changed events, oldest window first."""
         sc = spec_changes.c

@@ -59,7 +59,7 @@ monitors = sa.Table(
     sa.Column("spec_fingerprint", sa.Text),
     sa.Column("created_at", _TS, nullable=False, server_default=_now()),
     sa.Column("updated_at", _TS, nullable=False, server_default=_now()),
-    # the spec file that owns the name (0007); another file with the same name is refused
+    # the spec file that owns the name (0010); another file with the same name is refused
     sa.Column("spec_path", sa.Text),
 )
 
@@ -80,7 +80,7 @@ runs = sa.Table(
     sa.Column("created_at", _TS, nullable=False, server_default=_now()),
     # the run's progress timestamp: every status mark, window write and heartbeat sets it
     sa.Column("updated_at", _TS, nullable=False, server_default=_now()),
-    # the attempt holding the run (0007): a new one per resolve_window; a superseded one cannot write
+    # the attempt holding the run (0010): a new one per resolve_window; a superseded one cannot write
     sa.Column("attempt_id", sa.Text),
     sa.UniqueConstraint("monitor_id", "window_start", "window_end", name="runs_monitor_window_key"),
 )

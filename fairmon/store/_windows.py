@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection
 
 from fairmon.store._rows import jsonable
 from fairmon.store._runs import LATEST_COLUMNS, RunWrites, latest_source
-from fairmon.store._tables import evidence, explanation_metrics, metric_latest, metrics, monitors, runs
+from fairmon.store._tables import evidence, explanation_metrics, metric_latest, metrics
 from fairmon.store._tables import findings as findings_table
 from fairmon.store.records import (
     EvidenceRecord,
@@ -197,13 +197,7 @@ class WindowWrites(RunWrites):
             raise RecordError(ERR_DUPLICATE_FINDINGS.format(run_id=run_id))
         with self._tx() as conn:
             mid, ws = self._run_key(conn, run_id)
-            if attempt_id is not None:
-                row = conn.execute(
-                    sa.select(runs.c.attempt_id, runs.c.window_end, monitors.c.name)
-                    .select_from(runs.join(monitors, monitors.c.monitor_id == runs.c.monitor_id))
-                    .where(runs.c.run_id == run_id).with_for_update(of=runs)
-                ).one()
-                self._check_lease(conn, mid, str(row.name), ws, row.window_end, attempt_id)
+            self._check_run_lease(conn, run_id, mid, ws, attempt_id)
             conn.execute(sa.delete(findings_table).where(findings_table.c.run_id == run_id))
             self._insert_findings(conn, run_id, mid, ws, findings)
 

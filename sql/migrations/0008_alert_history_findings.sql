@@ -3,7 +3,7 @@
 -- payload -> 'extra' -> 'findings' (fingerprint, key, kind, metric, group, severity, status, entry).
 -- alert_history stays one row per message, with n_findings appended (NULL: not a findings message,
 -- e.g. data validation or an FEU follow-up); alert_history_findings has one row per finding of each
--- message, with the message's delivery state. Rows enqueued before 0007 (one message per finding)
+-- message, with the message's delivery state. Rows enqueued before 0008 (one message per finding)
 -- appear there with the finding key of their metadata.
 
 CREATE OR REPLACE VIEW alert_history AS

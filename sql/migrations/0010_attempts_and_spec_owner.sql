@@ -3,7 +3,7 @@
 -- runs.attempt_id: the attempt of the window that holds the run (its lease). Every attempt gets a
 -- fresh id when it starts (resolve_window); its artifacts live under <window>/<attempt_id>/ and its
 -- writes are refused once a newer attempt took the window over, so two overlapping attempts (an
--- Airflow zombie next to its retry) never disturb each other. NULL for runs written before 0007.
+-- Airflow zombie next to its retry) never disturb each other. NULL for runs written before 0010.
 --
 -- monitors.spec_path: the spec file that owns the monitor name (identity.name). A run from another
 -- file with the same name is refused unless the operator takes the monitor over explicitly

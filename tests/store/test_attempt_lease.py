@@ -9,7 +9,7 @@ import pytest
 from store_seed import day, window
 
 from fairmon.errors import AttemptSupersededError, ConfigError
-from fairmon.store import FindingRecord, Store
+from fairmon.store import AttributionGapRecord, FindingRecord, RescoreRecord, Store
 from fairmon.store._attempts import ERR_MONITOR_OWNED
 
 pytestmark = pytest.mark.postgres
@@ -37,6 +37,11 @@ def test_a_superseded_attempt_cannot_write_the_window(store: Store) -> None:
         store.write_window(dataclasses.replace(w, run=dataclasses.replace(w.run, attempt_id=a)))
     with pytest.raises(AttemptSupersededError):
         store.write_findings(run_id, [FindingRecord("outcome", "dp_difference", "warning")], attempt_id=a)
+    with pytest.raises(AttemptSupersededError):  # the diagnose step's rows too (issue 19 x issue 15)
+        store.save_attribution_gaps(run_id, [AttributionGapRecord("rumie", "ok")], attempt_id=a)
+    with pytest.raises(AttemptSupersededError):
+        store.save_rescores(run_id, [RescoreRecord("rumie_dscore", "rumie_honest_dscore", "", "v1", "v2")], attempt_id=a)
+    assert store.attribution_gaps_of_run(run_id) == [] and store.rescores_of_run(run_id) == []
     assert not store.heartbeat_run(run_id, a)
     assert _counts(store, run_id) == before  # A deleted nothing
     assert store.get_run("demo", day(0), day(1)).status == "running"  # type: ignore[union-attr]

@@ -88,6 +88,7 @@ STORE_METHODS = {
     # spec_changed events (issue 20)
     "spec_change_of",
     "record_spec_change",
+    "forget_spec_change",
     "spec_changes",
 }
 
