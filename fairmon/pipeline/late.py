@@ -71,17 +71,22 @@ def skip_window(
 ) -> int:
     """Record the window as ``skipped`` with ``reason`` (and its earlier results removed); returns the run id.
 
-    ``window`` is a :class:`Window` or the dict ``resolve_window`` returned.
+    ``window`` is a :class:`Window` or the dict ``resolve_window`` returned: with its ``attempt_id`` the
+    skip is written by that attempt (the DAG run's, no new one is started); without it a new attempt
+    registers the monitor and its spec first, like every window.
     """
     s = spec if isinstance(spec, MonitorSpec) else load_spec(spec)
     w = window if isinstance(window, Window) else Window.from_dict({"monitor": s.name, **window})
-    ctx = RunContext(s, w, db_url=db_url, attempt=attempt)
+    attempt_id = window.get("attempt_id") if isinstance(window, dict) else None
+    ctx = RunContext(s, w, db_url=db_url, attempt=attempt, attempt_id=attempt_id)
     try:
-        runs.start_run(ctx)  # registers the monitor and its spec, like every window
+        if attempt_id is None:
+            runs.start_run(ctx)
         return int(
             ctx.store.mark_run(
                 s.name, w.start, w.end, "skipped", error=reason, spec_fingerprint=s.fingerprint,
                 details={"attempt": attempt, "skip": {"kind": SKIP_KIND_LATE, "reason": reason}},
+                attempt_id=ctx.attempt_id,
             )
         )
     finally:

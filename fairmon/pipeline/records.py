@@ -206,5 +206,5 @@ def save_feu(ctx: RunContext, result: Mapping[str, Any]) -> int:
     """Store the FEU candidates under this window's run; returns how many."""
     run_id = int(ctx.artifacts.get_json(A_PERSIST)["run_id"])
     rows = feu_records(result)
-    ctx.store.save_feu_candidates(run_id, rows)
+    ctx.store.save_feu_candidates(run_id, rows, attempt_id=ctx.attempt_id)
     return len(rows)

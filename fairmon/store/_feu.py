@@ -22,8 +22,10 @@ _C = candidates_table.c
 class FEUCandidates(StoreBase):
     """:meth:`save_feu_candidates`, :meth:`set_feu_registry_version`, :meth:`feu_candidates`."""
 
-    def save_feu_candidates(self, run_id: int, candidates: Sequence[FEUCandidateRecord]) -> None:
-        """Replace the FEU candidates of a run (one transaction; at most one ``selected``).
+    def save_feu_candidates(self, run_id: int, candidates: Sequence[FEUCandidateRecord], *,
+                            attempt_id: str | None = None) -> None:
+        """Replace the FEU candidates of a run (one transaction; at most one ``selected``; refused for a
+        superseded ``attempt_id``).
 
         Examples
         --------
@@ -36,7 +38,8 @@ class FEUCandidates(StoreBase):
         if len(set(idx)) != len(idx):
             raise RecordError(ERR_DUPLICATE_CANDIDATE.format(run_id=run_id))
         with self._tx() as conn:
-            self._run_key(conn, run_id)
+            mid, ws = self._run_key(conn, run_id)
+            self._check_run_lease(conn, run_id, mid, ws, attempt_id)
             conn.execute(sa.delete(candidates_table).where(_C.run_id == run_id))
             if candidates:
                 conn.execute(

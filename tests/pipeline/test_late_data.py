@@ -42,3 +42,24 @@ def test_a_missing_partition_is_not_ready_and_the_window_is_stored_skipped(
     (tmp_path / "stream").mkdir()
     (tmp_path / "stream" / "2026-01-03.csv").write_text("a\n1\n")
     assert data_ready(spec, W)
+
+
+def test_a_skip_after_resolve_window_is_written_by_the_dag_runs_attempt(
+    tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sensor skips with resolve_window's dict: no new attempt supersedes the DAG run's (issue 15 x 20)."""
+    from fairmon.pipeline import run_step
+    from fairmon.store import open_store
+
+    monkeypatch.setenv("FAIRMON_DEMO_DIR", str(tmp_path))
+    spec = load_spec(REPO / "monitors" / "demo.yaml")
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    out = run_step("resolve_window", REPO / "monitors" / "demo.yaml", {"logical_date": "2026-01-03"}, db_url=fresh_database_url)
+    run_id = skip_window(spec, out, skip_reason(spec, W, waited_s=5), db_url=fresh_database_url)
+    assert run_id == out["run_id"]
+    store = open_store(fresh_database_url)
+    try:
+        assert store.current_attempt("demo", W.start, W.end) == out["attempt_id"]
+        assert store.get_run("demo", W.start, W.end).status == "skipped"  # type: ignore[union-attr]
+    finally:
+        store.engine.dispose()
