@@ -150,10 +150,13 @@ def describe_window_source(spec: MonitorSpec, start: dt.datetime, end: dt.dateti
     return f"query: {_short_query(spec.data.sql.query)}"
 
 
-def load_file(path: str, fmt: str) -> pd.DataFrame:
+def load_file(path: str, fmt: str, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Read one CSV/Parquet file (local or fsspec URL); every read error is a DatasetError naming the file.
 
-    An empty CSV reads as an empty frame (the caller decides whether that is an error).
+    An empty CSV reads as an empty frame (the caller decides whether that is an error). ``columns``
+    reads only those columns (Parquet column projection; CSV ``usecols``) when the file has every one
+    of them, in the file's order; a file lacking any of them is read whole, so a check for missing
+    columns can name what the file holds.
 
     >>> load_file("/nonexistent/2026-02-01.csv", "csv")
     Traceback (most recent call last):
@@ -163,9 +166,10 @@ def load_file(path: str, fmt: str) -> pd.DataFrame:
     if fmt == "parquet" and not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
         raise DatasetError(ERR_NO_PARQUET.format(path=path))
     try:
+        wanted = _projection(path, fmt, columns) if columns is not None else None
         if fmt == "csv":
-            return pd.read_csv(path)
-        return pd.read_parquet(path)
+            return pd.read_csv(path) if wanted is None else pd.read_csv(path, usecols=lambda c: c in wanted)
+        return pd.read_parquet(path, columns=wanted)
     except FileNotFoundError as exc:
         raise _data_problem(DatasetError(ERR_NOT_FOUND.format(path=path)), "file_exists") from exc
     except pd.errors.EmptyDataError:
@@ -173,6 +177,30 @@ def load_file(path: str, fmt: str) -> pd.DataFrame:
     except Exception as exc:  # noqa: BLE001 - parser/IO errors of many libraries → one clear error
         raise _data_problem(DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)),
                             "file_readable") from exc
+
+
+def _projection(path: str, fmt: str, columns: Sequence[str]) -> list[str] | None:
+    """The file's columns among ``columns`` in file order, or None (read everything) when the file
+    lacks one of them. Reads only the header (CSV) or the footer's schema (Parquet)."""
+    if fmt == "csv":
+        try:
+            have = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        except pd.errors.EmptyDataError:
+            return None
+    else:
+        import pyarrow.parquet as pq
+
+        if "://" in path:
+            import fsspec
+
+            with fsspec.open(path, "rb") as fh:
+                have = list(pq.read_schema(fh).names)
+        else:
+            have = list(pq.read_schema(path).names)
+    wanted = set(columns)
+    if not wanted <= set(have):
+        return None
+    return [c for c in have if c in wanted]
 
 
 def _data_problem(err: DatasetError, check: str) -> DatasetError:
@@ -207,11 +235,12 @@ def _load_files(
     base_dir: str | os.PathLike[str] | None,
     env: Mapping[str, str] | None,
     allow_empty: bool,
+    columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     path = window_path(source, start, end, base_dir=base_dir, env=env)
     if not file_exists(path):
         raise _data_problem(DatasetError(ERR_FILE_MISSING.format(start=start, end=end, path=path)), "file_exists")
-    frame = load_file(path, source.format or "csv")
+    frame = load_file(path, source.format or "csv", columns=columns)
     if len(frame) == 0 and not allow_empty:
         raise _data_problem(DatasetError(ERR_EMPTY_FILE.format(start=start, end=end, path=path)), "file_not_empty")
     return frame
@@ -225,8 +254,10 @@ def _run_query(
     *,
     engine: Engine | str | None,
     env: Mapping[str, str] | None,
+    shown: str | None = None,
 ) -> pd.DataFrame:
-    """Run ``sql`` (the window's query or a query over it) with ``:start``/``:end`` bound."""
+    """Run ``sql`` (the window's query or a query over it) with ``:start``/``:end`` bound; errors name
+    ``shown`` (default ``sql``)."""
     env = os.environ if env is None else env
     own = False
     if engine is None:
@@ -236,7 +267,7 @@ def _run_query(
         engine, own = sa.create_engine(url), True
     elif isinstance(engine, str):
         engine, own = sa.create_engine(engine), True
-    query = _short_query(sql)
+    query = _short_query(sql if shown is None else shown)
     timeout_s = source_statement_timeout_s(env)
     try:
         with engine.connect() as conn, conn.begin():
@@ -271,8 +302,18 @@ def _load_sql(
     engine: Engine | str | None,
     env: Mapping[str, str] | None,
     allow_empty: bool,
+    columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    frame = _run_query(source, source.query, start, end, engine=engine, env=env)
+    sql = source.query
+    if columns is not None:  # a select list over the window's query, when the query has every column
+        inner = _inner_query(source)
+        have = _run_query(source, f"SELECT * FROM ({inner}) AS fairmon_window LIMIT 0", start, end, engine=engine,
+                          env=env, shown=source.query).columns
+        names = [str(c) for c in have]
+        if set(columns) <= set(names) and len(set(names)) == len(names):
+            keep = ", ".join(quote_identifier(c) for c in names if c in set(columns))
+            sql = f"SELECT {keep} FROM ({inner}) AS fairmon_window"
+    frame = _run_query(source, sql, start, end, engine=engine, env=env, shown=source.query)
     if len(frame) == 0 and not allow_empty:
         raise _data_problem(DatasetError(ERR_EMPTY_QUERY.format(start=start, end=end, query=_short_query(source.query))),
                             "query_not_empty")
@@ -321,9 +362,14 @@ def load_window_counts(
 def window_counts_sql(source: SqlSource, columns: Sequence[str]) -> str:
     """The ``GROUP BY`` query of :func:`load_window_counts` (identifiers double-quoted)."""
     cols = ", ".join(quote_identifier(c) for c in columns)
-    inner = source.query.strip().rstrip(";").strip()
+    inner = _inner_query(source)
     return (f"SELECT {cols}, COUNT(*) AS {quote_identifier(COUNT_COLUMN)} FROM ({inner}) AS fairmon_window "
             f"GROUP BY {cols}")
+
+
+def _inner_query(source: SqlSource) -> str:
+    """The window's query as a subquery (no trailing semicolon)."""
+    return source.query.strip().rstrip(";").strip()
 
 
 def _first_line(exc: BaseException) -> str:
@@ -340,6 +386,7 @@ def load_window(
     base_dir: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     allow_empty: bool = False,
+    columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Load the rows of the window ``[start, end)`` from a spec's data source.
 
@@ -357,6 +404,10 @@ def load_window(
         Environment for ``${VAR}`` expansion and the SQL URL (default ``os.environ``).
     allow_empty : bool
         Return an empty frame instead of raising :class:`DatasetError` for a window with no rows.
+    columns : sequence of str, optional
+        Read only these columns (the ones the monitor uses) when the source has all of them: Parquet
+        column projection, CSV ``usecols``, a SQL select list over the window's query. A source lacking
+        one of them is read whole (so the missing-column check names what it holds).
 
     Returns
     -------
@@ -386,7 +437,7 @@ def load_window(
     if isinstance(source, DataSource):
         source = source.sql if source.sql is not None else source.files  # type: ignore[assignment]
     if isinstance(source, SqlSource):
-        return _load_sql(source, start, end, engine=engine, env=env, allow_empty=allow_empty)
+        return _load_sql(source, start, end, engine=engine, env=env, allow_empty=allow_empty, columns=columns)
     if isinstance(source, FilesSource):
-        return _load_files(source, start, end, base_dir=base_dir, env=env, allow_empty=allow_empty)
+        return _load_files(source, start, end, base_dir=base_dir, env=env, allow_empty=allow_empty, columns=columns)
     raise TypeError(f"load_window needs a MonitorSpec or data source, got {type(source).__name__}")

@@ -83,6 +83,8 @@ class ArtifactStore:
         self.fs, self.root = fsspec.core.url_to_fs(base)
         self._window_root = fsspec.core.url_to_fs(window_base)[1]
         self.base_uri = base
+        #: frames read in this process (see :meth:`get_frame`)
+        self._frames: dict[str, pd.DataFrame] = {}
 
     # -- paths -----------------------------------------------------------------------------------
     def _path(self, name: str, ext: str) -> str:
@@ -114,6 +116,7 @@ class ArtifactStore:
 
     def clear(self) -> None:
         """Remove every artifact of this attempt (a re-run starts clean)."""
+        self._frames.clear()
         if self.fs.exists(self.root):
             self.fs.rm(self.root, recursive=True)
 
@@ -168,19 +171,37 @@ class ArtifactStore:
             import pyarrow  # noqa: F401  # a dependency; probed for a clear error
         except ImportError as exc:
             raise FairmonError(ERR_NO_PYARROW.format(name=name)) from exc
-        buf = io.BytesIO()
+        self._frames.pop(name, None)
+        path = self._path(name, "parquet")
+        self.fs.makedirs(self.root, exist_ok=True)
+        tmp = f"{path}.tmp"
         try:
-            frame.to_parquet(buf)
+            with self.fs.open(tmp, "wb") as fh:  # streamed into the file: no second copy in memory
+                frame.to_parquet(fh)
         except (TypeError, ValueError) as exc:  # e.g. an object column of mixed types
             logging.getLogger(__name__).info("artifact %s: mixed-type columns stored as text: %s", name, exc)
-            buf = io.BytesIO()
-            _as_text(frame).to_parquet(buf)
-        self._write(self._path(name, "parquet"), buf.getvalue())
+            with self.fs.open(tmp, "wb") as fh:
+                _as_text(frame).to_parquet(fh)
+        self.fs.mv(tmp, path)  # readers never see a half-written file
         return self.uri(name, "parquet")
 
     def get_frame(self, name: str) -> pd.DataFrame:
-        """The frame ``put_frame`` wrote (Parquet only: a pickle beside it is never loaded)."""
-        return pd.read_parquet(io.BytesIO(self._read(name, "parquet")))
+        """The frame ``put_frame`` wrote (Parquet only: a pickle beside it is never loaded).
+
+        Read from the file once per store object and kept: later calls in the same process (every
+        step of ``fairmon run``) get a shallow copy of the same frame without reading it again (pandas'
+        copy-on-write: changing the copy never changes the kept frame). ``put_frame`` of the name and
+        :meth:`clear` drop it; a step in another process (an Airflow task) reads the file.
+        """
+        kept = self._frames.get(name)
+        if kept is None:
+            path = self._path(name, "parquet")
+            if not self.fs.exists(path):
+                self._read(name, "parquet")  # raises MissingArtifactError naming the artifact
+            with self.fs.open(path, "rb") as fh:
+                kept = pd.read_parquet(fh)
+            self._frames[name] = kept
+        return kept.copy(deep=False)
 
 
 def _as_text(frame: pd.DataFrame) -> pd.DataFrame:

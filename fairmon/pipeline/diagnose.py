@@ -34,6 +34,8 @@ from fairmon.fairness.rescore import RUMIE_METRICS, Rescore, rescore_outcome, re
 from fairmon.pipeline.checks import check_favorable_class, favorable_value_eq
 from fairmon.pipeline.compute import reference_frame
 from fairmon.pipeline.context import RunContext, model_name, model_registry
+from fairmon.pipeline.frames import predict as chunked_predict
+from fairmon.pipeline.frames import predict_proba as chunked_proba
 from fairmon.pipeline.records import read_outcome, read_rumie
 from fairmon.pipeline.table import A_DATA, A_PREDICTIONS, A_SNAPSHOT
 from fairmon.registry.model import Model
@@ -153,13 +155,13 @@ def _favorable_of(ctx: RunContext, model: Model, frame: pd.DataFrame, what: str)
     fav = ctx.spec.favorable
     X = frame[list(ctx.spec.columns.features)]
     if fav.score_threshold is not None:
-        score = model.predict_proba(X)[:, 1]
+        score = chunked_proba(model, X)[:, 1]
         out = (score >= fav.score_threshold) if fav.direction == "above" else (score <= fav.score_threshold)
         res = out.astype(float)
         res[np.isnan(score)] = np.nan
         return res
     check_favorable_class(fav.class_, model.classes, what=what)
-    return np.asarray(favorable_value_eq(model.predict(X), fav.class_), dtype=float)
+    return np.asarray(favorable_value_eq(chunked_predict(model, X), fav.class_), dtype=float)
 
 
 def rescores(ctx: RunContext, findings: Sequence[Finding]) -> tuple[list[Rescore], str]:

@@ -15,6 +15,8 @@ from fairmon.errors import DatasetError, DataValidationError
 from fairmon.pipeline import checks, notify, runs
 from fairmon.pipeline.checks import check_favorable_class, check_favorable_value, favorable_value_eq
 from fairmon.pipeline.context import RunContext, model_name, model_registry
+from fairmon.pipeline.frames import as_categories, window_columns
+from fairmon.pipeline.frames import predict_proba as chunked_proba
 from fairmon.pipeline.runs import timed
 from fairmon.pipeline.table import A_DATA, A_PREDICTIONS, A_SNAPSHOT, A_VALIDATION
 from fairmon.registry.model import Model
@@ -72,15 +74,19 @@ def pull_snapshot(ctx: RunContext) -> dict[str, Any]:
 
 
 def pull_data(ctx: RunContext) -> dict[str, Any]:
-    """Load the window's rows from the spec's source (SQL with ``:start/:end`` or a file partition)."""
+    """Load the window's rows from the spec's source (SQL with ``:start/:end`` or a file partition):
+    only the columns the monitor reads (:func:`~fairmon.pipeline.frames.window_columns`), text columns
+    as categoricals (:func:`~fairmon.pipeline.frames.as_categories`)."""
     t0 = time.perf_counter()
     try:
-        frame = load_window(ctx.spec, ctx.window.start, ctx.window.end, engine=ctx.source_url)
+        frame = load_window(ctx.spec, ctx.window.start, ctx.window.end, engine=ctx.source_url,
+                            columns=window_columns(ctx.spec))
     except DatasetError as exc:  # a missing / empty / unreadable window is bad data, not a pipeline error
         failure = checks.source_failure(exc)
         if failure is None:
             raise
         _data_invalid(ctx, "pull_data", t0, [failure], n_rows=0)
+    frame = as_categories(frame)  # text as categorical codes: every later step reads the texts
     ctx.artifacts.put_frame(A_DATA, frame)
     return timed(ctx, "pull_data", t0, {"rows": int(len(frame)), "columns": int(frame.shape[1])})
 
@@ -183,7 +189,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
             model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
             if fav.score_threshold is None:
                 check_favorable_class(fav.class_, model.classes, what=f"model {snap['name']}:{snap['version']}")
-            score = model.predict_proba(frame[list(cols.features)])[:, 1]
+            score = chunked_proba(model, frame[list(cols.features)])[:, 1]
             pred = (score >= model.threshold).astype(int)  # Model.predict's rule: the window is encoded once
         if fav.score_threshold is not None:
             if fav.direction == "above":

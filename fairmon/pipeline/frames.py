@@ -1,0 +1,163 @@
+"""The window's rows in memory: only the columns the monitor reads, text as categorical codes.
+
+A 1M-row window of the demo spec held its six text columns as one string per row (about 320 MB of
+the window's 470 MB once pulled), and a 10M-row one would not fit a worker. :func:`window_columns`
+names the columns the pull step reads (the source projects them: Parquet columns, CSV ``usecols``, a
+SQL select list) and :func:`as_categories` stores text columns as :class:`pandas.Categorical` (one
+small integer per row, each distinct text once). Every step sees the same values: a category is the
+text it codes, missing values stay missing, and the schema, outcome groups, rules and validation all
+read a categorical column as its texts; a model reading raw columns gets them back as text
+(:func:`as_texts`). :func:`predict_proba` scores the window in chunks, so its encoded matrix never
+exists whole.
+
+Examples
+--------
+>>> import pandas as pd
+>>> frame = as_categories(pd.DataFrame({"sex": ["f", "m", None], "age": [30, 40, 50]}))
+>>> str(frame["sex"].dtype), frame["sex"].tolist()[:2], bool(frame["sex"].isna().iloc[2])
+('category', ['f', 'm'], True)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from fairmon.config import MonitorSpec
+from fairmon.errors import FairmonError, SchemaError
+
+if TYPE_CHECKING:
+    from fairmon.registry.model import Model
+
+__all__ = ["window_columns", "as_categories", "as_texts", "predict_proba", "predict", "TEXT_CATEGORIES", "PREDICT_CHUNK_ROWS"]
+
+log = logging.getLogger(__name__)
+
+#: ``DataFrame.attrs`` key: the text columns :func:`as_categories` made categorical, with their dtype
+TEXT_CATEGORIES = "fairmon_text_categories"
+#: rows scored at a time by :func:`predict_proba`
+PREDICT_CHUNK_ROWS = 200_000
+
+
+def window_columns(spec: MonitorSpec) -> list[str] | None:
+    """The columns of the window the monitor reads: the spec's columns (features, extra, sensitive,
+    label, decision, score, RUMIE's attributes) and every column its stored validation suite names.
+
+    None (read every column) when the stored suite cannot be read: the validate step then reports it.
+
+    Examples
+    --------
+    >>> from fairmon.config import EXAMPLE, MonitorSpec
+    >>> spec = MonitorSpec.model_validate({**EXAMPLE, "validation": {"enabled": False}})
+    >>> window_columns(spec) == list(dict.fromkeys([*spec.columns.all, *spec.columns.sensitive]))
+    True
+    """
+    c = spec.columns
+    cols = [*c.all, *c.sensitive, *spec.rumie_attributes]
+    if spec.validation.enabled:
+        from fairmon.sources import file_exists
+        from fairmon.validation import load_suite
+
+        try:
+            path = spec.suite_location
+            if file_exists(path):
+                suite = load_suite(path)
+                cols += [str(k) for k in suite.columns]
+                cols += [str(e["kwargs"]["column"]) for e in suite.expectations
+                         if (e.get("kwargs") or {}).get("column") is not None]
+        except (FairmonError, OSError, ValueError, KeyError, TypeError) as exc:
+            log.info("%s: validation suite not read (%s); the window is read whole", spec.name, exc)
+            return None
+    return list(dict.fromkeys(cols))
+
+
+def as_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text column (pandas' string dtype, or ``object`` holding only ``str``) as
+    a categorical of the same texts; other columns (numbers, bools, mixed objects) unchanged.
+
+    Examples
+    --------
+    >>> out = as_categories(pd.DataFrame({"a": pd.Series(["x", 1], dtype=object), "b": ["u", "v"]}))
+    >>> str(out["a"].dtype), str(out["b"].dtype)
+    ('object', 'category')
+    """
+    out = frame.copy(deep=False)
+    converted: dict[str, str] = {}
+    for col in out.columns:
+        s = out[col]
+        dtype = s.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            continue
+        if isinstance(dtype, pd.StringDtype) or (
+            pd.api.types.is_object_dtype(dtype) and pd.api.types.infer_dtype(s, skipna=True) == "string"
+        ):
+            out[col] = s.astype("category")
+            converted[str(col)] = "str" if isinstance(dtype, pd.StringDtype) else "object"
+    if converted:
+        out.attrs[TEXT_CATEGORIES] = {**out.attrs.get(TEXT_CATEGORIES, {}), **converted}
+    return out
+
+
+def as_texts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the columns :func:`as_categories` made categorical back in their text dtype
+    (the frame's ``attrs`` remember them; Parquet artifacts keep ``attrs``): what a model that reads
+    raw columns (``input: raw``) was given before, so a pipeline that selects columns by dtype sees
+    the same dtypes.
+
+    Examples
+    --------
+    >>> frame = as_categories(pd.DataFrame({"sex": pd.Series(["f", "m"], dtype=object)}))
+    >>> str(as_texts(frame)["sex"].dtype)
+    'object'
+    """
+    kinds = frame.attrs.get(TEXT_CATEGORIES) or {}
+    todo = [c for c in frame.columns if str(c) in kinds and isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    if not todo:
+        return frame
+    out = frame.copy(deep=False)
+    for col in todo:
+        s = out[col]
+        if kinds[str(col)] == "str":
+            out[col] = s.astype("str")
+        else:
+            out[col] = s.astype(object).where(s.notna(), None)
+    return out
+
+
+def predict_proba(model: Model, X: pd.DataFrame, *, chunk_rows: int = PREDICT_CHUNK_ROWS) -> np.ndarray:
+    """``model.predict_proba`` of the window's rows, ``chunk_rows`` rows at a time.
+
+    The encoded matrix (and a scikit-learn pipeline's own intermediate arrays) then exist for one
+    chunk at a time, not for the whole window; the probabilities are the same (every model scores a
+    row on its own). A chunk the model's schema refuses (an unseen category, a missing value) makes
+    the whole window be scored at once, so the error names what the window holds, as before.
+    Models that read raw columns get them in their text dtype (:func:`as_texts`).
+    """
+    return _chunked(model.predict_proba, _inputs_for(model, X), chunk_rows)
+
+
+def predict(model: Model, X: pd.DataFrame, *, chunk_rows: int = PREDICT_CHUNK_ROWS) -> np.ndarray:
+    """``model.predict`` (the 0/1 labels) of the window's rows, chunked as :func:`predict_proba`."""
+    return _chunked(model.predict, _inputs_for(model, X), chunk_rows)
+
+
+def _inputs_for(model: Model, X: pd.DataFrame) -> pd.DataFrame:
+    raw = getattr(model, "framework", None) == "sklearn" and getattr(model, "input", None) == "raw"
+    return as_texts(X) if raw else X
+
+
+def _chunked(fn: Callable[[pd.DataFrame], np.ndarray], X: pd.DataFrame, chunk_rows: int) -> np.ndarray:
+    n = len(X)
+    if n <= chunk_rows:
+        return np.asarray(fn(X))
+    parts: list[np.ndarray] = []
+    try:
+        for lo in range(0, n, chunk_rows):
+            parts.append(np.asarray(fn(X.iloc[lo: lo + chunk_rows])))
+    except SchemaError:
+        return np.asarray(fn(X))  # raises the whole window's error
+    return np.concatenate(parts, axis=0)
