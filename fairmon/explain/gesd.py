@@ -156,7 +156,9 @@ def gesd(
         A :class:`fairmon.registry.Model` (scikit-learn or torch; ``"deepshap"`` needs torch).
     X
         Evaluation rows: a raw DataFrame with the model schema's columns (encoded through
-        ``model.schema``) or the already encoded, standardised matrix ``(n, schema.n_encoded)``.
+        ``model.schema``; only the sampled rows are encoded, so a row the schema cannot encode
+        raises only when it is sampled) or the already encoded, standardised matrix
+        ``(n, schema.n_encoded)``.
     groups
         Protected group of every row of ``X`` (array-like of length ``n``), or the name of a column of
         the raw DataFrame ``X`` that holds it.
@@ -202,19 +204,28 @@ def gesd(
     t0 = time.perf_counter()
     _check_params(n_perturbations, sigma, mask_prob, sample_size, min_group_size, background_size)
     _check_floor_params(noise_floor_permutations, noise_floor_quantile)
-    Z = _encode(model, X, "X")
+    # a raw frame is encoded for the sampled rows only (the rows' encodings do not depend on each
+    # other): a 1M-row window is not encoded whole to explain a few dozen of its rows
+    raw = isinstance(X, pd.DataFrame) and len(X) > 0
+    if raw:
+        model.schema.check_frame(X)
+        n_rows, d_enc = len(X), model.schema.n_encoded
+    else:
+        Z = _encode(model, X, "X")
+        n_rows, d_enc = Z.shape
     Z_train = _encode(model, X_train, "X_train")
-    g = _groups_array(X, groups, len(Z))
+    g = _groups_array(X, groups, n_rows)
     rng = np.random.default_rng(random_state)
 
     idx = _sample(g, sample_size, stratify, rng)
-    Zs, gs = Z[idx], g[idx]
+    Zs = _encode(model, X.iloc[idx], "X") if raw else Z[idx]
+    gs = g[idx]
     labels = _unique_in_order(gs)
     if len(labels) < 2:
         raise InsufficientDataError(ERR_ONE_GROUP.format(k=len(labels), groups=[_jsonable(x) for x in labels]))
     base = np.asarray(baseline, dtype=float)
-    if base.ndim not in (0, 1) or (base.ndim == 1 and base.shape[0] != Z.shape[1]):
-        raise MethodError(ERR_PARAM.format(name="baseline", value=baseline, why=f"need a scalar or {Z.shape[1]} values"))
+    if base.ndim not in (0, 1) or (base.ndim == 1 and base.shape[0] != d_enc):
+        raise MethodError(ERR_PARAM.format(name="baseline", value=baseline, why=f"need a scalar or {d_enc} values"))
     P = perturb(Zs, n_perturbations=n_perturbations, sigma=sigma, mask_prob=mask_prob, baseline=base, rng=rng)
     m, d = Zs.shape
     rows = np.concatenate([Zs, P.reshape(m * n_perturbations, d)], axis=0)

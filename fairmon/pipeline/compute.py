@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import factorizes_exactly
 from fairmon._numbers import finite_float
 from fairmon._progress import advance, set_total
 from fairmon.config import ExplanationsSpec
@@ -64,7 +65,10 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
     """
     r = ctx.spec.rumie
     keep = ~np.isnan(favorable)
-    X, fav = X.loc[keep].reset_index(drop=True), favorable[keep].astype(int)
+    if keep.all():  # no row left out: no copy of the window's columns
+        X, fav = X.reset_index(drop=True), favorable.astype(int)
+    else:
+        X, fav = X.loc[keep].reset_index(drop=True), favorable[keep].astype(int)
     ev = mine(
         X,
         fav,
@@ -159,7 +163,7 @@ def _gesd_rows(
     stability row per group). Undefined (fewer than two groups sampled): value NULL, ``status`` says why."""
     g = e.gesd
     try:
-        res = gesd(model, X, groups.astype(str).to_numpy(), X_train=X_train,
+        res = gesd(model, X, _texts(groups), X_train=X_train,
                    random_state=e.random_state, device=ctx.device, **_gesd_settings(ctx, e))
     except InsufficientDataError as exc:
         log.warning("GESD across %s undefined in this window: %s", attr, exc)
@@ -185,6 +189,16 @@ def _gesd_rows(
             }
         )
     return gd, rows
+
+
+def _texts(s: pd.Series) -> np.ndarray:
+    """``s.astype(str).to_numpy()`` (missing values as ``str`` of them, e.g. ``'nan'``) with one text object
+    per distinct value, not one per row (a 1M-row window's group labels: 8 MB, not 60)."""
+    if not factorizes_exactly(s):  # value equality is not text equality (mixed objects, -0.0)
+        return np.asarray(s.astype(str).to_numpy(), dtype=object)
+    codes, uniques = pd.factorize(s, use_na_sentinel=False)
+    texts = np.asarray(pd.Series(pd.Index(uniques), dtype=object).astype(str).to_numpy(), dtype=object)
+    return texts[codes] if len(texts) else np.asarray(s.astype(str).to_numpy(), dtype=object)
 
 
 def _gesd_settings(ctx: RunContext, e: ExplanationsSpec | None = None) -> dict[str, Any]:
