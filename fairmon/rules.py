@@ -42,6 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import string_codes
 from fairmon.errors import MethodError
 from fairmon.schema import MISSING_CATEGORY
 
@@ -205,20 +206,15 @@ class Condition:
             return out
         if op not in CATEGORY_OPS:
             raise MethodError(ERR_RULE_OP.format(cond=self.text, op=op))
-        cats = _category_strings(s)
-        if op == "=":
-            return np.asarray(cats == str(value), dtype=bool)
-        if op == "!=":
-            return np.asarray(cats != str(value), dtype=bool)
-        inside = np.isin(cats, [str(v) for v in value])
-        return inside if op == "in" else ~inside
-
-
-def _category_strings(s: pd.Series) -> np.ndarray:
-    """:func:`fairmon.schema.category_strings`, vectorised (``str`` of each value, ``<NA>`` if missing)."""
-    out = s.astype(str).to_numpy(dtype=object)
-    out[s.isna().to_numpy()] = MISSING_CATEGORY
-    return np.asarray(out)
+        # decided once per distinct text (pd.factorize codes), not once per row
+        names, codes = string_codes(s, MISSING_CATEGORY)
+        if op in ("=", "!="):
+            hit = np.array([name == str(value) for name in names] or [False], dtype=bool)
+        else:
+            wanted = {str(v) for v in value}
+            hit = np.array([name in wanted for name in names] or [False], dtype=bool)
+        inside = np.asarray(hit[codes], dtype=bool)
+        return inside if op in ("=", "in") else ~inside
 
 
 def _numeric_comparison(s: pd.Series, value: Any) -> bool:

@@ -218,7 +218,7 @@ def gesd(
     rng = np.random.default_rng(random_state)
 
     idx = _sample(g, sample_size, stratify, rng)
-    Zs = _encode(model, X.iloc[idx], "X") if raw else Z[idx]
+    Zs = _encode(model, X.iloc[idx], "X") if isinstance(X, pd.DataFrame) and raw else Z[idx]
     gs = g[idx]
     labels = _unique_in_order(gs)
     if len(labels) < 2:

@@ -29,6 +29,8 @@ import pandas as pd
 
 from fairmon.config import MonitorSpec
 from fairmon.errors import FairmonError, SchemaError
+from fairmon.sources import file_exists
+from fairmon.validation import load_suite
 
 if TYPE_CHECKING:
     from fairmon.registry.model import Model
@@ -59,9 +61,6 @@ def window_columns(spec: MonitorSpec) -> list[str] | None:
     c = spec.columns
     cols = [*c.all, *c.sensitive, *spec.rumie_attributes]
     if spec.validation.enabled:
-        from fairmon.sources import file_exists
-        from fairmon.validation import load_suite
-
         try:
             path = spec.suite_location
             if file_exists(path):
