@@ -20,6 +20,9 @@ Examples
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -35,7 +38,7 @@ from fairmon.validation import load_suite
 if TYPE_CHECKING:
     from fairmon.registry.model import Model
 
-__all__ = ["window_columns", "as_categories", "as_texts", "predict_proba", "predict", "TEXT_CATEGORIES", "PREDICT_CHUNK_ROWS"]
+__all__ = ["window_columns", "as_categories", "as_texts", "predict_proba", "predict", "release_freed_memory", "TEXT_CATEGORIES", "PREDICT_CHUNK_ROWS"]
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +56,8 @@ def window_columns(spec: MonitorSpec) -> list[str] | None:
 
     Examples
     --------
-    >>> from fairmon.config import EXAMPLE, MonitorSpec
+    >>> from fairmon.config import MonitorSpec
+    >>> from fairmon.config._monitor import EXAMPLE
     >>> spec = MonitorSpec.model_validate({**EXAMPLE, "validation": {"enabled": False}})
     >>> window_columns(spec) == list(dict.fromkeys([*spec.columns.all, *spec.columns.sensitive]))
     True
@@ -160,3 +164,33 @@ def _chunked(fn: Callable[[pd.DataFrame], np.ndarray], X: pd.DataFrame, chunk_ro
     except SchemaError:
         return np.asarray(fn(X))  # raises the whole window's error
     return np.concatenate(parts, axis=0)
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    try:
+        lib = ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+    return lib if lib is not None and hasattr(lib, "malloc_trim") else None
+
+
+def release_freed_memory() -> bool:
+    """Hand the C heap's freed pages back to the operating system (glibc ``malloc_trim``); False where
+    the C library has no such call.
+
+    A step's large temporary arrays are freed when it ends, but the allocator keeps much of that
+    memory for reuse, so the next step starts from the earlier step's peak instead of what is alive;
+    :func:`fairmon.pipeline.run_window` calls this between steps (a few milliseconds).
+
+    Examples
+    --------
+    >>> release_freed_memory() in (True, False)
+    True
+    """
+    lib = _libc()
+    if lib is None:
+        return False
+    lib.malloc_trim(0)
+    return True

@@ -26,6 +26,7 @@ from fairmon.errors import AttemptSupersededError, ConfigError, DataValidationEr
 from fairmon.pipeline import runs
 from fairmon.pipeline.artifacts import MissingArtifactError
 from fairmon.pipeline.context import RunContext
+from fairmon.pipeline.frames import release_freed_memory
 from fairmon.pipeline.steps import STEPS
 from fairmon.pipeline.table import A_DRIFT, A_PERSIST, AFTER_PERSIST, STEP_ORDER
 from fairmon.store import open_store
@@ -212,6 +213,7 @@ def run_window(
     try:
         for step in STEP_ORDER:
             result = run_step(step, s, window, context=ctx)
+            release_freed_memory()  # the next step starts from what is alive, not this step's peak
             out.steps[step] = result
             if on_step is not None:
                 on_step(step, result)
