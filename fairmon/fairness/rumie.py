@@ -92,6 +92,7 @@ from fairmon.fairness._rule_search import (
 )
 from fairmon.fairness._rumie_build import build_evidence
 from fairmon.fairness._rumie_core import (
+    EarlyStopLike,
     held_out_stats,
     mine_encoded,
     setup,
@@ -198,6 +199,7 @@ def mine(
     num_threads: int | None = None,
     rule_search: RuleSearchLike | None = None,
     max_rows: int | None = None,
+    early_stop: EarlyStopLike | None = None,
 ) -> Evidence:
     """Mine the most discriminated group of ``X`` under the decisions ``favorable``.
 
@@ -263,6 +265,7 @@ def mine(
         tree_max_depth=tree_max_depth, tree_prune=tree_prune, significance=significance,
         split_fraction=split_fraction, enum_time_budget_s=enum_time_budget_s,
         enum_max_thresholds=enum_max_thresholds, dtype=dtype, layout=layout, rule_search=rule_search,
+        early_stop=early_stop,
     )
     fav = p.fav
     n = p.Z.shape[0]
