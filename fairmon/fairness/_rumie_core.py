@@ -260,10 +260,10 @@ def early_stop_settings(value: EarlyStopLike | None) -> EarlyStop:
     if isinstance(value, EarlyStop):
         stop = value
     else:
-        get = value.get if isinstance(value, dict) else (lambda key, default: getattr(value, key, default))
-        base = EarlyStop()
-        stop = EarlyStop(tol=float(get("tol", base.tol)), patience=int(get("patience", base.patience)),
-                         check_every=int(get("check_every", base.check_every)))
+        base = asdict(EarlyStop())
+        got = {key: (value.get(key, default) if isinstance(value, dict) else getattr(value, key, default))
+               for key, default in base.items()}
+        stop = EarlyStop(tol=float(got["tol"]), patience=int(got["patience"]), check_every=int(got["check_every"]))
     if not (math.isfinite(stop.tol) and stop.tol >= 0.0):
         raise MethodError(ERR_PARAM.format(name="early_stop.tol", rule="a finite number >= 0 (0: never stop early)",
                                            value=stop.tol))
