@@ -17,7 +17,7 @@ from fairmon.config._limits import MAX_RUMIE_ITERATIONS, MAX_RUMIE_K
 from fairmon.config._messages import ERR_ALPHA_BETA, ERR_MOVED
 from fairmon.config._parsers import ColumnName, Fraction, SpecSection
 
-__all__ = ["DEFAULT_RUMIE_MAX_ROWS", "RumieRuleSearch", "RumieSignificance", "RumieSpec"]
+__all__ = ["DEFAULT_RUMIE_MAX_ROWS", "RumieEarlyStop", "RumieRuleSearch", "RumieSignificance", "RumieSpec"]
 
 #: rows above which RUMIE mines a stratified sample and evaluates the group on the rest (issue 21)
 DEFAULT_RUMIE_MAX_ROWS = 200_000
@@ -64,6 +64,22 @@ class RumieRuleSearch(SpecSection):
     epsilon: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.01
 
 
+# --- rumie.early_stop (issue 21): when IE stops before rumie.iterations; read by fairness.rumie.mine
+class RumieEarlyStop(SpecSection):
+    """Stop IE once the groups it hands on have settled (``early_stop`` of :func:`fairmon.fairness.rumie.mine`).
+
+    Every ``check_every`` iterations each restart's hard group (its top-k cut, size clipped into the
+    bounds) is computed; IE stops when, in every restart, at most a ``tol`` fraction of the rows
+    changed group within the last ``patience`` iterations. ``tol: 0`` runs all ``rumie.iterations``.
+    Defaults measured on planted problems and the scale benchmark (issue 21): at 0.002 every answer
+    was the one of the full 2,500 iterations; at 0.005 two of ten planted problems changed rule.
+    """
+
+    tol: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.002
+    patience: Annotated[int, Field(ge=1, le=MAX_RUMIE_ITERATIONS)] = 300
+    check_every: Annotated[int, Field(ge=1, le=MAX_RUMIE_ITERATIONS)] = 50
+
+
 class RumieSpec(SpecSection):
     """RUMIE settings (paper defaults: k=5, alpha=0.45, beta=0.55, lam=1, 2500 SGD steps at lr 0.1).
 
@@ -92,6 +108,7 @@ class RumieSpec(SpecSection):
     significance: RumieSignificance = RumieSignificance()
     random_state: int = 0
     rule_search: RumieRuleSearch = RumieRuleSearch()
+    early_stop: RumieEarlyStop = RumieEarlyStop()
 
     @model_validator(mode="after")
     def _alpha_beta(self) -> RumieSpec:

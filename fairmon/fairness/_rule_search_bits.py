@@ -116,7 +116,11 @@ def _subset(column: str, chosen: Sequence[str], everything: Sequence[str]) -> Co
 
 
 def _categorical(column: str, cats: np.ndarray, fav: np.ndarray, max_categories: int) -> tuple[list[Condition], np.ndarray]:
-    values, codes, counts = np.unique(cats, return_inverse=True, return_counts=True)
+    # np.unique's result (sorted values, inverse codes) by hashing: sorting 200k strings took ~0.3 s a column
+    codes, values = pd.factorize(cats, sort=True)
+    codes = np.asarray(codes, dtype=np.int64)
+    values = np.asarray(values)
+    counts = np.bincount(codes, minlength=values.size)
     if values.size <= 1:
         return [], np.zeros((0, cats.size), dtype=bool)
     rate = np.bincount(codes, weights=fav.astype(float), minlength=values.size) / counts

@@ -16,7 +16,7 @@ from fairmon._device import resolve_device
 from fairmon.errors import MethodError
 from fairmon.fairness._rule_search import RuleSearchLike, RuleSearchResult, RuleSearchSettings, search_rules
 from fairmon.fairness._rumie_enum import EnumResult, enumerate_groups
-from fairmon.fairness._rumie_ie import fit_ie, truncate_top_k
+from fairmon.fairness._rumie_ie import EarlyStop, fit_ie, truncate_top_k
 from fairmon.fairness._rumie_inputs import (
     ERR_K_RANGE,
     ERR_PARAM,
@@ -32,7 +32,7 @@ from fairmon.rules import RuleSet
 if TYPE_CHECKING:
     from fairmon.schema import FeatureSchema
 
-__all__ = ["Found", "held_out_dscore", "mine_encoded", "setup", "held_out_stats", "split_significance", "stratified_split",
+__all__ = ["EarlyStopLike", "Found", "early_stop_settings", "held_out_dscore", "mine_encoded", "setup", "held_out_stats", "split_significance", "stratified_split",
            "torch_threads"]
 
 
@@ -109,7 +109,7 @@ def mine_encoded(p: Prepared, o: dict[str, Any]) -> Found:
         Z, fav, k=k, alpha=alpha, beta=beta, lam=o["lam"], iterations=o["iterations"], lr=o["lr"],
         clip_norm=o["clip_norm"], restarts=o["restarts"], init_scale=o["init_scale"], bias=o["bias"],
         penalty_start=o["penalty_start"], penalty_end=o["penalty_end"], device=o["device"],
-        random_state=o["random_state"], dtype=o["dtype"], layout=o["layout"],
+        random_state=o["random_state"], dtype=o["dtype"], layout=o["layout"], early_stop=o["early_stop"],
     )
     t_opt = time.perf_counter() - t0
     thetas = truncate_top_k(fit.theta, k)
@@ -141,6 +141,9 @@ def mine_encoded(p: Prepared, o: dict[str, Any]) -> Found:
         "optimise_s": t_opt,
         "distinct_groups": len(candidates),
         "device": fit.device,
+        "iterations_run": fit.iterations_run,
+        "stopped_early": fit.stopped_early,
+        "layout": fit.layout,
     }
     if not candidates:
         return Found(mask=np.zeros(n, dtype=bool), ok=False, search=search)
@@ -198,7 +201,7 @@ def setup(
     random_state: int, restarts: int, init_scale: float, bias: bool, penalty_start: float,
     penalty_end: float, clip_norm: float, bounds_repair: str, tree_max_depth: int | None, tree_prune: str,
     significance: str, split_fraction: float, enum_time_budget_s: float, enum_max_thresholds: int | None,
-    dtype: str, layout: str, rule_search: RuleSearchLike | None = None,
+    dtype: str, layout: str, rule_search: RuleSearchLike | None = None, early_stop: EarlyStopLike | None = None,
 ) -> tuple[Prepared, dict[str, Any], dict[str, Any]]:
     """Validate everything, encode the attributes; returns (inputs, settings, options)."""
     check_params(k=k, alpha=alpha, beta=beta, lam=lam, method=method, iterations=iterations, lr=lr,
@@ -213,6 +216,7 @@ def setup(
     if significance not in ("split", "none"):
         raise MethodError(ERR_PARAM.format(name="significance", rule="'split' or 'none'", value=significance))
     search = RuleSearchSettings.of(rule_search)
+    stop = early_stop_settings(early_stop)
     p = prepare(X, favorable, attributes, schema)
     sub = p.schema
     d = p.Z.shape[1]
@@ -226,15 +230,47 @@ def setup(
         "bounds_repair": bounds_repair, "tree_max_depth": tree_max_depth, "tree_prune": tree_prune,
         "significance": significance, "split_fraction": split_fraction, "random_state": random_state,
         "device": str(dev), "dtype": dtype, "layout": layout, "attributes": sub.names, "n_encoded": d,
+        "early_stop": asdict(stop),
     }
     if method == "enum":
         settings.update(enum_time_budget_s=enum_time_budget_s, enum_max_thresholds=enum_max_thresholds)
     if method == "ie-dt":
         settings["rule_search"] = asdict(search)
     o = dict(settings)
-    o.update(device=dev, k=int(k), enum_time_budget_s=enum_time_budget_s, enum_max_thresholds=enum_max_thresholds,
+    o.update(device=dev, k=int(k), early_stop=stop, enum_time_budget_s=enum_time_budget_s, enum_max_thresholds=enum_max_thresholds,
              rule_search=search if method == "ie-dt" else RuleSearchSettings(enabled=False))
     return p, settings, o
+
+
+#: an :class:`EarlyStop`, the spec's ``rumie.early_stop`` section (any object with ``tol``, ``patience``,
+#: ``check_every``) or a mapping of those keys
+EarlyStopLike = Any
+
+
+def early_stop_settings(value: EarlyStopLike | None) -> EarlyStop:
+    """``mine``'s ``early_stop`` as an :class:`EarlyStop` (None: the defaults), checked.
+
+    Examples
+    --------
+    >>> early_stop_settings({"tol": 0.0}).enabled
+    False
+    """
+    if value is None:
+        return EarlyStop()
+    if isinstance(value, EarlyStop):
+        stop = value
+    else:
+        base = asdict(EarlyStop())
+        got = {key: (value.get(key, default) if isinstance(value, dict) else getattr(value, key, default))
+               for key, default in base.items()}
+        stop = EarlyStop(tol=float(got["tol"]), patience=int(got["patience"]), check_every=int(got["check_every"]))
+    if not (math.isfinite(stop.tol) and stop.tol >= 0.0):
+        raise MethodError(ERR_PARAM.format(name="early_stop.tol", rule="a finite number >= 0 (0: never stop early)",
+                                           value=stop.tol))
+    if stop.patience < 1 or stop.check_every < 1:
+        raise MethodError(ERR_PARAM.format(name="early_stop.patience/check_every", rule="integers >= 1",
+                                           value=(stop.patience, stop.check_every)))
+    return stop
 
 
 def split_significance(

@@ -40,9 +40,14 @@ Choices the paper leaves open are parameters of :func:`mine` (defaults in bracke
   there (not forced into the bounds). Under "favorable independent of membership" the p-value is
   uniform because the group never saw the test rows (``benchmarks/rumie_calibration`` measures it).
   :func:`held_out_test` runs this step alone. ``"none"`` skips it;
-* ``dtype`` ["float32"], ``layout`` ["auto"]: the optimisation's precision and matrix layout (CSR
-  products on CPU when the encoded matrix is mostly zeros, dense otherwise and on CUDA); the
-  gradient is written by hand (checked against autograd in the tests) for speed;
+* ``dtype`` ["float32"], ``layout`` ["auto"]: the optimisation's precision and matrix layout (dense
+  ``[Z, 1]`` and its (d+1, n) transpose, or CSR products on CPU when the encoded matrix is wide and
+  mostly zeros: ``_rumie_ie.choose_layout``, from measured costs); the gradient is written by hand
+  (checked against autograd in the tests) for speed;
+* ``early_stop`` [tol 0.002, patience 300, check every 50]: IE stops before ``iterations`` once, in
+  every restart, at most a ``tol`` fraction of the rows changed its hard group (the top-k cut, size
+  clipped into the bounds) within the last ``patience`` iterations; ``Evidence.search`` reports
+  ``iterations_run`` and ``stopped_early``. Beyond the paper (issue 21); see ``_rumie_ie``;
 * ``num_threads`` [half the cores]: torch CPU threads during the call (restored afterwards); on a
   shared 2-core machine two threads are many times slower than one;
 * ``rule_search`` [on, 3 rules x 3 conditions, epsilon 0.01]: beyond the paper, a search for readable
@@ -92,6 +97,7 @@ from fairmon.fairness._rule_search import (
 )
 from fairmon.fairness._rumie_build import build_evidence
 from fairmon.fairness._rumie_core import (
+    EarlyStopLike,
     held_out_stats,
     mine_encoded,
     setup,
@@ -198,6 +204,7 @@ def mine(
     num_threads: int | None = None,
     rule_search: RuleSearchLike | None = None,
     max_rows: int | None = None,
+    early_stop: EarlyStopLike | None = None,
 ) -> Evidence:
     """Mine the most discriminated group of ``X`` under the decisions ``favorable``.
 
@@ -234,6 +241,9 @@ def mine(
     rule_search : RuleSearchSettings or the spec's ``rumie.rule_search`` section, optional
         The rule-search stage after IE-DT (default on: at most 3 rules x 3 conditions, epsilon 0.01);
         ``RuleSearchSettings(enabled=False)`` reports IE-DT's own rules.
+    early_stop : mapping or the spec's ``rumie.early_stop`` section, optional
+        ``tol``, ``patience``, ``check_every`` of the early stop (module docstring); ``{"tol": 0}``
+        runs all ``iterations``. Default: tol 0.002, patience 300, every 50 iterations.
     max_rows : int, optional
         Mine on a sample for speed: with more rows than this, the group is mined once, on a sample
         stratified by the decision of ``min(max_rows, split_fraction * n)`` rows, and its honest
@@ -263,6 +273,7 @@ def mine(
         tree_max_depth=tree_max_depth, tree_prune=tree_prune, significance=significance,
         split_fraction=split_fraction, enum_time_budget_s=enum_time_budget_s,
         enum_max_thresholds=enum_max_thresholds, dtype=dtype, layout=layout, rule_search=rule_search,
+        early_stop=early_stop,
     )
     fav = p.fav
     n = p.Z.shape[0]

@@ -241,8 +241,8 @@ def test_analytic_gradient_matches_autograd() -> None:
     theta0 = torch.tensor(rng.normal(size=(3, d)), dtype=torch.float64)
     b0 = torch.tensor([0.3, -2.0, 2.5], dtype=torch.float64)  # inside, below and above the bounds
     for layout in ("dense", "sparse"):
-        mats = _Matrices(Z, dtype=torch.float64, device=torch.device("cpu"), layout=layout)
-        g_th, g_b = ascent_direction(mats, f, f.sum(), theta0, b0, n, d - k, 0.7, 0.45, 0.55, 3.0, 0.0)
+        mats = _Matrices(Z, f.numpy(), dtype=torch.float64, device=torch.device("cpu"), layout=layout)
+        g_th, g_b, e_ds, m_ds = ascent_direction(mats, theta0, b0, d - k, 0.7, 0.45, 0.55, 3.0, 0.0)
         th = theta0.clone().requires_grad_(True)
         b = b0.clone().requires_grad_(True)
         p = torch.sigmoid(torch.tensor(Z) @ th.T + b)
@@ -255,6 +255,8 @@ def test_analytic_gradient_matches_autograd() -> None:
         a_th, a_b = torch.autograd.grad(obj, [th, b])
         assert torch.allclose(g_th, a_th, atol=1e-10), layout
         assert torch.allclose(g_b, a_b, atol=1e-10), layout
+        # the early stop's inputs: expected DScore and size fraction at (theta0, b0), rows reordered or not
+        assert torch.allclose(e_ds, e.detach(), atol=1e-12) and torch.allclose(m_ds, m.detach(), atol=1e-12), layout
 
 
 def test_pruning_replay_matches_sklearn_ccp_alpha() -> None:
