@@ -32,5 +32,9 @@ def test_scale_window_benchmark_smoke(tmp_path: Path, fresh_database_url: str) -
     data = json.loads((tmp_path / "out" / "window_smoke.json").read_text())
     assert data["commit"] and data["settings"]["smoke"] is True and "loadavg" in data["machine"]
     assert (tmp_path / "out" / "window_smoke.md").is_file() and (tmp_path / "out" / "window_smoke.csv").is_file()
+    summary = data["rows"][0]
+    assert summary["peak_step"] in STEPS and summary["total_cpu_s"] == row["total_cpu_s"]
+    per_step = json.loads((tmp_path / "out" / "window_smoke_steps.json").read_text())["rows"]
+    assert [r["step"] for r in per_step if r["step"] in STEPS] == list(STEPS)
     # the window read its Parquet partition with only the monitor's columns, text as categories
     assert sorted(p.name for p in (tmp_path / "work").glob("window-3000/*.parquet")) == ["2026-01-02.parquet"]
