@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import functools
 import logging
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -177,8 +178,8 @@ def _libc() -> ctypes.CDLL | None:
 
 
 def release_freed_memory() -> bool:
-    """Hand the C heap's freed pages back to the operating system (glibc ``malloc_trim``); False where
-    the C library has no such call.
+    """Hand the freed pages of Arrow's memory pool and of the C heap (glibc ``malloc_trim``) back to the
+    operating system; False where the C library has no ``malloc_trim``.
 
     A step's large temporary arrays are freed when it ends, but the allocator keeps much of that
     memory for reuse, so the next step starts from the earlier step's peak instead of what is alive;
@@ -189,6 +190,9 @@ def release_freed_memory() -> bool:
     >>> release_freed_memory() in (True, False)
     True
     """
+    arrow = sys.modules.get("pyarrow")  # Parquet reads allocate from Arrow's own pool (mimalloc/jemalloc)
+    if arrow is not None:
+        arrow.default_memory_pool().release_unused()
     lib = _libc()
     if lib is None:
         return False
