@@ -7,6 +7,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,3 +39,8 @@ def test_scale_window_benchmark_smoke(tmp_path: Path, fresh_database_url: str) -
     assert [r["step"] for r in per_step if r["step"] in STEPS] == list(STEPS)
     # the window read its Parquet partition with only the monitor's columns, text as categories
     assert sorted(p.name for p in (tmp_path / "work").glob("window-3000/*.parquet")) == ["2026-01-02.parquet"]
+    (data,) = (tmp_path / "work" / "artifacts").glob("demo/*/*/data.parquet")
+    frame = pd.read_parquet(data)
+    assert "applicant_id" not in frame.columns and "event_time" not in frame.columns  # not named by the spec
+    assert {"age", "region", "sex", "race", "repaid"} <= set(frame.columns)
+    assert all(isinstance(frame[c].dtype, pd.CategoricalDtype) for c in ("region", "education", "sex", "race"))
