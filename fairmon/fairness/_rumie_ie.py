@@ -186,6 +186,8 @@ def fit_ie(
     if early:
         log.info("RUMIE IE stopped after %d of %d iterations: in every restart at most %.2g of the rows changed "
                  "group over the last %d iterations", ran, iterations, stop.tol, lag * every)
+    else:
+        log.info("RUMIE IE ran all %d iterations (%s layout, %d rows)", ran, layout, n)
     return IEFit(
         theta=theta.detach().cpu().double().numpy(),
         bias=b.detach().cpu().double().numpy(),
