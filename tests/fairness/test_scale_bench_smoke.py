@@ -30,3 +30,16 @@ def test_scale_benchmark_smoke(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "scale_smoke.json").read_text())
     assert data["commit"] and data["settings"]["smoke"] is True and "loadavg" in data["machine"]
     assert (tmp_path / "scale_smoke.md").is_file() and (tmp_path / "scale_smoke.csv").is_file()
+
+
+@pytest.mark.slow  # RUMIE four times on a small planted frame (seconds, plus torch's import)
+def test_early_stop_benchmark_smoke(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("bench_scale_early_stop", REPO / "benchmarks" / "scale" / "early_stop.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = mod.main(["--smoke", "--out", str(tmp_path)])
+    assert [r["tol"] for r in rows] == [0.0, 0.001, 0.002, 0.005]
+    assert rows[0]["same_rule"] is True and rows[0]["stopped_early"] is False  # tol 0: the reference, every iteration
+    assert all(0 < r["iterations_run"] <= 200 and 0.0 <= r["jaccard_planted"] <= 1.0 for r in rows)
+    assert json.loads((tmp_path / "early_stop_smoke.json").read_text())["settings"]["smoke"] is True
