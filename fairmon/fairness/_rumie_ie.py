@@ -186,6 +186,8 @@ def fit_ie(
     if early:
         log.info("RUMIE IE stopped after %d of %d iterations: in every restart at most %.2g of the rows changed "
                  "group over the last %d iterations", ran, iterations, stop.tol, lag * every)
+    else:
+        log.info("RUMIE IE ran all %d iterations (%s layout, %d rows)", ran, layout, n)
     return IEFit(
         theta=theta.detach().cpu().double().numpy(),
         bias=b.detach().cpu().double().numpy(),
@@ -309,7 +311,7 @@ class _Matrices:
             s = (self.Zs @ th.T).T + b[:, None]
         else:
             s = torch.cat([th, b[:, None]], dim=1) @ self.ZT
-        size = (s >= 0).sum(1).clamp(int(math.ceil(alpha * self.n)), max(1, int(beta * self.n)))
+        size = (s >= 0).sum(1).clamp(max(1, int(math.ceil(alpha * self.n))), max(1, int(beta * self.n)))
         # the size-th largest score of each restart is its cut (ties: all rows at the cut are in)
         cut = torch.stack([torch.kthvalue(s[r], self.n - int(size[r]) + 1).values for r in range(s.shape[0])])
         return s >= cut[:, None]

@@ -40,3 +40,19 @@ def test_spec_section_defaults_are_mines_defaults_and_reach_it() -> None:
 def test_bad_early_stop_settings_are_errors(bad: dict[str, float]) -> None:
     with pytest.raises(MethodError, match="early_stop"):
         early_stop_settings(bad)
+
+
+def test_hard_groups_clip_the_size_into_the_bounds() -> None:
+    import torch
+
+    from fairmon.fairness._rumie_ie import _Matrices
+
+    Z = np.arange(10, dtype=float)[:, None] - 4.5  # scores theta*z + b: 5 rows >= 0 at theta 1, b 0
+    mats = _Matrices(Z, np.zeros(10), dtype=torch.float64, device=torch.device("cpu"), layout="dense")
+    theta = torch.tensor([[1.0], [1.0], [-1.0]], dtype=torch.float64)
+    b = torch.tensor([0.0, -4.0, 10.0], dtype=torch.float64)
+    groups = mats.hard_groups(theta, b, k=1, alpha=0.3, beta=0.6).numpy()
+    # in the bounds: the cut itself; 1 row >= 0: the 3 highest scores; all 10 rows: the 6 highest
+    assert groups.sum(1).tolist() == [5, 3, 6]
+    assert groups[0].tolist() == [False] * 5 + [True] * 5 and groups[1, 7:].all() and groups[2, :6].all()
+    assert mats.hard_groups(theta, b, k=1, alpha=0.0, beta=0.6).sum(1).tolist() == [5, 1, 6]  # never empty
