@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import sqlalchemy as sa
 
+from fairmon._sqlstate import QUERY_CANCELED
 from fairmon.config import (
     ENV_SOURCE_STATEMENT_TIMEOUT_S,
     DataSource,
@@ -98,7 +99,6 @@ ERR_QUERY_TIMEOUT = (
 ERR_TIMEOUT_VALUE = "{env}: expected a number of seconds >= 0 (0 = no limit), got {value!r}"
 #: longest window query of a SQL source (seconds) when ``FAIRMON_SOURCE_STATEMENT_TIMEOUT_S`` is unset
 DEFAULT_SOURCE_STATEMENT_TIMEOUT_S = 600.0
-_QUERY_CANCELED = "57014"
 ERR_NO_PARQUET = "cannot read Parquet file {path}: install pyarrow (pip install pyarrow) or use format: csv"
 
 
@@ -247,7 +247,7 @@ def _run_query(
         # pandas wraps SQLAlchemy's error in its own DatabaseError
         cause = exc.__cause__ if isinstance(exc, pd.errors.DatabaseError) and exc.__cause__ else exc
         safe_url = engine.url.render_as_string(hide_password=True)
-        if getattr(getattr(cause, "orig", None), "pgcode", None) == _QUERY_CANCELED:
+        if getattr(getattr(cause, "orig", None), "pgcode", None) == QUERY_CANCELED:
             err = DatasetError(ERR_QUERY_TIMEOUT.format(start=start, end=end, url=safe_url, seconds=timeout_s,
                                                         env=ENV_SOURCE_STATEMENT_TIMEOUT_S, query=query))
             err.retryable = True  # the source may be less loaded on the next attempt
