@@ -1,9 +1,9 @@
 """``wait_for_data``: a deferrable sensor before ``pull_data`` for late data (issue 20).
 
 The task asks the library where the window's data appears (:func:`fairmon.pipeline.late.data_location`)
-or, for a SQL source, whether it is there (:func:`fairmon.pipeline.late.data_ready`: ``data.sql.ready_query``,
-else rows at or after the window's end). Ready: it returns at once. Not yet: it *defers* to :class:`DataReadyTrigger` in the triggerer (no
-worker slot is held while waiting), which checks every ``data.poke_interval_s`` until the data is
+or, for a SQL source, whether it is there (:func:`fairmon.pipeline.late.data_ready`:
+``data.sql.ready_query``, else rows at or after the window's end). Ready: it returns at once. Not yet:
+it *defers* to :class:`DataReadyTrigger` in the triggerer (no worker slot is held while waiting), which checks every ``data.poke_interval_s`` until the data is
 there or ``data.max_lateness_s`` has passed since the wait began (for a scheduled run, that is the
 window's end). Never ready: the window is stored as ``skipped`` with the reason
 (:func:`fairmon.pipeline.late.skip_window`) and the task raises ``AirflowSkipException``, so
