@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import sqlalchemy as sa
 
+from fairmon._sqlstate import QUERY_CANCELED
 from fairmon.config import (
     ENV_SOURCE_STATEMENT_TIMEOUT_S,
     DataSource,
@@ -71,6 +72,8 @@ __all__ = [
     "ERR_NOT_FOUND",
     "ERR_UNREACHABLE",
     "file_exists",
+    "ready_sql",
+    "sql_window_ready",
     "source_statement_timeout_s",
     "DEFAULT_SOURCE_STATEMENT_TIMEOUT_S",
     "ERR_QUERY_TIMEOUT",
@@ -98,7 +101,6 @@ ERR_QUERY_TIMEOUT = (
 ERR_TIMEOUT_VALUE = "{env}: expected a number of seconds >= 0 (0 = no limit), got {value!r}"
 #: longest window query of a SQL source (seconds) when ``FAIRMON_SOURCE_STATEMENT_TIMEOUT_S`` is unset
 DEFAULT_SOURCE_STATEMENT_TIMEOUT_S = 600.0
-_QUERY_CANCELED = "57014"
 ERR_NO_PARQUET = "cannot read Parquet file {path}: install pyarrow (pip install pyarrow) or use format: csv"
 
 
@@ -278,7 +280,7 @@ def _run_query(
         # pandas wraps SQLAlchemy's error in its own DatabaseError
         cause = exc.__cause__ if isinstance(exc, pd.errors.DatabaseError) and exc.__cause__ else exc
         safe_url = engine.url.render_as_string(hide_password=True)
-        if getattr(getattr(cause, "orig", None), "pgcode", None) == _QUERY_CANCELED:
+        if getattr(getattr(cause, "orig", None), "pgcode", None) == QUERY_CANCELED:
             err = DatasetError(ERR_QUERY_TIMEOUT.format(start=start, end=end, url=safe_url, seconds=timeout_s,
                                                         env=ENV_SOURCE_STATEMENT_TIMEOUT_S, query=query))
             err.retryable = True  # the source may be less loaded on the next attempt
@@ -292,6 +294,48 @@ def _run_query(
     finally:
         if own:
             engine.dispose()
+
+
+def ready_sql(source: SqlSource) -> str:
+    """The readiness query of a SQL source: ``ready_query``, else ``SELECT 1`` over ``query`` (which
+    :func:`sql_window_ready` runs for the next window).
+
+    Examples
+    --------
+    >>> from fairmon.config import SqlSource
+    >>> print(ready_sql(SqlSource(query="SELECT * FROM t WHERE ts >= :start AND ts < :end;")))
+    SELECT 1 FROM (SELECT * FROM t WHERE ts >= :start AND ts < :end) AS fairmon_ready LIMIT 1
+    """
+    if source.ready_query is not None:
+        return source.ready_query
+    return f"SELECT 1 FROM ({source.query.strip().rstrip(';').strip()}) AS fairmon_ready LIMIT 1"
+
+
+def sql_window_ready(
+    source: SqlSource,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    engine: Engine | str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> bool:
+    """Whether the rows of the window ``[start, end)`` of a SQL source are there (the late-data check).
+
+    With ``ready_query``: it runs with the window's ``:start``/``:end`` and the window is ready when
+    its first row's first value is true (not NULL, false or 0); no row is not ready. Without it: the
+    source has rows at or after the window's end, i.e. ``query`` returns a row for the next window
+    ``[end, end + (end - start))``. Either runs under the source's statement timeout
+    (:func:`source_statement_timeout_s`); a failure is a :class:`~fairmon.errors.DatasetError` as for
+    the window's query (``retryable`` for a timeout or a lost connection).
+    """
+    if source.ready_query is not None:
+        got = _run_query(source, source.ready_query, start, end, engine=engine, env=env)
+    else:
+        got = _run_query(source, ready_sql(source), end, end + (end - start), engine=engine, env=env)
+    if len(got) == 0 or got.shape[1] == 0:
+        return False
+    first = got.iat[0, 0]
+    return bool(first) if not pd.isna(first) else False
 
 
 def _load_sql(

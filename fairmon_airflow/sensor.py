@@ -1,8 +1,9 @@
 """``wait_for_data``: a deferrable sensor before ``pull_data`` for late data (issue 20).
 
-The task asks the library where the window's data appears (:func:`fairmon.pipeline.late.data_location`).
-Ready: it returns at once. Not yet: it *defers* to :class:`DataReadyTrigger` in the triggerer (no
-worker slot is held while waiting), which checks every ``data.poke_interval_s`` until the data is
+The task asks the library where the window's data appears (:func:`fairmon.pipeline.late.data_location`)
+or, for a SQL source, whether it is there (:func:`fairmon.pipeline.late.data_ready`:
+``data.sql.ready_query``, else rows at or after the window's end). Ready: it returns at once. Not yet:
+it *defers* to :class:`DataReadyTrigger` in the triggerer (no worker slot is held while waiting), which checks every ``data.poke_interval_s`` until the data is
 there or ``data.max_lateness_s`` has passed since the wait began (for a scheduled run, that is the
 window's end). Never ready: the window is stored as ``skipped`` with the reason
 (:func:`fairmon.pipeline.late.skip_window`) and the task raises ``AirflowSkipException``, so
@@ -22,7 +23,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from fairmon.config import load_spec
 from fairmon.window import Window
-from fairmon_airflow.connections import db_url
+from fairmon_airflow.connections import db_url, source_url
 from fairmon_airflow.context import resolved_window, try_number
 
 __all__ = ["DataReadyTrigger", "WaitForData", "SENSOR_TASK_ID"]
@@ -31,29 +32,61 @@ SENSOR_TASK_ID = "wait_for_data"
 
 
 class DataReadyTrigger(BaseTrigger):
-    """Fires ``{"ready": true}`` once ``path`` exists, ``{"ready": false}`` at ``deadline`` (ISO)."""
+    """Fires ``{"ready": true}`` once the data is there, ``{"ready": false}`` at ``deadline`` (ISO).
 
-    def __init__(self, path: str, deadline: str, poke_interval_s: float) -> None:
+    A files source: ``path`` (the partition) exists. A SQL source (``spec_path`` and the window's ISO
+    ``start``/``end`` given; ``path`` is then what is awaited, in words): the library's readiness check
+    (:func:`fairmon.pipeline.late.data_ready`) on the spec's source connection. A check that fails with
+    a retryable error (a statement timeout, a lost connection) is tried again at the next poke; any
+    other failure fires ``{"ready": false, "error": ...}`` and the task fails with it.
+    """
+
+    def __init__(self, path: str, deadline: str, poke_interval_s: float, spec_path: str = "", start: str = "",
+                 end: str = "") -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.path, self.deadline, self.poke_interval_s = path, deadline, float(poke_interval_s)
+        self.spec_path, self.start, self.end = spec_path, start, end
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{__name__}.DataReadyTrigger",
-                {"path": self.path, "deadline": self.deadline, "poke_interval_s": self.poke_interval_s})
+                {"path": self.path, "deadline": self.deadline, "poke_interval_s": self.poke_interval_s,
+                 "spec_path": self.spec_path, "start": self.start, "end": self.end})
+
+    def _ready(self) -> bool:
+        if not self.spec_path:
+            from fairmon.sources import file_exists  # in the triggerer only: fairmon.sources loads pandas
+
+            return file_exists(self.path)
+        return _sql_ready(self.spec_path, self.start, self.end)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        from fairmon.sources import file_exists  # in the triggerer only: fairmon.sources loads pandas
+        from fairmon.errors import FairmonError
 
         deadline = dt.datetime.fromisoformat(self.deadline)
         while True:
-            if await asyncio.to_thread(file_exists, self.path):
-                yield TriggerEvent({"ready": True, "path": self.path})  # type: ignore[no-untyped-call]
-                return
+            try:
+                if await asyncio.to_thread(self._ready):
+                    yield TriggerEvent({"ready": True, "path": self.path})  # type: ignore[no-untyped-call]
+                    return
+            except FairmonError as exc:
+                if not getattr(exc, "retryable", False):
+                    yield TriggerEvent({"ready": False, "path": self.path, "error": str(exc)})  # type: ignore[no-untyped-call]
+                    return
+                self.log.warning("fairmon: readiness check failed, trying again: %s", exc)
             left = (deadline - dt.datetime.now(dt.UTC)).total_seconds()
             if left <= 0:
                 yield TriggerEvent({"ready": False, "path": self.path})  # type: ignore[no-untyped-call]
                 return
             await asyncio.sleep(min(self.poke_interval_s, left))
+
+
+def _sql_ready(spec_path: str, start: str, end: str) -> bool:
+    """The library's readiness check of a SQL source's window, on the connection the spec names."""
+    from fairmon.pipeline.late import data_ready  # in the task / triggerer only (pandas)
+
+    spec = load_spec(spec_path)
+    window = Window.from_dict({"monitor": spec.name, "start": start, "end": end})
+    return data_ready(spec, window, engine=source_url(spec_path))
 
 
 class WaitForData(BaseOperator):
@@ -70,28 +103,35 @@ class WaitForData(BaseOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         # in the task only (parse time stays light): fairmon.pipeline.late loads pandas
-        from fairmon.pipeline.late import data_location
+        from fairmon.pipeline.late import awaited, data_location
         from fairmon.sources import file_exists
 
         spec, window, _ = self._window(context)
         where = data_location(spec, window)
-        if where is None or spec.data.max_lateness_s == 0 or file_exists(where):
+        sql = spec.data.sql is not None
+        if spec.data.max_lateness_s == 0:
             return {"ready": True, "path": where, "waited_s": 0.0}
+        start, end = window.start.isoformat(), window.end.isoformat()
+        if (_sql_ready(self.spec_path, start, end) if sql else where is None or file_exists(where)):
+            return {"ready": True, "path": where, "waited_s": 0.0}
+        what = awaited(spec, window) if sql else str(where)
         began = dt.datetime.now(dt.UTC)
         deadline = max(began, window.end) + dt.timedelta(seconds=spec.data.max_lateness_s)
         self.log.info("fairmon: %s not there yet; waiting until %s (data.max_lateness_s=%d)",
-                      where, deadline.isoformat(), spec.data.max_lateness_s)
-        self.defer(
-            trigger=DataReadyTrigger(where, deadline.isoformat(), spec.data.poke_interval_s),
-            method_name="execute_complete",
-            kwargs={"began": began.isoformat()},
-        )
+                      what, deadline.isoformat(), spec.data.max_lateness_s)
+        trigger = (DataReadyTrigger(what, deadline.isoformat(), spec.data.poke_interval_s, self.spec_path, start, end)
+                   if sql else DataReadyTrigger(what, deadline.isoformat(), spec.data.poke_interval_s))
+        self.defer(trigger=trigger, method_name="execute_complete", kwargs={"began": began.isoformat()})
         raise AssertionError("unreachable: defer() raises")  # pragma: no cover
 
     def execute_complete(self, context: Any, event: dict[str, Any] | None = None, began: str = "") -> dict[str, Any]:
         waited = (dt.datetime.now(dt.UTC) - dt.datetime.fromisoformat(began)).total_seconds() if began else 0.0
         if event is not None and event.get("ready"):
             return {"ready": True, "path": event.get("path"), "waited_s": round(waited, 1)}
+        if event is not None and event.get("error"):  # a readiness query that cannot run: a failure, not late data
+            from fairmon.errors import DatasetError
+
+            raise DatasetError(str(event["error"]))
         from fairmon.pipeline.late import skip_reason, skip_window  # in the task only (pandas)
 
         spec, window, raw = self._window(context)

@@ -1,4 +1,4 @@
-"""Shared fixtures: dataset location and a throw-away database on the machine's Postgres.
+"""Shared fixtures: dataset location, a throw-away database on the machine's Postgres, a benchmark's module.
 
 Markers (see pyproject): ``slow``, ``postgres``, ``airflow``, ``gpu``, ``datasets``. The fast set is
 ``pytest -m "not slow and not airflow"``.
@@ -6,10 +6,12 @@ Markers (see pyproject): ``slow``, ``postgres``, ``airflow``, ``gpu``, ``dataset
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -86,3 +88,17 @@ def embedded_home() -> Iterator[Path]:
     finally:
         stop_embedded(home / "pgdata")
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def benchmark_module() -> Callable[[str], ModuleType]:
+    """Import ``benchmarks/<name>/run.py`` as a module (the benchmarks' smoke tests call its ``main``)."""
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(f"bench_{name}_run", REPO / "benchmarks" / name / "run.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    return load

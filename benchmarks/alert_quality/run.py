@@ -49,6 +49,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -98,16 +99,22 @@ def _stream_summaries(n_windows: int, drift_window: int, seed: int, args: argpar
         n_windows=n_windows, rows_per_window=args.rows, drift_window=drift_window, base_dscore=args.base,
         dscore_rise=args.rise, random_state=seed,
     )
-    dep = deploy_models(stream, f"memory://alert-quality-{label}-{seed}", name="m")
+    # the retrained model is calibrated (deploy_models) to the DScore rise over the windows after the drift
+    # point; with a rollback only the windows before it are the retrained model's, so only those count (the
+    # rollback windows, served by the production model, once made each trial's drift a different draw)
+    served = stream if rollback_at is None else dataclasses.replace(
+        stream, windows=stream.windows[:rollback_at], _uniforms=stream._uniforms[:rollback_at])
+    dep = deploy_models(served, f"memory://alert-quality-{label}-{seed}", name="m")
     reg = Registry(dep.registry_uri)
     models = {dep.production.version: reg.load("m", dep.production.version),
               dep.retrained.version: reg.load("m", dep.retrained.version)}
     summaries, per_window = [], []
     prev: dict | None = None
     for w in stream.windows:
-        version = dep.version_for_window(w.index)
         if rollback_at is not None and w.index >= rollback_at:  # the production model is back
             version = dep.production.version
+        else:
+            version = dep.version_for_window(w.index)
         fav = models[version].predict(w.frame[list(FEATURE_COLUMNS)])
         t = time.perf_counter()
         s, evd = _window_summary(w, fav, prev, args, version)

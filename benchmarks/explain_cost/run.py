@@ -10,9 +10,17 @@ Rows of the results table:
   timed ``predict_proba`` batches of 2,048 rows; the cost model's price), median of 3 such;
 * ``kernelshap K x B`` / ``lime L`` — CPU seconds to explain one row, measured on a few rows through
   :func:`fairmon.explain.explain`, beside the cost model's prediction for it;
-* ``window parts at <settings>`` — the cost model's CPU seconds of each part of the explanation step
-  (GESD per attribute, OpenXAI per explainer), from the measured price per row, for the previous
-  defaults and the current ones;
+* ``attribution gap ...`` — the diagnose step's "why disfavored" for one group (``sex=F``) at the
+  current defaults (:func:`fairmon.explain.attribution_gap.attribution_gap`: one batched KernelSHAP
+  call over ``s`` rows inside and ``s`` outside, then the bootstrap), measured CPU seconds beside the
+  cost model's part for one group;
+* ``rescore ...`` — the diagnose step's model-or-data rescoring of one fired outcome series: the
+  earlier version's ``predict_proba`` on every window row and the metric's bootstrap under both
+  versions (:func:`fairmon.fairness.rescore.rescore_outcome`), beside the cost model's one model row
+  per window row;
+* ``window parts at <settings>`` — the cost model's CPU seconds of each part of the explanation and
+  diagnose steps (GESD per attribute, OpenXAI per explainer, attribution gaps of two groups, the
+  rescoring), from the measured price per row, for the previous defaults and the current ones;
 * ``fairmon run, minimal spec`` — the real command (a spec with only the required sections) on the
   window: wall and CPU seconds (the child process), and the step's status (``--run`` only; needs the
   machine's PostgreSQL).
@@ -62,22 +70,8 @@ PREVIOUS = ExplanationsSpec(background_size=100, lime_samples=1000, kernelshap_s
                             gesd=GesdSpec(sample_size=100, n_perturbations=10),
                             openxai=OpenXAISpec(sample_size=200, n_perturbations=100))
 
-MINIMAL_SPEC = """\
-spec_version: 1
-identity: {{name: credit}}
-model: {{registry_uri: registry}}
-data:
-  files: {{pattern: "data/{{start:%Y-%m-%d}}.csv"}}
-columns:
-  features: {features}
-  extra: [sex]
-  sensitive: [sex]
-  label: approved
-schedule:
-  start_date: 2026-01-01
-execution:
-  artifact_location: artifacts
-"""
+#: the minimal spec, with the artifacts in the benchmark's folder
+MINIMAL_SPEC = credit.MINIMAL_SPEC + "execution:\n  artifact_location: artifacts\n"
 
 
 def _cpu(fn: Any) -> float:
@@ -147,12 +141,45 @@ def units(model: Any, Z: np.ndarray, smoke: bool) -> list[dict[str, Any]]:
     return out
 
 
+def diagnose(model: Any, window: Any, reference: Any, price: float, smoke: bool) -> list[dict[str, Any]]:
+    """The diagnose step's two parts, measured at the current defaults (smoke: small sizes)."""
+    from fairmon.explain.attribution_gap import attribution_gap
+    from fairmon.fairness.rescore import rescore_outcome
+
+    e = ExplanationsSpec()
+    g = e.attribution_gap
+    s, k = (20, 32) if smoke else (g.sample_size, e.kernelshap_samples)
+    features = list(credit.WIDE_FEATURES)
+    mask = (window["sex"] == "F").to_numpy()
+    background = reference[features].sample(n=e.background_size, random_state=0)
+    fav = (model.predict_proba(window[features])[:, 1] >= 0.5).astype(float)
+    res: list[Any] = []
+    cpu = _cpu(lambda: res.append(attribution_gap(
+        model, window[features], mask, background=background, group_kind="declared", group="sex=F", sample_size=s,
+        n_bootstrap=g.bootstrap, explainer="kernelshap", explainer_params={"n_samples": k}, favorable=fav,
+        random_state=0, device="cpu")))
+    gap = res[0]
+    explained = gap.n_inside + gap.n_outside
+    out: list[dict[str, Any]] = [{
+        "row": f"attribution gap, kernelshap {k} x {e.background_size}, one group ({explained} explained rows)",
+        "cpu_s": cpu, "predicted_s": explained * k * e.background_size * price}]
+
+    def rescore() -> None:
+        old = (model.predict_proba(window[features])[:, 1] >= 0.5).astype(float)
+        rescore_outcome(fav, old, window[["sex"]], metric="selection_rate", group="sex=F", n_bootstrap=200)
+
+    out.append({"row": f"rescore, one fired outcome series ({len(window)} window rows, bootstrap 200)",
+                "cpu_s": _cpu(rescore), "predicted_s": len(window) * price})
+    return out
+
+
 def parts(price: float, rows: int) -> list[dict[str, Any]]:
     out = []
     for tag, e in (("previous defaults", PREVIOUS), ("current defaults", ExplanationsSpec())):
-        cost = estimate(e, n_rows=rows, n_attributes=1, seconds_per_row=price)
+        cost = estimate(e, n_rows=rows, n_attributes=1, seconds_per_row=price, rescore_rows=rows)
         for part, evals in cost.parts.items():
-            out.append({"row": f"window parts at {tag}: {part} ({cost.explained_rows[part]} explained rows)",
+            what = "window rows rescored" if part == "diagnose rescore" else "explained rows"
+            out.append({"row": f"window parts at {tag}: {part} ({cost.explained_rows[part]} {what})",
                         "cpu_s": None, "predicted_s": evals * price})
         out.append({"row": f"window total at {tag}", "cpu_s": None, "predicted_s": cost.cpu_seconds})
     return out
@@ -184,9 +211,10 @@ def first_run(folder: Path) -> dict[str, Any]:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     status = "succeeded" if done.returncode == 0 and "succeeded" in done.stdout else f"rc {done.returncode}"
     budget = [ln for ln in (done.stdout + done.stderr).splitlines() if "explanation" in ln and "CPU-s" in ln]
+    steps = [ln.strip()[:200] for ln in done.stdout.splitlines() if ln.strip().startswith(("explain ", "diagnose "))]
     print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
     return {"row": f"fairmon run, minimal spec ({status})", "cpu_s": cpu, "wall_s": wall,
-            "predicted_s": None, "note": budget[-1][:300] if budget else ""}
+            "predicted_s": None, "note": " | ".join([*(budget[-1:]), *steps])[:600]}
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
@@ -207,6 +235,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         window = pd.read_csv(folder / "data" / "2026-01-01.csv")
         Z = model.schema.transform(window[credit.WIDE_FEATURES])
         table = units(model, Z, args.smoke)
+        table += diagnose(model, window, pd.read_csv(folder / "reference.csv"), table[0]["cpu_s"], args.smoke)
         table += parts(table[0]["cpu_s"], rows)
         if args.run:
             table.append(first_run(folder))

@@ -1,4 +1,4 @@
-"""``fairmon spec check``'s cost line: the estimated CPU seconds of a window's explanation step.
+"""``fairmon spec check``'s cost line: the estimated CPU seconds of a window's explain and diagnose steps.
 
 The same cost model the pipeline's budget uses (:mod:`fairmon.explain.cost`): model row evaluations
 of the spec's settings, priced per row. When the spec's registry holds the model, one batch of its
@@ -61,7 +61,8 @@ def window_cost(spec: Any) -> dict[str, Any]:
         out["line"] = "explanations disabled: no explanation cost"
         return out
     line = (f"explanations ≈ {cost.summary()} per window at {sizes_line(e)}, {n_attr} GESD attribute(s), "
-            f"windows of at least the sample sizes; {basis}")
+            f"windows of at least the sample sizes (explain and diagnose steps; a window where a finding fires "
+            f"adds one model row per window row to rescore it); {basis}")
     if e.budget_cpu_s is not None:
         chosen, fits = fit_budget(e, budget_cpu_s=e.budget_cpu_s, n_rows=None, n_attributes=n_attr, seconds_per_row=price)
         after = estimate(chosen, n_rows=None, n_attributes=n_attr, seconds_per_row=price)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 import string
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from fairmon.config._env import ENV_SOURCE_URL
 from fairmon.config._limits import MAX_LATENESS_S, MAX_POKE_INTERVAL_S
@@ -23,6 +23,7 @@ from fairmon.config._messages import (
     ERR_PATTERN_FIELD,
     ERR_PATTERN_FORMAT,
     ERR_PATTERN_WINDOW,
+    ERR_READY_PLACEHOLDER,
     ERR_SQL_PLACEHOLDER,
     excerpt,
 )
@@ -36,11 +37,19 @@ class SqlSource(SpecSection):
 
     ``connection`` is the Airflow connection id used inside DAG tasks; outside Airflow the SQLAlchemy URL
     is read from the environment variable named by ``url_env`` (a secret, never stored in the spec).
+
+    ``ready_query`` (optional) tells the late-data sensor when the window's rows are complete: it runs
+    with the window's ``:start``/``:end`` bound (it must use at least one) and the window is ready when
+    its first row's first value is true (not NULL, false or 0; no row: not ready), e.g. ``SELECT
+    max(loaded_until) >= :end FROM etl_watermarks``. Without it, the window is ready once the source
+    has rows at or after the window's end: ``query`` returns a row for the next window
+    ``[end, end + (end - start))``.
     """
 
     query: str = Field(min_length=1)
     connection: str = "fairmon_source"
     url_env: str = ENV_SOURCE_URL
+    ready_query: Annotated[str, Field(min_length=1)] | None = None
 
     @field_validator("query")
     @classmethod
@@ -49,6 +58,21 @@ class SqlSource(SpecSection):
             if not re.search(re.escape(param) + r"\b", v):
                 raise ValueError(ERR_SQL_PLACEHOLDER.format(param=param))
         return v
+
+    @field_validator("ready_query")
+    @classmethod
+    def _ready_names_the_window(cls, v: str | None) -> str | None:
+        if v is not None and not any(re.search(re.escape(p) + r"\b", v) for p in (":start", ":end")):
+            raise ValueError(ERR_READY_PLACEHOLDER)
+        return v
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # an unset ready_query is left out: the fingerprint of a spec written before it existed is unchanged
+        out = handler(self)
+        if isinstance(out, dict) and out.get("ready_query") is None:
+            out.pop("ready_query", None)
+        return out
 
 
 _SAMPLE_DATE = dt.datetime(2026, 1, 2, 3, 4, 5)
@@ -120,7 +144,8 @@ class DataSource(SpecSection):
 
     Late data: under Airflow a sensor before ``pull_data`` waits up to ``max_lateness_s`` (checking
     every ``poke_interval_s``) for the window's data to be ready (a files source: its partition
-    exists; a SQL source: its query returns a row); still not ready, the run ends ``skipped`` with the
+    exists; a SQL source: ``sql.ready_query`` is true, or without one the source has rows at or after
+    the window's end); still not ready, the run ends ``skipped`` with the
     reason stored, not ``failed``. ``0`` (the default): no wait.
     """
 

@@ -40,6 +40,10 @@ ERR_EXACTLY_ONE_SOURCE = "exactly one of 'sql' or 'files' must be given, got {go
 ERR_SQL_PLACEHOLDER = (
     "query must contain the bind parameter {param} (the window bounds are passed as :start and :end)"
 )
+ERR_READY_PLACEHOLDER = (
+    "ready_query must use the window: the bind parameter :start or :end (a readiness that ignores the "
+    "window cannot tell one window from the next)"
+)
 ERR_PATTERN_WINDOW = "pattern must contain the window, e.g. '{{start:%Y-%m-%d}}', got {pattern!r}"
 ERR_PATTERN_FIELD = "pattern may only use the placeholders {{start}} and {{end}}, got {{{field}}}"
 ERR_PATTERN_FORMAT = "pattern cannot be formatted with a window date: {error}"

@@ -94,8 +94,8 @@ class RumieSpec(SpecSection):
     size on a 1M-row demo-like window with the planted group inside the size bounds (issue 21;
     ``benchmarks/scale``, ``scale_samples``): 25k, 100k and 200k samples gave the full-data rule
     (Jaccard 1.0 of the selected rows) and 50k a neighbouring one (``age <= 29`` for ``age <= 30``,
-    Jaccard 0.97); every honest DScore within 0.0014 of the full-data run's; RUMIE 12.6 CPU-s at 100k
-    against 21.5 at 200k and 152 on all rows.
+    Jaccard 0.97); every honest DScore within 0.0014 of the full-data run's; RUMIE 12.6-12.8 CPU-s at 100k
+    against 21.5-23.3 at 200k and 146-152 on all rows.
     """
 
     enabled: bool = True

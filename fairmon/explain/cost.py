@@ -1,4 +1,5 @@
-"""Cost model of a window's explanation step, and sample sizes fitted to a compute budget (issue 21).
+"""Cost model of a window's explanation and diagnose steps, and sample sizes fitted to a compute budget
+(issue 21).
 
 Model-agnostic explainers cost model evaluations: every explained row asks the model for
 ``kernelshap_samples x background_size`` (KernelSHAP) or ``lime_samples`` (LIME) synthetic rows. The
@@ -11,8 +12,17 @@ costs on this model, measured at the start of the step (:func:`seconds_per_evalu
 * OpenXAI, per explainer: ``s`` explained rows; PGI and PGU ``s P`` evaluations each; the stability
   metrics (RIS/RRS/ROS) ``10 s P`` label evaluations for the draws and ``s P`` re-explained rows.
 
+* the diagnose step's attribution gaps (:mod:`fairmon.explain.attribution_gap`), per group (at most
+  two: RUMIE's and the most disadvantaged declared group; both counted): ``min(s, inside) +
+  min(s, outside)`` explained rows (``s`` = ``attribution_gap.sample_size``; at most ``2 s``, capped
+  by the window) in one batched call of ``attribution_gap.explainer``;
+* the diagnose step's rescoring (:mod:`fairmon.fairness.rescore`, only in a window where a finding
+  fired and the registry holds an earlier production version): one prediction of the earlier
+  version per window row, ``rescore_rows`` (left out unless given: it cannot be shrunk to a budget).
+
 Per explained row: KernelSHAP ``K B``, LIME ``L``, a gradient 3 (a forward and a backward pass),
-SmoothGrad 300, integrated gradients 150, DeepSHAP ``3 B``, random 0. The model leaves out the
+SmoothGrad 300, integrated gradients 150, DeepSHAP ``3 B``, random 0. Parts named ``diagnose ...``
+belong to the diagnose step (:meth:`ExplanationCost.evaluations_of`). The model leaves out the
 explainers' own arithmetic (LIME's ridge fits, KernelSHAP's solves): it is a lower bound, close for
 a scikit-learn pipeline, whose ``predict_proba`` dominates (monitors/README.md compares it with
 measured CPU seconds).
@@ -24,6 +34,8 @@ Examples
 >>> cost = estimate(e, n_rows=1000, n_attributes=1, seconds_per_row=1e-6)
 >>> cost.parts["gesd"] == 1 * 40 * (5 + 1) * (20 * 10 + 50)  # m (N + 1) explained rows
 True
+>>> cost.parts["diagnose attribution_gap"] == 2 * (200 + 200) * 20 * 10  # two groups, 2 s rows, K B each
+True
 >>> small, _ = fit_budget(e, budget_cpu_s=0.2, n_rows=1000, n_attributes=1, seconds_per_row=1e-6)
 >>> estimate(small, n_rows=1000, n_attributes=1, seconds_per_row=1e-6).cpu_seconds <= 0.2
 True
@@ -33,7 +45,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -46,6 +58,7 @@ __all__ = [
     "seconds_per_evaluation",
     "ASSUMED_SECONDS_PER_ROW",
     "BUDGET_FLOORS",
+    "ATTRIBUTION_GAP_GROUPS",
 ]
 
 #: CPU seconds per model row evaluation assumed when the model cannot be timed (``fairmon spec check``
@@ -64,7 +77,10 @@ BUDGET_FLOORS = {
     "gesd.n_perturbations": 3,
     "openxai.sample_size": 20,
     "openxai.n_perturbations": 5,
+    "attribution_gap.sample_size": 20,
 }
+#: the groups the diagnose step explains at most (RUMIE's and the most disadvantaged declared group)
+ATTRIBUTION_GAP_GROUPS = 2
 _SHRINK = 0.8
 _STABILITY = ("RIS", "RRS", "ROS")
 _ALIASES = {"shap": "kernelshap", "deep": "deepshap", "deepexplainer": "deepshap"}
@@ -92,6 +108,16 @@ class ExplanationCost:
     def cpu_seconds(self) -> float:
         return float(self.evaluations * self.seconds_per_row)
 
+    def evaluations_of(self, step: Literal["explain", "diagnose"]) -> int:
+        """Model row evaluations of one pipeline step's parts (the ``diagnose ...`` parts, or the others).
+
+        Examples
+        --------
+        >>> ExplanationCost({"gesd": 5, "diagnose attribution_gap": 7}, 1.0).evaluations_of("diagnose")
+        7
+        """
+        return int(sum(v for k, v in self.parts.items() if k.startswith("diagnose ") == (step == "diagnose")))
+
     def summary(self) -> str:
         """One line: total, then each part (CPU seconds and evaluations)."""
         parts = ", ".join(f"{k} {v * self.seconds_per_row:.3g} s ({v:.3g} evals)" for k, v in self.parts.items())
@@ -109,9 +135,12 @@ def _per_row(method: str, e: ExplanationsSpec) -> int:
             "deepshap": 3 * e.background_size}.get(m, 0)
 
 
-def estimate(e: ExplanationsSpec, *, n_rows: int | None, n_attributes: int, seconds_per_row: float) -> ExplanationCost:
-    """The cost of the explanation step of a window of ``n_rows`` rows (None: at least every sample
-    size) with ``n_attributes`` GESD attributes, under the settings ``e``.
+def estimate(
+    e: ExplanationsSpec, *, n_rows: int | None, n_attributes: int, seconds_per_row: float, rescore_rows: int = 0
+) -> ExplanationCost:
+    """The cost of the explanation and diagnose steps of a window of ``n_rows`` rows (None: at least
+    every sample size) with ``n_attributes`` GESD attributes, under the settings ``e``; ``rescore_rows``
+    window rows rescored by an earlier model version (0: no rescoring counted).
 
     Examples
     --------
@@ -142,6 +171,13 @@ def estimate(e: ExplanationsSpec, *, n_rows: int | None, n_attributes: int, seco
             parts[f"openxai {method}"] = (
                 explained * c + sum(s * p for m in ox.metrics if m in ("PGI", "PGU")) + (10 * s * p if stability else 0)
             )
+    if e.attribution_gap.enabled:
+        ag = e.attribution_gap
+        explained = ATTRIBUTION_GAP_GROUPS * cap(2 * ag.sample_size)
+        rows["diagnose attribution_gap"] = explained
+        parts["diagnose attribution_gap"] = explained * _per_row(ag.explainer, e)
+    if rescore_rows > 0:
+        rows["diagnose rescore"] = parts["diagnose rescore"] = int(rescore_rows)
     return ExplanationCost(parts, seconds_per_row, rows)
 
 
@@ -149,20 +185,23 @@ def _sizes(e: ExplanationsSpec) -> dict[str, int]:
     return {"background_size": e.background_size, "kernelshap_samples": e.kernelshap_samples,
             "lime_samples": e.lime_samples, "gesd.sample_size": e.gesd.sample_size,
             "gesd.n_perturbations": e.gesd.n_perturbations, "openxai.sample_size": e.openxai.sample_size,
-            "openxai.n_perturbations": e.openxai.n_perturbations}
+            "openxai.n_perturbations": e.openxai.n_perturbations,
+            "attribution_gap.sample_size": e.attribution_gap.sample_size}
 
 
 def _with_sizes(e: ExplanationsSpec, sizes: dict[str, int]) -> ExplanationsSpec:
-    top = {k: v for k, v in sizes.items() if "." not in k}
-    gesd = e.gesd.model_copy(update={k.split(".")[1]: v for k, v in sizes.items() if k.startswith("gesd.")})
-    ox = e.openxai.model_copy(update={k.split(".")[1]: v for k, v in sizes.items() if k.startswith("openxai.")})
-    return e.model_copy(update={**top, "gesd": gesd, "openxai": ox})
+    top: dict[str, Any] = {k: v for k, v in sizes.items() if "." not in k}
+    for section in ("gesd", "openxai", "attribution_gap"):
+        sub = {k.split(".")[1]: v for k, v in sizes.items() if k.startswith(section + ".")}
+        top[section] = getattr(e, section).model_copy(update=sub)
+    return e.model_copy(update=top)
 
 
 def fit_budget(
     e: ExplanationsSpec, *, budget_cpu_s: float, n_rows: int | None, n_attributes: int, seconds_per_row: float
 ) -> tuple[ExplanationsSpec, bool]:
-    """Settings within ``budget_cpu_s`` CPU seconds: every size of ``e`` above its floor
+    """Settings within ``budget_cpu_s`` CPU seconds (the explain and diagnose steps' estimate, without
+    rescoring): every size of ``e`` above its floor
     (:data:`BUDGET_FLOORS`) is multiplied by 0.8 (rounded down) until the estimated cost fits or every
     size is at its floor. Sizes are never raised. Returns the settings and whether they fit.
 

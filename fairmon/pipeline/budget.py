@@ -1,6 +1,7 @@
-"""The explanation step's compute budget (``explanations.budget_cpu_s``, issue 21).
+"""The compute budget of a window's explanation and diagnose steps (``explanations.budget_cpu_s``, issue 21).
 
-Unset, the step uses the configured sizes. Set, the step prices one model row evaluation on this
+Unset, the steps use the configured sizes. Set, each step (explain, then diagnose for its attribution
+gaps) prices one model row evaluation on this
 model (:func:`fairmon.explain.cost.seconds_per_evaluation`, one timed ``predict_proba`` batch of the
 window's encoded rows), estimates the window's cost with :func:`fairmon.explain.cost.estimate` and
 shrinks the sizes with :func:`fairmon.explain.cost.fit_budget` until the estimate fits; one log line
@@ -29,11 +30,12 @@ def sizes_line(e: ExplanationsSpec) -> str:
     Examples
     --------
     >>> sizes_line(ExplanationsSpec())
-    'background_size=20 kernelshap_samples=96 lime_samples=250 gesd=40x5 openxai=30x10'
+    'background_size=20 kernelshap_samples=96 lime_samples=250 gesd=40x5 openxai=30x10 attribution_gap=200'
     """
     return (f"background_size={e.background_size} kernelshap_samples={e.kernelshap_samples} "
             f"lime_samples={e.lime_samples} gesd={e.gesd.sample_size}x{e.gesd.n_perturbations} "
-            f"openxai={e.openxai.sample_size}x{e.openxai.n_perturbations}")
+            f"openxai={e.openxai.sample_size}x{e.openxai.n_perturbations} "
+            f"attribution_gap={e.attribution_gap.sample_size}")
 
 
 def explanations_within_budget(spec: MonitorSpec, model: Any, frame: pd.DataFrame) -> ExplanationsSpec:

@@ -6,7 +6,8 @@
   per feature inside minus outside
   (:func:`fairmon.explain.attribution_gap.attribution_gap`; ``explanations.attribution_gap`` sizes it,
   the background is ``explanations.background_size`` reference rows, ``explanations.random_state``
-  seeds it).
+  seeds it; with ``explanations.budget_cpu_s`` the sizes fitted to the budget,
+  :func:`fairmon.pipeline.budget.explanations_within_budget`).
 * :func:`rescores` — when a finding fired (``open`` / ``ongoing``) and the registry holds an earlier
   production version than the window's, the window is scored with that version and each fired
   metric computed under both (:mod:`fairmon.fairness.rescore`); ``alerts.compare_previous_model``
@@ -31,6 +32,7 @@ from fairmon.errors import FairmonError
 from fairmon.explain.attribution_gap import GroupAttributionGap, attribution_gap
 from fairmon.fairness.outcome import DEFAULT_METRICS
 from fairmon.fairness.rescore import RUMIE_METRICS, Rescore, rescore_outcome, rescore_rules, verdict
+from fairmon.pipeline.budget import explanations_within_budget
 from fairmon.pipeline.checks import check_favorable_class, favorable_value_eq
 from fairmon.pipeline.compute import reference_frame
 from fairmon.pipeline.context import RunContext, model_name, model_registry
@@ -114,6 +116,8 @@ def attribution_gaps(ctx: RunContext) -> list[GroupAttributionGap]:
     if not groups:
         return []
     model = _model(ctx)
+    e = explanations_within_budget(ctx.spec, model, frame)  # the spec's sizes unless a budget is set
+    g = e.attribution_gap
     features = list(ctx.spec.columns.features)
     ref = reference_frame(ctx, frame)
     background = ref[features].sample(n=min(e.background_size, len(ref)), random_state=e.random_state)

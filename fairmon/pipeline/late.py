@@ -6,8 +6,11 @@ often before the day's partition lands. The Airflow DAG waits for it (a deferrab
 never arrives ends the window ``skipped`` with the reason stored (:func:`skip_window`), not
 ``failed``: nothing was wrong with the pipeline, and a later re-run computes the window normally.
 
-A files source is ready when its partition exists (local path or fsspec URL). A SQL source has no
-partition to wait for; it is taken as ready and ``pull_data`` reports an empty window as usual.
+A files source is ready when its partition exists (local path or fsspec URL). A SQL source is ready
+when its ``data.sql.ready_query`` is true for the window, or, without one, when the source has rows at
+or after the window's end (the spec's query returns a row for the next window): rows keep arriving in
+time order, so a later row means the window's rows have landed
+(:func:`fairmon.sources.sql_window_ready`; under the source's statement timeout).
 
 Examples
 --------
@@ -24,15 +27,19 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from fairmon.config import MonitorSpec, load_spec
 from fairmon.pipeline import runs
 from fairmon.pipeline.context import RunContext
-from fairmon.sources import file_exists, window_path
+from fairmon.sources import file_exists, sql_window_ready, window_path
 from fairmon.window import Window
 
-__all__ = ["data_location", "data_ready", "skip_reason", "skip_window", "ERR_LATE_DATA", "SKIP_KIND_LATE"]
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+__all__ = ["awaited", "data_location", "data_ready", "skip_reason", "skip_window", "ERR_LATE_DATA", "SKIP_KIND_LATE"]
 
 #: the stored reason of a window skipped for late data
 ERR_LATE_DATA = "late data: {what} not there {waited_s:.0f} s after the run started (data.max_lateness_s={lateness})"
@@ -48,17 +55,48 @@ def data_location(spec: MonitorSpec, window: Window) -> str | None:
     return window_path(files, window.start, window.end, base_dir=spec.base_dir)
 
 
-def data_ready(spec: MonitorSpec, window: Window) -> bool:
-    """Whether the window's data can be pulled now (a SQL source: always)."""
+def data_ready(
+    spec: MonitorSpec, window: Window, *, engine: Engine | str | None = None, env: Mapping[str, str] | None = None
+) -> bool:
+    """Whether the window's data can be pulled now: its partition exists (files), or the source's
+    readiness query says so (SQL; ``engine`` or the URL in ``data.sql.url_env``).
+
+    Raises
+    ------
+    DatasetError
+        The SQL readiness query failed (``retryable`` for a statement timeout or a lost connection).
+    """
+    sql = spec.data.sql
+    if sql is not None:
+        return sql_window_ready(sql, window.start, window.end, engine=engine, env=env)
     where = data_location(spec, window)
     return where is None or file_exists(where)
 
 
+def awaited(spec: MonitorSpec, window: Window) -> str:
+    """What the sensor waits for, in words: the partition, or the SQL source's readiness.
+
+    Examples
+    --------
+    >>> from fairmon.config import parse_spec
+    >>> spec = parse_spec("spec_version: 1\\nidentity: {name: m}\\nmodel: {registry_uri: r}\\n"
+    ...     "data: {sql: {query: 'SELECT * FROM t WHERE ts >= :start AND ts < :end'}}\\n"
+    ...     "columns: {features: [x, s], sensitive: [s]}\\nschedule: {start_date: 2026-01-01}\\n")
+    >>> import datetime as dt
+    >>> awaited(spec, Window("m", dt.datetime(2026, 1, 3, tzinfo=dt.UTC), dt.datetime(2026, 1, 4, tzinfo=dt.UTC)))
+    'rows at or after 2026-01-04T00:00:00+00:00 (data.sql.query over the next window)'
+    """
+    sql = spec.data.sql
+    if sql is None:
+        return f"partition {data_location(spec, window)}"
+    if sql.ready_query is not None:
+        return "the window's rows (data.sql.ready_query not true)"
+    return f"rows at or after {window.end.isoformat()} (data.sql.query over the next window)"
+
+
 def skip_reason(spec: MonitorSpec, window: Window, *, waited_s: float) -> str:
     """The stored reason of a window whose data did not arrive in time."""
-    where = data_location(spec, window)
-    what = f"partition {where}" if where is not None else "the window's rows"
-    return ERR_LATE_DATA.format(what=what, waited_s=waited_s, lateness=spec.data.max_lateness_s)
+    return ERR_LATE_DATA.format(what=awaited(spec, window), waited_s=waited_s, lateness=spec.data.max_lateness_s)
 
 
 def skip_window(

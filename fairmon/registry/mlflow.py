@@ -45,7 +45,6 @@ import yaml
 
 from fairmon._uris import is_mlflow_uri
 from fairmon.errors import SnapshotError
-from fairmon.registry._codec import serialize
 from fairmon.registry._import import register_estimator
 from fairmon.registry._mlflow_rest import MlflowRest, artifact_path, parse_tracking_uri
 from fairmon.registry._snapshot import METADATA_FILE, Status, info_from_json, version_number
@@ -294,25 +293,16 @@ class MlflowRegistry(Registry):
         return new
 
     # ------------------------------------------------------------------ push (FEU candidates)
-    def register(
-        self,
-        model: Model,
-        *,
-        name: str,
-        status: Status = "production",
-        metrics: dict[str, Any] | None = None,
-        valid_from: datetime | str | None = None,
-        description: str = "",
-        number: int | None = None,
-    ) -> SnapshotInfo:
-        """A new MLflow version of ``name`` holding the fairmon snapshot (a run's ``fairmon-model`` folder).
+    def _new_version(
+        self, name: str, *, status: Status, description: str
+    ) -> tuple[int, Callable[[SnapshotInfo], SnapshotInfo] | None]:
+        """:meth:`register` without a ``number``: a new MLflow version of ``name`` holding the fairmon
+        snapshot (a run's ``fairmon-model`` folder), its number claimed in the cache.
 
         A ``candidate`` also gets the ``fairmon-candidate`` alias; fairmon never sets a production alias.
+        With a ``number`` (the cache import path, :func:`register_estimator`) :meth:`register` claims
+        MLflow's number in the cache only.
         """
-        if number is not None:  # the cache import path (register_estimator) claims MLflow's number
-            return super().register(model, name=name, status=status, metrics=metrics, valid_from=valid_from,
-                                    description=description, number=number)
-        serialize(model)  # fail on an unserialisable model before anything is created in MLflow
         run = self.rest.post("runs/create", {"experiment_id": "0", "run_name": f"fairmon {status} {name}",
                                              "start_time": int(time.time() * 1000),
                                              "tags": [{"key": "fairmon.source", "value": "fairmon"}]})["run"]
@@ -326,8 +316,11 @@ class MlflowRegistry(Registry):
             "name": name, "source": f"{root}/{_FOLDER}", "run_id": run_id, "description": description,
             "tags": [{"key": TAG_STATUS, "value": status}]})["model_version"]
         n = int(mv["version"])
-        info = super().register(model, name=name, status=status, metrics=metrics, valid_from=valid_from,
-                                description=description, number=n)
+        return self._claim_exact(name, n), lambda info: self._publish(info, run_id=run_id, root=root)
+
+    def _publish(self, info: SnapshotInfo, *, run_id: str, root: str) -> SnapshotInfo:
+        """Upload a written version's files to its MLflow run, record their digests, alias a candidate."""
+        name, n = info.name, info.number
         files = {}
         for rel in (info.artifact, METADATA_FILE):
             with self.fs.open(f"{self._version_dir(name, n)}/{rel}", "rb") as fh:
@@ -335,14 +328,13 @@ class MlflowRegistry(Registry):
             self.rest.upload(f"{artifact_path(root)}/{_FOLDER}/{rel}", files[rel])
         digests = _digests(files)
         self._set_tag(name, n, TAG_DIGEST, json.dumps(digests, sort_keys=True))
-        if status == "candidate":
+        if info.status == "candidate":
             self.rest.post("registered-models/alias", {"name": name, "alias": CANDIDATE_ALIAS, "version": str(n)})
         self.rest.post("runs/update", {"run_id": run_id, "status": "FINISHED", "end_time": int(time.time() * 1000)})
         new = SnapshotInfo(**{**info.to_dict(), "metrics": {**info.metrics, "mlflow": {
             "uri": f"models:/{name}/{n}", "server": self.rest.host, "run_id": run_id, "files": digests}}})
         self._write_info(new)
         return new
-
 
 def import_model_uri(
     model_uri: str,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -190,7 +191,11 @@ class Registry:
         blob, artifact, module_config, libs = serialize(model)
         digest = hashlib.sha256(blob).hexdigest()
         self.fs.makedirs(self._model_dir(name), exist_ok=True)
-        number = self._claim_version(name) if number is None else self._claim_exact(name, number)
+        publish: Callable[[SnapshotInfo], SnapshotInfo] | None = None
+        if number is None:
+            number, publish = self._new_version(name, status=status, description=description)
+        else:
+            number = self._claim_exact(name, number)
         vdir = self._version_dir(name, number)
         with self.fs.open(f"{vdir}/{artifact}", "wb") as fh:
             fh.write(blob)
@@ -215,7 +220,14 @@ class Registry:
             library_versions=libs,
         )
         self._write_info(info)
-        return info
+        return info if publish is None else publish(info)
+
+    def _new_version(
+        self, name: str, *, status: Status, description: str
+    ) -> tuple[int, Callable[[SnapshotInfo], SnapshotInfo] | None]:
+        """The number of a new version of ``name`` (its folder claimed), and what :meth:`register` does
+        with the written version's metadata (None: nothing; a registry that mirrors another publishes it)."""
+        return self._claim_version(name), None
 
     def _claim_version(self, name: str) -> int:
         number = (max(self._numbers(name)) if self._numbers(name) else 0) + 1

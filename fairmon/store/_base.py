@@ -20,6 +20,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Connection, Engine
 
+from fairmon._sqlstate import LOCK_NOT_AVAILABLE, QUERY_CANCELED
 from fairmon.errors import AttemptSupersededError, StoreError
 from fairmon.store._settings import StoreTimeouts
 from fairmon.store._tables import monitors, runs
@@ -48,8 +49,6 @@ ERR_SUPERSEDED = (
     "monitor {monitor!r} window {window}: attempt {attempt} was superseded by attempt {holder} (a newer run "
     "of the window started); this attempt writes nothing more"
 )
-_LOCK_NOT_AVAILABLE = "55P03"
-_QUERY_CANCELED = "57014"
 
 
 def _what(monitor: str | None) -> str:
@@ -78,9 +77,9 @@ class StoreBase:
             yield
         except sa_exc.DBAPIError as exc:
             pgcode = getattr(exc.orig, "pgcode", None)
-            if pgcode == _LOCK_NOT_AVAILABLE:
+            if pgcode == LOCK_NOT_AVAILABLE:
                 text = ERR_LOCK_TIMEOUT.format(what=_what(monitor), seconds=self.timeouts.lock_s)
-            elif pgcode == _QUERY_CANCELED and "statement timeout" in str(exc.orig):
+            elif pgcode == QUERY_CANCELED and "statement timeout" in str(exc.orig):
                 text = ERR_STATEMENT_TIMEOUT.format(what=_what(monitor), seconds=self.timeouts.statement_s)
             else:
                 raise

@@ -28,7 +28,7 @@ from fairmon.store.records import RecordError
 
 __all__ = ["AttributionGapRecord", "RescoreRecord", "DiagnosisRows", "ERR_DUPLICATE_GAP", "ERR_DUPLICATE_RESCORE"]
 
-ERR_DUPLICATE_GAP = "save_attribution_gaps: two rows of group kind {kind!r} for run {run_id}"
+ERR_DUPLICATE_GAP = "save_attribution_gaps: two rows of group kind {key!r} for run {run_id}"
 ERR_DUPLICATE_RESCORE = "save_rescores: two rows for finding {key!r} of run {run_id}"
 _GAP_COLS = ("group_label", "status", "reason", "explainer", "n_inside", "n_outside", "population_inside",
              "population_outside", "favorable_rate_inside", "favorable_rate_outside", "n_bootstrap", "confidence")
@@ -84,6 +84,28 @@ class DiagnosisRows(StoreBase):
     """:meth:`save_attribution_gaps`, :meth:`attribution_gaps_of_run`, :meth:`save_rescores`,
     :meth:`rescores_of_run`."""
 
+    def _replace_rows(self, table: sa.Table, run_id: int, keys: Sequence[str], duplicate: str,
+                      rows: Sequence[dict[str, Any]], attempt_id: str | None) -> None:
+        """Replace a run's rows of ``table`` by ``rows`` (the columns after the run's keys) in one
+        transaction, refused for a superseded ``attempt_id``; two rows with the same ``keys`` are refused
+        with ``duplicate`` (a message of ``key`` and ``run_id``)."""
+        seen = [":".join(str(r[k]) for k in keys) for r in rows]
+        for k in seen:
+            if seen.count(k) > 1:
+                raise RecordError(duplicate.format(key=k, run_id=run_id))
+        with self._tx() as conn:
+            mid, ws = self._run_key(conn, run_id)
+            self._check_run_lease(conn, run_id, mid, ws, attempt_id)
+            conn.execute(sa.delete(table).where(table.c.run_id == run_id))
+            if rows:
+                conn.execute(sa.insert(table), [{"run_id": run_id, "monitor_id": mid, "window_start": ws, **r}
+                                                for r in rows])
+
+    def _rows_of_run(self, table: sa.Table, run_id: int, *order: sa.ColumnElement[Any]) -> list[sa.RowMapping]:
+        """A run's rows of ``table`` (as mappings) in the order ``order``."""
+        with self._read() as conn:
+            return list(conn.execute(sa.select(table).where(table.c.run_id == run_id).order_by(*order)).mappings())
+
     def save_attribution_gaps(self, run_id: int, rows: Sequence[AttributionGapRecord], *,
                               attempt_id: str | None = None) -> None:
         """Replace the attribution gaps of a run (one transaction; refused for a superseded ``attempt_id``).
@@ -92,23 +114,13 @@ class DiagnosisRows(StoreBase):
         --------
         >>> store.save_attribution_gaps(run_id, [AttributionGapRecord("rumie", "ok")])  # doctest: +SKIP
         """
-        kinds = [r.group_kind for r in rows]
-        for k in kinds:
-            if kinds.count(k) > 1:
-                raise RecordError(ERR_DUPLICATE_GAP.format(kind=k, run_id=run_id))
-        with self._tx() as conn:
-            mid, ws = self._run_key(conn, run_id)
-            self._check_run_lease(conn, run_id, mid, ws, attempt_id)
-            conn.execute(sa.delete(attribution_gaps).where(attribution_gaps.c.run_id == run_id))
-            if rows:
-                conn.execute(sa.insert(attribution_gaps), [
-                    {"run_id": run_id, "monitor_id": mid, "window_start": ws, "group_kind": r.group_kind,
-                     **{c: getattr(r, c) for c in _GAP_COLS},
-                     "top_feature": str(r.features[0]["feature"]) if r.features else None,
-                     "top_difference": finite_float(r.features[0]["difference"]) if r.features else None,
-                     "features": jsonable([dict(f) for f in r.features])}
-                    for r in rows
-                ])
+        self._replace_rows(attribution_gaps, run_id, ("group_kind",), ERR_DUPLICATE_GAP, [
+            {"group_kind": r.group_kind, **{c: getattr(r, c) for c in _GAP_COLS},
+             "top_feature": str(r.features[0]["feature"]) if r.features else None,
+             "top_difference": finite_float(r.features[0]["difference"]) if r.features else None,
+             "features": jsonable([dict(f) for f in r.features])}
+            for r in rows
+        ], attempt_id)
 
     def attribution_gaps_of_run(self, run_id: int) -> list[AttributionGapRecord]:
         """The attribution gaps of a run (``rumie`` before ``declared``).
@@ -118,14 +130,11 @@ class DiagnosisRows(StoreBase):
         >>> [g.group_kind for g in store.attribution_gaps_of_run(run_id)]  # doctest: +SKIP
         ['rumie', 'declared']
         """
-        t = attribution_gaps.c
-        stmt = sa.select(attribution_gaps).where(t.run_id == run_id).order_by(t.group_kind.desc())
-        with self._read() as conn:
-            return [
-                AttributionGapRecord(group_kind=r["group_kind"], **{c: r[c] for c in _GAP_COLS},
-                                     features=tuple(r["features"] or ()))
-                for r in conn.execute(stmt).mappings()
-            ]
+        return [
+            AttributionGapRecord(group_kind=r["group_kind"], **{c: r[c] for c in _GAP_COLS},
+                                 features=tuple(r["features"] or ()))
+            for r in self._rows_of_run(attribution_gaps, run_id, attribution_gaps.c.group_kind.desc())
+        ]
 
     def save_rescores(self, run_id: int, rows: Sequence[RescoreRecord], *, attempt_id: str | None = None) -> None:
         """Replace the model rescores of a run (one transaction; refused for a superseded ``attempt_id``).
@@ -134,20 +143,10 @@ class DiagnosisRows(StoreBase):
         --------
         >>> store.save_rescores(run_id, [RescoreRecord("rumie_dscore", "rumie_honest_dscore", "", "v1", "v2")])  # doctest: +SKIP
         """
-        keys = [(r.kind, r.metric, r.group) for r in rows]
-        for k in keys:
-            if keys.count(k) > 1:
-                raise RecordError(ERR_DUPLICATE_RESCORE.format(key=":".join(k), run_id=run_id))
-        with self._tx() as conn:
-            mid, ws = self._run_key(conn, run_id)
-            self._check_run_lease(conn, run_id, mid, ws, attempt_id)
-            conn.execute(sa.delete(model_rescores).where(model_rescores.c.run_id == run_id))
-            if rows:
-                conn.execute(sa.insert(model_rescores), [
-                    {"run_id": run_id, "monitor_id": mid, "window_start": ws, "kind": r.kind, "metric": r.metric,
-                     "group_key": r.group, **{c: getattr(r, c) for c in _RESCORE_COLS}}
-                    for r in rows
-                ])
+        self._replace_rows(model_rescores, run_id, ("kind", "metric", "group_key"), ERR_DUPLICATE_RESCORE, [
+            {"kind": r.kind, "metric": r.metric, "group_key": r.group, **{c: getattr(r, c) for c in _RESCORE_COLS}}
+            for r in rows
+        ], attempt_id)
 
     def rescores_of_run(self, run_id: int) -> list[RescoreRecord]:
         """The model rescores of a run, by finding key.
@@ -158,10 +157,7 @@ class DiagnosisRows(StoreBase):
         ['model']
         """
         t = model_rescores.c
-        stmt = sa.select(model_rescores).where(t.run_id == run_id).order_by(t.kind, t.metric, t.group_key)
-        with self._read() as conn:
-            return [
-                RescoreRecord(kind=r["kind"], metric=r["metric"], group=r["group_key"],
-                              **{c: r[c] for c in _RESCORE_COLS})
-                for r in conn.execute(stmt).mappings()
-            ]
+        return [
+            RescoreRecord(kind=r["kind"], metric=r["metric"], group=r["group_key"], **{c: r[c] for c in _RESCORE_COLS})
+            for r in self._rows_of_run(model_rescores, run_id, t.kind, t.metric, t.group_key)
+        ]

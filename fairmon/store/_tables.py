@@ -17,6 +17,8 @@ True
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY, DOUBLE_PRECISION, JSONB
 
@@ -86,22 +88,24 @@ runs = sa.Table(
 )
 
 
-def _result_keys() -> list[sa.Column[object]]:
+def _result_keys(*keys: str, blank: tuple[str, ...] = ()) -> list[sa.Column[Any]]:
+    """A result table's key columns: the run, its monitor and window start, then the text key columns
+    ``keys`` and the text key columns ``blank`` that default to ``''`` (no attribute / group)."""
     # every result table denormalises the run's monitor and window start (time-series scans)
-    return [
+    cols: list[sa.Column[Any]] = [
         sa.Column("run_id", sa.BigInteger, sa.ForeignKey("runs.run_id"), primary_key=True),
         sa.Column("monitor_id", sa.Integer, nullable=False),
         sa.Column("window_start", _TS, nullable=False),
     ]
+    cols += [sa.Column(k, sa.Text, primary_key=True) for k in keys]
+    cols += [sa.Column(k, sa.Text, primary_key=True, server_default="") for k in blank]
+    return cols
 
 
 metrics = sa.Table(
     "metrics",
     metadata,
-    *_result_keys(),
-    sa.Column("metric", sa.Text, primary_key=True),
-    sa.Column("attribute", sa.Text, primary_key=True, server_default=""),
-    sa.Column("group_key", sa.Text, primary_key=True, server_default=""),
+    *_result_keys("metric", blank=("attribute", "group_key")),
     sa.Column("value", _FLOAT),
     sa.Column("ci_low", _FLOAT),
     sa.Column("ci_high", _FLOAT),
@@ -129,8 +133,7 @@ metric_latest = sa.Table(
 evidence = sa.Table(
     "evidence",
     metadata,
-    *_result_keys(),
-    sa.Column("method", sa.Text, primary_key=True),
+    *_result_keys("method"),
     sa.Column("dscore", _FLOAT),
     sa.Column("honest_dscore", _FLOAT),
     sa.Column("p_value", _FLOAT),
@@ -150,11 +153,7 @@ evidence = sa.Table(
 explanation_metrics = sa.Table(
     "explanation_metrics",
     metadata,
-    *_result_keys(),
-    sa.Column("family", sa.Text, primary_key=True),
-    sa.Column("metric", sa.Text, primary_key=True),
-    sa.Column("explainer", sa.Text, primary_key=True, server_default=""),
-    sa.Column("group_key", sa.Text, primary_key=True, server_default=""),
+    *_result_keys("family", "metric", blank=("explainer", "group_key")),
     sa.Column("value", _FLOAT),
     sa.Column("p_value", _FLOAT),
     sa.Column("n", sa.Integer),
@@ -166,11 +165,7 @@ explanation_metrics = sa.Table(
 findings = sa.Table(
     "findings",
     metadata,
-    *_result_keys(),
-    sa.Column("kind", sa.Text, primary_key=True),
-    sa.Column("metric", sa.Text, primary_key=True),
-    sa.Column("attribute", sa.Text, primary_key=True, server_default=""),
-    sa.Column("group_key", sa.Text, primary_key=True, server_default=""),
+    *_result_keys("kind", "metric", blank=("attribute", "group_key")),
     sa.Column("severity", sa.Text, nullable=False),
     sa.Column("status", sa.Text, nullable=False),
     sa.Column("value", _FLOAT),
@@ -222,8 +217,7 @@ alerts = sa.Table(
 attribution_gaps = sa.Table(
     "attribution_gaps",
     metadata,
-    *_result_keys(),
-    sa.Column("group_kind", sa.Text, primary_key=True),
+    *_result_keys("group_kind"),
     sa.Column("group_label", sa.Text, nullable=False, server_default=""),
     sa.Column("status", sa.Text, nullable=False),
     sa.Column("reason", sa.Text, nullable=False, server_default=""),
@@ -244,10 +238,7 @@ attribution_gaps = sa.Table(
 model_rescores = sa.Table(
     "model_rescores",
     metadata,
-    *_result_keys(),
-    sa.Column("kind", sa.Text, primary_key=True),
-    sa.Column("metric", sa.Text, primary_key=True),
-    sa.Column("group_key", sa.Text, primary_key=True, server_default=""),
+    *_result_keys("kind", "metric", blank=("group_key",)),
     sa.Column("old_version", sa.Text, nullable=False),
     sa.Column("new_version", sa.Text, nullable=False),
     sa.Column("value_fired", _FLOAT),

@@ -18,6 +18,23 @@ FEATURES = NUMERIC + CATEGORICAL
 LABEL = "approved"
 SENSITIVE = "sex"
 
+#: a spec with only the required sections over the 25-input model (``.format(features=WIDE_FEATURES)``):
+#: the newcomer's first spec of the first-window test and ``benchmarks/explain_cost``
+MINIMAL_SPEC = """\
+spec_version: 1
+identity: {{name: credit}}
+model: {{registry_uri: registry}}
+data:
+  files: {{pattern: "data/{{start:%Y-%m-%d}}.csv"}}
+columns:
+  features: {features}
+  extra: [sex]
+  sensitive: [sex]
+  label: approved
+schedule:
+  start_date: 2026-01-01
+"""
+
 
 def applications(n: int, seed: int) -> pd.DataFrame:
     """``n`` applications with a label driven by income, debt and bureau score (sex is not an input)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import get_args
 
 import pytest
+from config_minimal import MINIMAL
 
 from fairmon.config import parse_spec, spec_json_schema
 from fairmon.config._limits import MAX_FAIRNESS_WEIGHT
@@ -15,19 +16,6 @@ from fairmon.config._retraining import RetrainingSpec, Utility
 from fairmon.errors import ConfigError
 from fairmon.feu import FEUSettings
 from fairmon.feu.settings import UTILITIES
-
-MINIMAL = """\
-spec_version: 1
-identity: {name: credit}
-model: {registry_uri: registry}
-data:
-  files: {pattern: "data/{start:%Y-%m-%d}.csv"}
-columns:
-  features: [age, sex, income]
-  sensitive: [sex]
-schedule:
-  start_date: 2026-01-01
-"""
 
 
 def _refused(section: str) -> str:

@@ -6,6 +6,8 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from config_minimal import MINIMAL
+from config_minimal import spec_error as _error
 
 from fairmon.config import (
     ERR_ALPHA_BETA,
@@ -26,27 +28,6 @@ from fairmon.config import (
 from fairmon.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
-
-MINIMAL = """\
-spec_version: 1
-identity: {name: credit}
-model: {registry_uri: registry}
-data:
-  files: {pattern: "data/{start:%Y-%m-%d}.csv"}
-columns:
-  features: [age, sex, income]
-  sensitive: [sex]
-schedule:
-  start_date: 2026-01-01
-"""
-
-
-def _error(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    with pytest.raises(ConfigError) as info:
-        load_spec(path)
-    return str(info.value)
 
 
 def test_minimal_spec_loads_with_defaults(tmp_path: Path) -> None:

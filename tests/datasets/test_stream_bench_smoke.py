@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.mark.slow
-def test_stream_benchmark_smoke(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "bench_stream_run", REPO / "benchmarks" / "stream" / "run.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_stream_benchmark_smoke(tmp_path: Path, benchmark_module: Callable[[str], ModuleType]) -> None:
+    mod = benchmark_module("stream")
     rows = mod.main(["--smoke", "--out", str(tmp_path)])
     assert len(rows) == 2 and all(r["fits"] >= 4 for r in rows)
     assert all(abs(r["err_before"]) <= 0.03 and abs(r["err_after"]) <= 0.03 for r in rows)

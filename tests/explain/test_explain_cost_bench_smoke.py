@@ -3,21 +3,17 @@ rows are the cost model's (issue 21)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.mark.slow
-def test_explain_cost_benchmark_smoke(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("bench_explain_cost_run", REPO / "benchmarks" / "explain_cost" / "run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_explain_cost_benchmark_smoke(tmp_path: Path, benchmark_module: Callable[[str], ModuleType]) -> None:
+    mod = benchmark_module("explain_cost")
     rows = mod.main(["--smoke", "--out", str(tmp_path)])
     price = rows[0]["cpu_s"]
     assert rows[0]["row"] == "seconds per model row" and price > 0

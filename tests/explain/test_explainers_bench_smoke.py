@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.mark.slow
-def test_explainers_benchmark_smoke(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("bench_explainers_run", REPO / "benchmarks" / "explainers" / "run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_explainers_benchmark_smoke(tmp_path: Path, benchmark_module: Callable[[str], ModuleType]) -> None:
+    mod = benchmark_module("explainers")
     rows = mod.main(["--smoke", "--out", str(tmp_path)])
     assert [r["method"] for r in rows] == ["lime", "kernelshap"]
     assert all(r["batched_s"] > 0 and r["library_s_extrapolated"] > 0 for r in rows)

@@ -1,6 +1,7 @@
-"""The explanation step's cost model and compute budget (issue 21): the cost model counts the model
-rows the explainers really evaluate, a budget shrinks the sizes until the estimate fits and logs the
-choice, and no budget leaves the configured sizes alone."""
+"""The explanation and diagnose steps' cost model and compute budget (issue 21): the cost model counts
+the model rows the explainers really evaluate (the explain step's, and the diagnose step's attribution
+gaps), a budget shrinks the sizes until the estimate fits and logs the choice, and no budget leaves the
+configured sizes alone."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_cost_model_counts_the_rows_the_explainers_evaluate(tmp_path: Path, coun
 
     spec = _spec(tmp_path, SMALL)
     run_explanations(_window(tmp_path, spec))
-    predicted = estimate(spec.explanations, n_rows=300, n_attributes=1, seconds_per_row=1.0).evaluations
+    predicted = estimate(spec.explanations, n_rows=300, n_attributes=1, seconds_per_row=1.0).evaluations_of("explain")
     # the model leaves out a few small calls (predicted labels, PGI/PGU bookkeeping): within 15 %
     assert 0.85 * predicted <= sum(counted) <= 1.15 * predicted, (sum(counted), predicted)
 
@@ -89,7 +90,8 @@ def test_a_budget_shrinks_the_sizes_and_logs_the_choice(
 
     price = 1e-5
     monkeypatch.setattr(budget, "seconds_per_evaluation", lambda model, Z: price)  # a fixed, known price
-    spec = _spec(tmp_path, {**SMALL, "budget_cpu_s": 1.0})
+    # the explain step's sizes alone (the diagnose step's share: test_a_budget_shrinks_the_attribution_gaps_too)
+    spec = _spec(tmp_path, {**SMALL, "budget_cpu_s": 1.0, "attribution_gap": {"enabled": False}})
     full = estimate(spec.explanations, n_rows=300, n_attributes=1, seconds_per_row=price)
     assert full.cpu_seconds > 1.0  # the configured sizes do not fit
     with caplog.at_level(logging.INFO, logger="fairmon.pipeline.budget"):
@@ -128,3 +130,49 @@ def test_without_a_budget_the_configured_sizes_run(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(budget, "seconds_per_evaluation", never)
     spec = _spec(tmp_path, SMALL)
     assert budget.explanations_within_budget(spec, None, pd.DataFrame()) is spec.explanations
+
+
+def _with_groups(ctx: RunContext, monkeypatch: pytest.MonkeyPatch) -> RunContext:
+    """The window's predictions, and two groups for the diagnose step (RUMIE's and a declared one)."""
+    from fairmon.pipeline import diagnose
+
+    frame = ctx.artifacts.get_frame("data")
+    fav = (frame["f0"] > 0).to_numpy(dtype=float)
+    ctx.artifacts.put_arrays("predictions", favorable=fav, score=fav, label_favorable=np.full(len(fav), np.nan))
+    monkeypatch.setattr(diagnose, "_rumie_group", lambda c, f: ("f1 > 0.3", (f["f1"] > 0.3).to_numpy()))
+    monkeypatch.setattr(diagnose, "_declared_group", lambda c, f: ("sex=F", (f["sex"] == "F").to_numpy()))
+    return ctx
+
+
+def test_cost_model_counts_the_rows_the_attribution_gaps_evaluate(
+    tmp_path: Path, counted: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fairmon.pipeline.diagnose import attribution_gaps
+
+    spec = _spec(tmp_path, {**SMALL, "attribution_gap": {"sample_size": 60, "bootstrap": 20}})
+    gaps = attribution_gaps(_with_groups(_window(tmp_path, spec), monkeypatch))
+    assert [(g.group_kind, g.n_inside, g.n_outside) for g in gaps] == [("rumie", 60, 60), ("declared", 60, 60)]
+    cost = estimate(spec.explanations, n_rows=300, n_attributes=1, seconds_per_row=1.0)
+    predicted = cost.evaluations_of("diagnose")
+    assert predicted == cost.parts["diagnose attribution_gap"] == 2 * 120 * 40 * 10  # 2 groups x 2 s rows x K B
+    assert 0.85 * predicted <= sum(counted) <= 1.15 * predicted, (sum(counted), predicted)
+    with_rescore = estimate(spec.explanations, n_rows=300, n_attributes=1, seconds_per_row=1.0, rescore_rows=300)
+    assert with_rescore.evaluations_of("diagnose") == predicted + 300
+
+
+def test_a_budget_shrinks_the_attribution_gaps_too(
+    tmp_path: Path, counted: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fairmon.pipeline import budget
+    from fairmon.pipeline.diagnose import attribution_gaps
+
+    price = 1e-5
+    monkeypatch.setattr(budget, "seconds_per_evaluation", lambda model, Z: price)
+    spec = _spec(tmp_path, {**SMALL, "budget_cpu_s": 1.5, "attribution_gap": {"sample_size": 60, "bootstrap": 20}})
+    assert estimate(spec.explanations, n_rows=300, n_attributes=1, seconds_per_row=price).cpu_seconds > 1.5
+    chosen, fits = fit_budget(spec.explanations, budget_cpu_s=1.5, n_rows=300, n_attributes=1, seconds_per_row=price)
+    assert fits and chosen.attribution_gap.sample_size < 60
+    gaps = attribution_gaps(_with_groups(_window(tmp_path, spec), monkeypatch))
+    assert {g.n_inside for g in gaps} == {chosen.attribution_gap.sample_size}
+    ran = estimate(chosen, n_rows=300, n_attributes=1, seconds_per_row=price).evaluations_of("diagnose")
+    assert sum(counted) <= 1.15 * ran  # the rows that ran are the fitted sizes' (the timing call aside)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -102,3 +106,28 @@ def window(
         )
     ]
     return WindowRecords(run, metrics=metrics, evidence=evidence, explanation_metrics=expl, findings=findings)
+
+
+@contextmanager
+def seeded_database(pg_admin_url: str, seed: Callable[[Any], object]) -> Iterator[Any]:
+    """A :class:`~fairmon.store.Store` on a throw-away database at the migration head, filled by
+    ``seed(store)``; the database is dropped afterwards (the read-only modules' one seeding)."""
+    import sqlalchemy as sa
+
+    from fairmon.store import Store, get_engine, upgrade
+
+    name = f"fairmon_t_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(pg_admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    engine = get_engine(sa.make_url(pg_admin_url).set(database=name))
+    try:
+        upgrade(engine)
+        store = Store(engine)
+        seed(store)
+        yield store
+    finally:
+        engine.dispose()
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 import yaml
+from store_seed import seeded_database
 from test_views_queries import seed
 
 from fairmon.store import Store
@@ -44,23 +44,8 @@ def rows(store: Store, sql: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def seeded(pg_admin_url: str) -> Iterator[Store]:
-    from fairmon.store import get_engine, upgrade
-
-    name = f"fairmon_t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(pg_admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    engine = get_engine(sa.make_url(pg_admin_url).set(database=name))
-    try:
-        upgrade(engine)
-        store = Store(engine)
-        seed(store)
+    with seeded_database(pg_admin_url, seed) as store:
         yield store
-    finally:
-        engine.dispose()
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def panel(title_start: str) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from store_seed import seeded_database
 
 from fairmon.store import (
     AlertRecord,
@@ -157,23 +157,8 @@ def seed(store: Store) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def seeded(pg_admin_url: str) -> Iterator[Store]:
     """One seeded database for the read-only tests of this module (seeding is the slow part)."""
-    from fairmon.store import get_engine, upgrade
-
-    name = f"fairmon_t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(pg_admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    engine = get_engine(sa.make_url(pg_admin_url).set(database=name))
-    try:
-        upgrade(engine)
-        store = Store(engine)
-        seed(store)
+    with seeded_database(pg_admin_url, seed) as store:
         yield store
-    finally:
-        engine.dispose()
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def q(engine, sql: str, **params: Any) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]

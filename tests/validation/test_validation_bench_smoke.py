@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -17,13 +18,8 @@ TIMINGS = ("validate_good_s", "validate_bad_s", "build_suite_s", "first_call_s")
 
 
 @pytest.mark.slow
-def test_validation_benchmark_smoke(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "bench_validation_run", REPO / "benchmarks" / "validation" / "run.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_validation_benchmark_smoke(tmp_path: Path, benchmark_module: Callable[[str], ModuleType]) -> None:
+    mod = benchmark_module("validation")
     rows = mod.main(["--smoke", "--out", str(tmp_path)])
 
     # one row of the smoke size, with the suite the benchmark says it validates
