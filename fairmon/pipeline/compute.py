@@ -85,6 +85,7 @@ def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieO
         split_fraction=1.0 - r.significance.honest_fraction,  # RUMIE's share of rows used for mining
         rule_search=r.rule_search,
         max_rows=r.max_rows,
+        early_stop=r.early_stop,
     )
     overlap = None
     try:

@@ -77,6 +77,23 @@ def test_rumie_attributes_in_the_spec_win(tmp_path: Path) -> None:
     assert list(_rumie_frame(_ctx(spec, _frame()))) == ["b"]
 
 
+def test_the_spec_early_stop_reaches_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rumie.early_stop`` is what IE uses: ``tol: 0`` runs every iteration, a loose one stops early."""
+    from fairmon.pipeline import compute
+    from fairmon.pipeline.compute import run_rumie
+
+    monkeypatch.setattr(compute, "_previous_conditions", lambda ctx: None)  # no store: no previous window
+
+    frame = _frame(400, seed=5)
+    fav = (frame["a"] + (frame["sex"] == "F") > 0.5).to_numpy(dtype=float)
+    runs = {}
+    for tol in (0.0, 0.5):
+        spec = _spec(tmp_path, rumie={"iterations": 400, "k": 2,
+                                      "early_stop": {"tol": tol, "patience": 50, "check_every": 25}})
+        runs[tol] = run_rumie(_ctx(spec, frame), frame[["sex"]], fav).evidence.search["iterations_run"]
+    assert runs[0.0] == 400 and runs[0.5] < 400
+
+
 # ------------------------------------------------------------------------------------------ explanations
 FAST_EXPLANATIONS: dict[str, Any] = {
     "explainers": ["random"],
