@@ -30,7 +30,7 @@ import pandas as pd
 
 from fairmon.errors import FairmonError
 
-__all__ = ["ArtifactStore", "MissingArtifactError", "frame_format", "ERR_MISSING_ARTIFACT", "ERR_NO_PYARROW",
+__all__ = ["ArtifactStore", "MissingArtifactError", "ERR_MISSING_ARTIFACT", "ERR_NO_PYARROW",
            "ERR_ATTEMPT_ID"]
 
 ERR_MISSING_ARTIFACT = (
@@ -50,11 +50,6 @@ class MissingArtifactError(FairmonError):
     Never evidence about the stored window: a step failing on it keeps the window's persisted rows
     (:func:`fairmon.pipeline.runs.mark_failed`).
     """
-
-
-def frame_format() -> str:
-    """The format DataFrames are stored in: always ``"parquet"`` (nothing that runs code on load)."""
-    return "parquet"
 
 
 class ArtifactStore:

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from fairmon.config import MonitorSpec
+from fairmon.config._columns import Favorable
 from fairmon.errors import ConfigError, DatasetError, SchemaError
 from fairmon.schema import MISSING_CATEGORY, FeatureSchema
 
@@ -42,6 +43,7 @@ __all__ = [
     "check_favorable_value",
     "check_favorable_class",
     "favorable_value_eq",
+    "favorable_from_scores",
     "model_input_failures",
     "source_failure",
     "MSG_NON_FINITE",
@@ -125,6 +127,27 @@ def favorable_value_eq(values: Any, favorable: Any) -> np.ndarray:
     result: np.ndarray = np.asarray(out, dtype=float)
     result[s.isna().to_numpy()] = np.nan
     return result
+
+
+def favorable_from_scores(fav: Favorable, score: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """The predict step's favourable rule: the spec's ``score_threshold`` (and ``direction``) on P(class 1)
+    when set (NaN where the score is missing), else the favourable class among the 0/1 labels ``pred``.
+
+    Examples
+    --------
+    >>> from fairmon.config._columns import Favorable
+    >>> score = np.array([0.2, 0.7, np.nan])
+    >>> favorable_from_scores(Favorable(score_threshold=0.5), score, np.array([0, 1, 0]))
+    array([ 0.,  1., nan])
+    >>> favorable_from_scores(Favorable(**{"class": 0}), score, np.array([0, 1, 0]))
+    array([1., 0., 1.])
+    """
+    if fav.score_threshold is not None:
+        out = (score >= fav.score_threshold) if fav.direction == "above" else (score <= fav.score_threshold)
+        res: np.ndarray = out.astype(float)
+        res[np.isnan(score)] = np.nan
+        return res
+    return favorable_value_eq(pred, fav.class_)
 
 
 def _shown(values: Sequence[Any]) -> str:

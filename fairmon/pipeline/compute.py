@@ -25,10 +25,9 @@ from fairmon.feu import search
 from fairmon.feu.settings import FEUSettings
 from fairmon.pipeline.budget import explanations_within_budget
 from fairmon.pipeline.context import RunContext, model_name, model_registry
-from fairmon.pipeline.records import RumieOutput
+from fairmon.pipeline.records import RumieOutput, previous_evidence
 from fairmon.pipeline.table import A_DATA, A_SNAPSHOT
 from fairmon.registry.model import Model
-from fairmon.results import evidence_from_record
 from fairmon.rules import jaccard, membership
 from fairmon.schema import FeatureSchema
 from fairmon.sources import load_file
@@ -43,14 +42,9 @@ __all__ = ["run_rumie", "run_explanations", "run_feu", "reference_frame"]
 
 def _previous_conditions(ctx: RunContext) -> list[Any] | None:
     """Rule conditions of the latest completed window before this one (None when there is none)."""
-    runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, 1)
-    if not runs:
-        return None
-    for rec in ctx.store.evidence_of_run(int(runs[-1].run_id or 0)):
-        if rec.method == ctx.spec.rumie.method:
-            conds = evidence_from_record(rec).rule_conditions
-            return list(conds) if conds else None
-    return None
+    prev = previous_evidence(ctx)
+    conds = prev[0].rule_conditions if prev else None
+    return list(conds) if conds else None
 
 
 def run_rumie(ctx: RunContext, X: pd.DataFrame, favorable: np.ndarray) -> RumieOutput:

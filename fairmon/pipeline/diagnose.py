@@ -33,10 +33,9 @@ from fairmon.explain.attribution_gap import GroupAttributionGap, attribution_gap
 from fairmon.fairness.outcome import DEFAULT_METRICS
 from fairmon.fairness.rescore import RUMIE_METRICS, Rescore, rescore_outcome, rescore_rules, verdict
 from fairmon.pipeline.budget import explanations_within_budget
-from fairmon.pipeline.checks import check_favorable_class, favorable_value_eq
+from fairmon.pipeline.checks import check_favorable_class, favorable_from_scores
 from fairmon.pipeline.compute import reference_frame
 from fairmon.pipeline.context import RunContext, model_name, model_registry
-from fairmon.pipeline.frames import predict as chunked_predict
 from fairmon.pipeline.frames import predict_proba as chunked_proba
 from fairmon.pipeline.records import read_outcome, read_rumie
 from fairmon.pipeline.table import A_DATA, A_PREDICTIONS, A_SNAPSHOT
@@ -157,15 +156,10 @@ def previous_version(ctx: RunContext) -> SnapshotInfo | None:
 def _favorable_of(ctx: RunContext, model: Model, frame: pd.DataFrame, what: str) -> np.ndarray:
     """Every row's favourable indicator under ``model`` (the predict step's rule for a scored model)."""
     fav = ctx.spec.favorable
-    X = frame[list(ctx.spec.columns.features)]
-    if fav.score_threshold is not None:
-        score = chunked_proba(model, X)[:, 1]
-        out = (score >= fav.score_threshold) if fav.direction == "above" else (score <= fav.score_threshold)
-        res = out.astype(float)
-        res[np.isnan(score)] = np.nan
-        return res
-    check_favorable_class(fav.class_, model.classes, what=what)
-    return np.asarray(favorable_value_eq(chunked_predict(model, X), fav.class_), dtype=float)
+    if fav.score_threshold is None:
+        check_favorable_class(fav.class_, model.classes, what=what)
+    score = chunked_proba(model, frame[list(ctx.spec.columns.features)])[:, 1]
+    return favorable_from_scores(fav, score, (score >= model.threshold).astype(int))
 
 
 def rescores(ctx: RunContext, findings: Sequence[Finding]) -> tuple[list[Rescore], str]:

@@ -13,7 +13,12 @@ import pandas as pd
 from fairmon.config import MonitorSpec
 from fairmon.errors import DatasetError, DataValidationError
 from fairmon.pipeline import checks, notify, runs
-from fairmon.pipeline.checks import check_favorable_class, check_favorable_value, favorable_value_eq
+from fairmon.pipeline.checks import (
+    check_favorable_class,
+    check_favorable_value,
+    favorable_from_scores,
+    favorable_value_eq,
+)
 from fairmon.pipeline.context import RunContext, model_name, model_registry
 from fairmon.pipeline.frames import as_categories, window_columns
 from fairmon.pipeline.frames import predict_proba as chunked_proba
@@ -180,7 +185,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
         if cols.score is not None:
             score = frame[cols.score].to_numpy(dtype=float)
             source = "logged_score"
-            pred = None
+            pred = (score >= 0.5).astype(int)  # without a threshold: the model's own 0.5 rule on P(class 1)
             if fav.score_threshold is None:
                 check_favorable_class(
                     fav.class_, Model.classes, what=f"the 0.5 rule on score column {cols.score!r}"
@@ -191,16 +196,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
                 check_favorable_class(fav.class_, model.classes, what=f"model {snap['name']}:{snap['version']}")
             score = chunked_proba(model, frame[list(cols.features)])[:, 1]
             pred = (score >= model.threshold).astype(int)  # Model.predict's rule: the window is encoded once
-        if fav.score_threshold is not None:
-            if fav.direction == "above":
-                favorable = (score >= fav.score_threshold).astype(float)
-            else:
-                favorable = (score <= fav.score_threshold).astype(float)
-            favorable[np.isnan(score)] = np.nan
-        elif pred is not None:
-            favorable = favorable_value_eq(pred, fav.class_)
-        else:  # a logged score without a threshold: the model's own 0.5 rule on P(class 1)
-            favorable = favorable_value_eq((score >= 0.5).astype(int), fav.class_)
+        favorable = favorable_from_scores(fav, score, pred)
     label_fav = label_favorable(ctx.spec, frame)
     ctx.artifacts.put_arrays(
         A_PREDICTIONS,

@@ -9,7 +9,6 @@ stays pending in the outbox and the error goes to the run's ``details.alert_deli
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from fairmon.alerts import dispatch
@@ -18,12 +17,11 @@ from fairmon.alerts.history import GroupHistory, group_history
 from fairmon.alerts.render import AlertContext
 from fairmon.config import resolve_runtime
 from fairmon.drift.findings import Finding
-from fairmon.fairness.rumie import Evidence
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.records import RumieOutput, read_explain, read_rumie
+from fairmon.pipeline.records import RumieOutput, previous_evidence, read_explain, read_rumie
 from fairmon.pipeline.runs import model_version, record_alert_error
 from fairmon.pipeline.table import A_DIAGNOSE, A_DRIFT, A_PERSIST
-from fairmon.results import decode, evidence_from_record
+from fairmon.results import decode
 
 __all__ = ["alert_context", "window_findings", "send_alerts", "send_followup", "data_alert", "rendered_alerts"]
 
@@ -40,23 +38,12 @@ def _diagnosis(ctx: RunContext) -> tuple[tuple[str, ...], str | None]:
     return why_lines(ctx.store.attribution_gaps_of_run(run_id)), cause_line(ctx.store.rescores_of_run(run_id))
 
 
-def _previous_evidence(ctx: RunContext) -> tuple[Evidence, datetime] | None:
-    """The RUMIE evidence (the spec's mining method) of the previous completed window and its start."""
-    runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, 1)
-    if not runs:
-        return None
-    for rec in ctx.store.evidence_of_run(int(runs[-1].run_id or 0)):
-        if rec.method == ctx.spec.rumie.method:
-            return evidence_from_record(rec), runs[-1].window_start
-    return None
-
-
 def _window_group_history(ctx: RunContext, rumie: RumieOutput | None) -> GroupHistory | None:
     """How this window's RUMIE group relates to the previous window's (:mod:`fairmon.alerts.history`:
     Jaccard of the two rule sets on this window's rows, the rumie step's ``group_overlap``)."""
     if rumie is None:
         return None
-    prev = _previous_evidence(ctx)
+    prev = previous_evidence(ctx)
     return group_history(rumie.evidence, prev[0] if prev else None, overlap=rumie.group_overlap,
                          min_jaccard=ctx.spec.drift.rumie.min_jaccard, previous_window=prev[1] if prev else None)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from fairmon._numbers import finite_float
@@ -20,7 +21,7 @@ from fairmon.fairness.rumie import Evidence
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.runs import model_version, timings
 from fairmon.pipeline.table import A_EXPLAIN, A_OUTCOME, A_PERSIST, A_RUMIE
-from fairmon.results import decode, encode, evidence_record, outcome_from_dict
+from fairmon.results import decode, encode, evidence_from_record, evidence_record, outcome_from_dict
 from fairmon.store.records import (
     EvidenceRecord,
     ExplanationMetricRecord,
@@ -33,6 +34,7 @@ from fairmon.store.records import (
 
 __all__ = [
     "RumieOutput",
+    "previous_evidence",
     "read_outcome",
     "read_rumie",
     "read_explain",
@@ -44,6 +46,21 @@ __all__ = [
     "write_window",
     "save_feu",
 ]
+
+
+def previous_evidence(ctx: RunContext) -> tuple[Evidence, datetime] | None:
+    """The RUMIE evidence (the spec's mining method) of the previous completed window and its start.
+
+    What the rumie step compares its group with and what the alert's group history shows (None: no
+    completed window before this one, or none with the spec's method).
+    """
+    runs = ctx.store.completed_runs_before(ctx.monitor, ctx.window.start, 1)
+    if not runs:
+        return None
+    for rec in ctx.store.evidence_of_run(int(runs[-1].run_id or 0)):
+        if rec.method == ctx.spec.rumie.method:
+            return evidence_from_record(rec), runs[-1].window_start
+    return None
 
 
 @dataclass(frozen=True)

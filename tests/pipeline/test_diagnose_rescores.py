@@ -46,9 +46,11 @@ class _OldModel:
     """An earlier version that treats everyone alike (P(approve) = 0.6 for every row, seeded draws)."""
 
     classes = (0, 1)
+    threshold = 0.5
 
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return (np.random.default_rng(7).random(len(X)) < 0.6).astype(int)
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        approve = (np.random.default_rng(7).random(len(X)) < 0.6).astype(float)  # its decisions, as P(class 1)
+        return np.column_stack([1.0 - approve, approve])
 
 
 def _finding(kind: str, status: str = "open", metric: str = "rumie_honest_dscore", group: str = "",
