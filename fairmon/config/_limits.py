@@ -46,7 +46,7 @@ MAX_TIME_BUDGET_S: Final = 7 * 86_400
 MAX_N_JOBS: Final = 256
 MAX_EPOCHS: Final = 1_000
 #: largest weight of FEU's demographic-parity training penalty (not a cost: beyond it the penalty swamps the
-#: likelihood and training only learns a constant; the default range is [0, 10])
+#: likelihood and training only learns a constant; the default range is [0, 30])
 MAX_FAIRNESS_WEIGHT: Final = 1_000
 MAX_HISTORY_WINDOWS: Final = 1_000
 MAX_CATEGORIES: Final = 10_000

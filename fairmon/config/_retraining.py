@@ -185,7 +185,7 @@ class RetrainingSpec(SpecSection):
     fairness_weight_bounds: (
         tuple[Annotated[float, Field(ge=0.0, le=MAX_FAIRNESS_WEIGHT)], Annotated[float, Field(ge=0.0, le=MAX_FAIRNESS_WEIGHT)]]
         | None
-    ) = (0.0, 10.0)
+    ) = (0.0, 30.0)
     n_jobs: Annotated[int, Field(ge=1, le=MAX_N_JOBS)] = 1
     random_state: int = 42
 

@@ -16,7 +16,7 @@ from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import outcome_metrics
-from fairmon.feu._recommend import NO_BETTER_CANDIDATE, dp_improvement_lower_bound
+from fairmon.feu._recommend import NO_BETTER_CANDIDATE, RULE, choose_lowest_dp, dp_gain
 from fairmon.feu._result import chebyshev_select
 from fairmon.feu._train import predict_proba, train_mlps
 from fairmon.registry.model import Model
@@ -103,22 +103,30 @@ def _recommend(
         return _Recommendation(None, NO_FEASIBLE.format(n=len(front)), {}, {}, floor)
     prod_yhat = (anchor.proba["validation"] >= anchor.threshold).astype(int)
     dp_lb: dict[int, float] = {}
+    dp_se: dict[int, float] = {}
     for pos in feasible:
         cand = archive[front[pos]]
         yhat = (predict_proba(evaluator.rebuild(cand["state"]), prep.Z["validation"]) >= cand["threshold"]).astype(int)
-        dp_lb[pos] = dp_improvement_lower_bound(prod_yhat, yhat, prep.s["validation"], n_boot=st.recommend_bootstrap,
-                                                random_state=random_state)
+        gain = dp_gain(prod_yhat, yhat, prep.s["validation"], n_boot=st.recommend_bootstrap, random_state=random_state)
+        dp_lb[pos], dp_se[pos] = gain.lower_bound, gain.se
     eligible = [pos for pos in feasible if dp_lb[pos] > 0]
     if not eligible:
         return _Recommendation(None, NO_BETTER_CANDIDATE.format(n=len(feasible)), {}, dp_lb, floor)
-    Fe = F[[front[pos] for pos in eligible]].copy()
+    Fe = F[[front[pos] for pos in eligible]]
+    # the choice (fairmon.feu._recommend): the lowest validation DP, ties within noise broken by GESD
+    # beyond its floor, then utility; eligible is in front order, which is evaluation-id order
+    k = choose_lowest_dp(Fe[:, 1].tolist(), [dp_se[pos] for pos in eligible], Fe[:, 2].tolist(),
+                         (1.0 - Fe[:, 0]).tolist(), gesd_floor=floor)
+    # the paper's Chebyshev scores of the eligible candidates are still recorded (reports compare the rules)
+    Fc = Fe.copy()
     if floor is not None:  # GESD differences within its noise floor are ties
-        Fe[:, 2] = np.maximum(Fe[:, 2] - floor, 0.0)
-    k, T = chebyshev_select(Fe, st.weights, scale=st.selection_scale)
+        Fc[:, 2] = np.maximum(Fc[:, 2] - floor, 0.0)
+    _, T = chebyshev_select(Fc, st.weights, scale=st.selection_scale)
     pos = eligible[k]
     val = archive[front[pos]]["validation"]
     message = (
-        f"candidate #{archive[front[pos]]['id']} recommended: on validation DP {anchor.validation['dp']:.3f} -> "
+        f"candidate #{archive[front[pos]]['id']} recommended ({RULE}; {len(eligible)} of {len(feasible)} "
+        f"feasible candidates beat production beyond noise): on validation DP {anchor.validation['dp']:.3f} -> "
         f"{val['dp']:.3f} (95% lower bound of the gain {dp_lb[pos]:.3f}), {st.utility} "
         f"{anchor.validation[st.utility]:.3f} -> {val[st.utility]:.3f}, positive rate "
         f"{anchor.validation['selection_rate']:.2f} -> {val['selection_rate']:.2f}"

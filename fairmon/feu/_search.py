@@ -20,7 +20,11 @@ Documented choices of fairmon:
 
 * **Pareto set** = the non-dominated evaluations of the whole search (an archive; NSGA-II may drop a
   non-dominated point from its population when the front outgrows it).
-* **Selection** (paper: Chebyshev ``T(x) = max_i w_i |f_i(x) - z*_i|`` with weights AUC 0.4, DP 0.3,
+* **Recommendation in the default mode**: the rule of :mod:`fairmon.feu._recommend` — among the
+  feasible candidates whose DP gain over production exceeds its bootstrap noise, the lowest validation
+  DP (ties within noise broken by GESD beyond its floor, then utility); the Chebyshev scores below
+  are still recorded for those candidates, for comparison. Paper mode uses the Chebyshev choice.
+* **Selection in paper mode** (paper: Chebyshev ``T(x) = max_i w_i |f_i(x) - z*_i|`` with weights AUC 0.4, DP 0.3,
   GESD 0.3 against the ideal point ``z*``): ``z*`` is the per-objective minimum of the validation
   objectives over the Pareto set, and the candidate minimising ``T`` is selected (ties: lowest
   evaluation id). ``FEUSettings.selection_scale`` says how the objectives are put on comparable scales
@@ -76,6 +80,7 @@ from fairmon.feu._baselines import baseline_metrics
 from fairmon.feu._choose import _production, _recommend
 from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
+from fairmon.feu._recommend import RULE
 from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
 from fairmon.feu.settings import FEUSettings
 from fairmon.registry.model import Model
@@ -284,6 +289,7 @@ def search(
                 "validation": selected.validation,
                 "hyperparameters": selected.hyperparameters,
                 "chebyshev": selected.chebyshev,
+                "selection_rule": "chebyshev" if st.paper_mode else RULE,
                 "weights": dict(zip(("utility", "dp", "gesd"), st.weights)),
                 "utility": st.utility,
                 "constraints": {"positive_rate_band": st.positive_rate_band,

@@ -103,3 +103,27 @@ def test_settings_modes_and_validation() -> None:
         FEUSettings(utility="precision")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="positive_rate_band"):
         FEUSettings(positive_rate_band=1.5)
+
+
+def test_recommendation_takes_the_lowest_dp_and_breaks_ties_within_noise() -> None:
+    from fairmon.errors import MethodError
+    from fairmon.feu._recommend import choose_lowest_dp, dp_gain
+
+    # no ties: the lowest DP wins even with the lowest utility (every eligible one meets the floor)
+    assert choose_lowest_dp([0.10, 0.03, 0.07], [0.01, 0.01, 0.01], [0.0, 0.0, 0.0], [0.80, 0.70, 0.75],
+                            gesd_floor=0.01) == 1
+    # DP within one SE of the lowest: GESD beyond its floor decides first, then utility
+    assert choose_lowest_dp([0.04, 0.03, 0.05], [0.02, 0.02, 0.02], [0.03, 0.06, 0.035], [0.70, 0.72, 0.74],
+                            gesd_floor=0.01) == 2
+    assert choose_lowest_dp([0.04, 0.03], [0.02, 0.02], [0.03, 0.06], [0.70, 0.72], gesd_floor=None) == 0
+    # a non-finite GESD counts as the worst
+    assert choose_lowest_dp([0.04, 0.03], [0.02, 0.02], [0.03, float("nan")], [0.70, 0.72], gesd_floor=0.0) == 0
+    with pytest.raises(MethodError, match="equal, non-empty"):
+        choose_lowest_dp([], [], [], [], gesd_floor=None)
+    rng = np.random.default_rng(0)
+    s = np.repeat(["a", "b"], 300)
+    prod = np.r_[rng.random(300) < 0.7, rng.random(300) < 0.3].astype(int)
+    fair = (rng.random(600) < 0.5).astype(int)
+    g = dp_gain(prod, fair, s, n_boot=200, random_state=0)
+    assert g.lower_bound > 0.2 and 0.01 < g.se < 0.1  # DP ~0.4 -> ~0.0, SE of a 300-row rate ~0.04
+    assert dp_gain(prod, prod, s, n_boot=50, random_state=0).lower_bound == 0.0
