@@ -144,7 +144,11 @@ class SearchBounds(SpecSection):
 
 
 class SelectionWeights(SpecSection):
-    """Chebyshev weights for picking the recommended Pareto candidate (paper: 0.4 / 0.3 / 0.3)."""
+    """Chebyshev weights (paper: 0.4 / 0.3 / 0.3): paper mode's pick of the recommended Pareto candidate.
+
+    The default mode recommends the lowest validation DP among feasible candidates whose DP gain
+    beats its bootstrap noise (:mod:`fairmon.feu._recommend`) and records these scores for comparison.
+    """
 
     auc: Annotated[float, Field(ge=0.0)] = 0.4
     dp: Annotated[float, Field(ge=0.0)] = 0.3

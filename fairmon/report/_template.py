@@ -330,8 +330,10 @@ TEMPLATE = (
         <td class="num">{{ c.dp }}</td><td class="num">{{ c.eod }}</td><td class="num">{{ c.gesd }}</td></tr>
       {% endfor %}
       </table>
-      <p class="muted">NSGA-II Pareto set trading AUC against DP difference and GESD (test split); ★ = the
-         recommended candidate (Chebyshev scalarisation). Candidates are proposed, never deployed.</p>
+      <p class="muted">NSGA-II Pareto set trading utility (balanced accuracy by default, AUC in paper mode)
+         against DP difference and GESD (test split); ★ = the recommended candidate (default: the lowest
+         validation DP among feasible candidates whose DP gain beats its bootstrap noise; paper mode:
+         Chebyshev scalarisation). Candidates are proposed, never deployed.</p>
     </div>
   </div>
   {% else %}
