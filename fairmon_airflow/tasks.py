@@ -1,4 +1,5 @@
-"""The body of every fairmon task: one :func:`fairmon.pipeline.run_step` call under the retry policy.
+"""The body of every fairmon task: :func:`fairmon.pipeline.run_step` (one step) or
+:func:`fairmon.pipeline.run_steps` (a warm task's steps, in one process) under the retry policy.
 
 Runs inside task processes only. :mod:`fairmon.pipeline` loads its runner on first attribute access,
 so importing this module at parse time stays light; the step itself resolves the connections, reads
@@ -7,6 +8,7 @@ the run's params and maps errors to Airflow outcomes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from airflow.sdk import get_current_context
@@ -32,8 +34,11 @@ _SQL_STEPS = frozenset({"pull_data", "validate", "outcome"})
 _FEU_STEP = "feu"
 
 
-def run_task(step: str, spec_path: str, window: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_task(step: str | Sequence[str], spec_path: str, window: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run ``step`` of the monitor at ``spec_path`` for the task's run; returns the step's small dict.
+
+    ``step``: one step name, or the steps of a warm task (:mod:`fairmon.pipeline.layout`), run in
+    order in this process by :func:`fairmon.pipeline.run_steps`.
 
     ``window``: the resolve_window task's output; None reads it from that task's XCom
     (resolve_window itself reads the run's data interval or trigger conf, never ``now()``).
@@ -44,17 +49,19 @@ def run_task(step: str, spec_path: str, window: dict[str, Any] | None = None) ->
     quiet_third_party()
     if window is None:
         window = window_of(context) if step == RESOLVE_TASK_ID else resolved_window(context)
+    steps = (step,) if isinstance(step, str) else tuple(step)
+    kwargs: dict[str, Any] = {
+        "db_url": db_url(),
+        "slack_token": slack_token(),
+        "notify": notify_of(context),
+        "attempt": try_number(context),
+        "source_url": source_url(spec_path) if _SQL_STEPS.intersection(steps) else None,
+        "feu": _FEU_STEP in steps and feu_requested(context),
+    }
     result: dict[str, Any]
     with retry_policy():
-        result = pipeline.run_step(
-            step,
-            spec_path,
-            window,
-            db_url=db_url(),
-            slack_token=slack_token(),
-            notify=notify_of(context),
-            attempt=try_number(context),
-            source_url=source_url(spec_path) if step in _SQL_STEPS else None,
-            feu=step == _FEU_STEP and feu_requested(context),
-        )
+        if isinstance(step, str):
+            result = pipeline.run_step(step, spec_path, window, **kwargs)
+        else:
+            result = pipeline.run_steps(steps, spec_path, window, **kwargs)
     return result
