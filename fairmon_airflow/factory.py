@@ -2,14 +2,15 @@
 
 The spec's ``execution.layout`` turns the step table :data:`fairmon.pipeline.table.STEPS` into task
 rows (:func:`fairmon.pipeline.layout.task_rows`): ``steps`` makes each step one task of the same id;
-``warm`` runs predict, outcome, RUMIE and explain in one task ``compute`` and diagnose with report in
-``diagnose_report`` (one process each: the model and torch load once). Each row becomes one task in
+``warm`` pulls snapshot and data in one task ``pull``, runs predict, outcome, RUMIE and explain in
+one task ``compute`` and diagnose with report in ``diagnose_report`` (one process each: the model
+and torch load once). Each row becomes one task in
 its task group (``ingest``, ``compute``: outcome / rumie / explain, ``notify``: alert / feu /
 followup; group ids are not prefixed, so task ids stay the step names). Edges are drawn only where
 data flows: the row's ``upstream`` tasks (their small XCom dicts are passed and ignored: the data
 moves through the artifact location); a row without upstream follows ``resolve_window``, and every
 task reads the resolved window from that task's XCom. The deferrable ``wait_for_data`` sensor
-(:mod:`fairmon_airflow.sensor`) sits before ``pull_data``; ``persist`` has the monitor's results
+(:mod:`fairmon_airflow.sensor`) sits before the task that pulls the data; ``persist`` has the monitor's results
 Asset (``fairmon://<monitor>/results``) as outlet. ``heavy`` rows go to the spec's queue and pool
 with the longer timeout. The run times out before the next window is due, and a ``DeadlineAlert``
 fires when ``execution.deadline_s`` passes with the run not done. A new step is one row in the
@@ -120,7 +121,7 @@ def _draw_graph(s: DagSettings) -> None:
     for row in rest:
         upstream = [outputs[u] for u in row.upstream] or [window]
         outputs[row.name] = _step_task(s, row, groups)(*upstream)
-        if row.name == _PULL_DATA:  # late data: wait for the window's data first (deferrable)
+        if _PULL_DATA in row.steps:  # late data: wait for the window's data first (deferrable)
             wait = WaitForData(task_id=SENSOR_TASK_ID, spec_path=str(s.spec_path), task_group=groups.get("ingest"),
                                execution_timeout=timedelta(seconds=s.light_timeout_s + s.max_lateness_s))
             window >> wait >> outputs[row.name]
@@ -185,8 +186,8 @@ def build_dags(folder: Path, *, skip: Collection[str] = ()) -> dict[str, DAG]:
     >>> demo = dags["fairmon_demo"]
     >>> sorted(demo.get_task("persist").upstream_task_ids)  # warm layout: one task computes the window
     ['compute']
-    >>> sorted(demo.get_task("pull_data").upstream_task_ids)  # and the late-data sensor
-    ['pull_snapshot', 'wait_for_data']
+    >>> sorted(demo.get_task("pull").upstream_task_ids)  # snapshot and data: one task, after the sensor
+    ['resolve_window', 'wait_for_data']
     >>> demo.get_task("compute").execution_timeout > demo.get_task("validate").execution_timeout
     True
     >>> from dataclasses import replace

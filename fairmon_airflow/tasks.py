@@ -8,6 +8,8 @@ the run's params and maps errors to Airflow outcomes.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,12 +28,22 @@ from fairmon_airflow.context import (
 )
 from fairmon_airflow.retry import retry_policy
 
-__all__ = ["run_task"]
+__all__ = ["run_task", "CPU_LINE"]
+
+log = logging.getLogger(__name__)
+
+#: the task log's CPU line: the task process's CPU seconds before its steps began (the task runner's
+#: start-up since the fork: DAG file, context) and in its steps (benchmarks/fleet reads it)
+CPU_LINE = "fairmon task cpu: %.3f s before the steps, %.3f s in %s"
 
 #: steps that query the SQL source (the pull, the validation's SQL expectations, the outcome push-down):
 #: they get the Airflow connection's URL
 _SQL_STEPS = frozenset({"pull_data", "validate", "outcome"})
 _FEU_STEP = "feu"
+#: steps that may post to Slack (the data alert of pull_data / validate, the alert, the FEU follow-up):
+#: only they look the ``fairmon_slack`` connection up (one API-server request per task otherwise); an
+#: alert another step queued without a token stays pending in the outbox for the next sender
+_SLACK_STEPS = frozenset({"pull_data", "validate", "alert", "followup"})
 
 
 def run_task(step: str | Sequence[str], spec_path: str, window: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -45,6 +57,7 @@ def run_task(step: str | Sequence[str], spec_path: str, window: dict[str, Any] |
     Third-party INFO chatter (Great Expectations' ~150 lines per validate) is kept out of the task
     log, as in the CLI.
     """
+    cpu0 = time.process_time()  # this task process's CPU since the fork (or the exec)
     context = get_current_context()
     quiet_third_party()
     if window is None:
@@ -52,7 +65,7 @@ def run_task(step: str | Sequence[str], spec_path: str, window: dict[str, Any] |
     steps = (step,) if isinstance(step, str) else tuple(step)
     kwargs: dict[str, Any] = {
         "db_url": db_url(),
-        "slack_token": slack_token(),
+        "slack_token": slack_token() if _SLACK_STEPS.intersection(steps) else None,
         "notify": notify_of(context),
         "attempt": try_number(context),
         "source_url": source_url(spec_path) if _SQL_STEPS.intersection(steps) else None,
@@ -64,4 +77,5 @@ def run_task(step: str | Sequence[str], spec_path: str, window: dict[str, Any] |
             result = pipeline.run_step(step, spec_path, window, **kwargs)
         else:
             result = pipeline.run_steps(steps, spec_path, window, **kwargs)
+    log.info(CPU_LINE, cpu0, time.process_time() - cpu0, ",".join(steps))
     return result

@@ -27,8 +27,9 @@ class ExecutionSpec(SpecSection):
     ``deadline_s``: an Airflow ``DeadlineAlert`` fires when a window's run is not done this many
     seconds after it was queued (unset: no deadline alert).
     ``layout``: how the Airflow DAG maps steps to tasks. ``warm`` (default) runs the window's heavy
-    computation (predict, outcome, RUMIE, explanations) in one task and the diagnosis with the
-    report in another, so the model, the encodings and torch load once per window; validation,
+    computation (predict, outcome, RUMIE, explanations) in one task, the diagnosis with the report
+    in another and the snapshot with the data pull in a third, so the model, the encodings and torch
+    load once per window; validation,
     persist, drift and the notify steps stay tasks of their own. ``steps``: one task per step (the
     layout before issue 21). Both store the same results.
     """

@@ -8,15 +8,17 @@ the model, the window's encodings, torch and the explainers load once per window
 step; validation, persist, drift and the notify steps stay tasks of their own (their failure
 semantics and retries are separate: a data alert, the stored results, the Slack outbox).
 
-Why these groups (measured, ``benchmarks/fleet``): every fresh task process pays for its imports
-and for loading the model and the window again; predict, outcome, RUMIE and explain read the same
-model and data, and the diagnosis re-uses the explainers right before the report is written.
+Why these groups (measured, ``benchmarks/fleet``): every task costs Airflow's runner and supervisor
+about 0.2-0.3 CPU-s even when forked from a preloaded worker, and a fresh process pays for its
+imports and for loading the model and the window again; predict, outcome, RUMIE and explain read the
+same model and data, the diagnosis re-uses the explainers right before the report is written, and
+the snapshot pull (0.08 CPU-s of work) goes with the data pull after the late-data sensor.
 
 Examples
 --------
 >>> [r.name for r in task_rows("warm")]  # doctest: +NORMALIZE_WHITESPACE
-['resolve_window', 'pull_snapshot', 'pull_data', 'validate', 'compute', 'persist', 'drift',
- 'diagnose_report', 'alert', 'feu', 'followup']
+['resolve_window', 'pull', 'validate', 'compute', 'persist', 'drift', 'diagnose_report', 'alert',
+ 'feu', 'followup']
 >>> compute = task_row("warm", "compute")
 >>> compute.steps, compute.upstream, compute.heavy
 (('predict', 'outcome', 'rumie', 'explain'), ('validate',), True)
@@ -43,6 +45,7 @@ ERR_UNKNOWN_TASK = "layout {layout!r} has no task {name!r}; its tasks: {known}"
 
 #: the warm layout's merged tasks: task name -> the steps it runs in one process, in table order
 WARM_GROUPS: dict[str, tuple[str, ...]] = {
+    "pull": ("pull_snapshot", "pull_data"),
     "compute": ("predict", "outcome", "rumie", "explain"),
     "diagnose_report": ("diagnose", "report"),
 }

@@ -40,7 +40,7 @@ def test_the_default_layout_is_warm(settings: DagSettings) -> None:
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_one_task_per_layout_row_with_its_upstream_edges(settings: DagSettings, layout: str) -> None:
     """Edges only where data flows: the layout's upstream, resolve_window only before rows without one,
-    the late-data sensor before pull_data; each row in its task group (ids unprefixed)."""
+    the late-data sensor before the task pulling the data; each row in its task group (ids unprefixed)."""
     dag = _dag(settings, layout)
     rows = task_rows(layout)
     assert set(dag.task_ids) == {r.name for r in rows} | {"wait_for_data"}
@@ -48,7 +48,7 @@ def test_one_task_per_layout_row_with_its_upstream_edges(settings: DagSettings, 
     for row in rows:
         t = dag.get_task(row.name)
         want = set(row.upstream) or ({first} if row.name != first else set())
-        want |= {"wait_for_data"} if row.name == "pull_data" else set()
+        want |= {"wait_for_data"} if "pull_data" in row.steps else set()
         assert set(t.upstream_task_ids) == want, row.name
         group = t.task_group.group_id if t.task_group is not None else None
         assert group == row.group, row.name
@@ -64,6 +64,8 @@ def test_the_steps_layout_is_the_step_table() -> None:
 
 def test_the_warm_layout_keeps_validation_persist_drift_and_notify_apart() -> None:
     rows = {r.name: r for r in task_rows("warm")}
+    assert rows["pull"].steps == ("pull_snapshot", "pull_data") and rows["pull"].group == "ingest"
+    assert rows["pull"].upstream == () and rows["validate"].upstream == ("pull",)
     assert rows["compute"].steps == ("predict", "outcome", "rumie", "explain") and rows["compute"].heavy
     assert rows["diagnose_report"].steps == ("diagnose", "report")
     for alone in ("validate", "persist", "drift", "alert", "feu", "followup"):

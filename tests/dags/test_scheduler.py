@@ -187,7 +187,7 @@ def test_scheduler_runs_the_demo_skips_late_data_and_isolates_a_broken_spec(
         sensor = _scalar(meta, "SELECT state FROM task_instance WHERE dag_id = 'fairmon_demo' "
                                f"AND run_id = '{late_run}' AND task_id = 'wait_for_data'")
         pulled = _scalar(meta, "SELECT state FROM task_instance WHERE dag_id = 'fairmon_demo' "
-                               f"AND run_id = '{late_run}' AND task_id = 'pull_data'")
+                               f"AND run_id = '{late_run}' AND task_id = 'pull'")  # warm: snapshot + data
         meta.dispose()
         assert (state, sensor, pulled) == ("success", "skipped", "skipped"), logfile.read_text()[-6000:]
         print(f"late window skipped after {late_s:.0f} s (data.max_lateness_s={LATENESS_S})")
