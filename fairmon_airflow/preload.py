@@ -55,7 +55,11 @@ PRELOAD: tuple[str, ...] = (
     "sqlalchemy",
     "psycopg2",
     "matplotlib",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",  # the report's charts (PNG through PIL)
+    "PIL.Image",
     "jinja2",
+    "fsspec",
     "fairmon.pipeline.warm",
     "fairmon.pipeline.steps",
     "fairmon_airflow.tasks",

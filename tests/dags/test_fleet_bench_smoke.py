@@ -21,6 +21,7 @@ def _load(name: str, path: Path):  # type: ignore[no-untyped-def]
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses look their module up while the class is created
     spec.loader.exec_module(mod)
     return mod
 
