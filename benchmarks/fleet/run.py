@@ -48,7 +48,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(HERE))
 
-from _meta import machine_info, write_results  # noqa: E402
+from _meta import git_commit, machine_info, write_results  # noqa: E402
 from model import capacity_rows, fleet_spec_docs, summarize, write_specs  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -559,7 +559,8 @@ def from_record(record: Path, out: Path, tag: str) -> int:
     settings = data["settings"]
     cap = _capacity(rows_out, int(settings["rows_per_window"]), settings["warm_floor"]["warm_cpu_s"])
     write_results(out, tag, rows_out + cap, settings={**settings, "summarized_from": record.name},
-                  notes=f"Summarized from the recorded run {record.name} (measured {settings.get('measured_at', '')}).")
+                  notes=f"Summarized from the recorded run {record.name}; the measurement's commit, load and "
+                        "machine are in its settings and rows.")
     return 0
 
 
@@ -624,7 +625,7 @@ def run_fleet(phases: list[Phase], *, rows: int, budget_s: float, tag: str, out:
             _redis_flush()
     rows_out = [_row(r) for r in recorded_phases]
     cap = _capacity(rows_out, rows, floor_res["warm_cpu_s"])
-    settings = {"phases": [p.__dict__ for p in phases], "rows_per_window": rows, "overrides": FLEET_OVERRIDES,
+    settings = {"measured_commit": git_commit(), "phases": [p.__dict__ for p in phases], "rows_per_window": rows, "overrides": FLEET_OVERRIDES,
                 "worker": "airflow celery worker --concurrency 2 (nice 10)", "broker": f"redis db {REDIS_DB}",
                 "metadata_and_result_backend": "postgres (scratch db)", "load_at_start": load0,
                 "warm_floor": floor_res, "machine_at_start": machine_info(), "wall_s": round(time.monotonic() - started, 1)}
