@@ -54,6 +54,8 @@ class DagSettings:
     heavy_pool: str = DEFAULT_POOL
     deadline_s: int | None = None
     max_lateness_s: int = 0
+    #: ``execution.layout``: ``warm`` (the heavy steps of a window in one task) or ``steps``
+    layout: str = "warm"
 
 
 def results_asset_uri(monitor: str) -> str:
@@ -74,8 +76,8 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
     --------
     >>> demo = Path(__file__).resolve().parents[1] / "monitors" / "demo.yaml"  # the repo's demo spec
     >>> s = dag_settings(load_spec(demo), demo)
-    >>> s.dag_id, s.heavy_timeout_s == 4 * s.light_timeout_s, s.heavy_pool
-    ('fairmon_demo', True, 'default_pool')
+    >>> s.dag_id, s.heavy_timeout_s == 4 * s.light_timeout_s, s.heavy_pool, s.layout
+    ('fairmon_demo', True, 'default_pool', 'warm')
     >>> s.dagrun_timeout_s < 86_400  # a daily window's run times out before the next one is due
     True
     """
@@ -102,7 +104,8 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
             f"({spec.schedule.timezone})",
             f"- protected attributes: {', '.join(spec.columns.sensitive)}",
             f"- heavy steps (predict, RUMIE, explanations, FEU) run on queue `{ex.queue}`, pool "
-            f"`{ex.pool or DEFAULT_POOL}`",
+            f"`{ex.pool or DEFAULT_POOL}`; layout `{ex.layout}` (`warm`: predict, outcome, RUMIE and "
+            "explain in one task `compute`)",
             f"- late data: waits up to {spec.data.max_lateness_s} s for the window's data, then skips it",
             f"- results: Asset `{results_asset_uri(spec.name)}` (persist task's outlet)",
             f"- alerts: Slack `{spec.alerts.slack_channel or '$FAIRMON_SLACK_CHANNEL'}`, "
@@ -140,6 +143,7 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
         heavy_pool=os.environ.get(ENV_HEAVY_POOL) or ex.pool or DEFAULT_POOL,
         deadline_s=ex.deadline_s,
         max_lateness_s=int(spec.data.max_lateness_s),
+        layout=ex.layout,
     )
 
 

@@ -1,12 +1,16 @@
 """One Airflow DAG per monitor spec, its task graph drawn from the pipeline's step table.
 
-Each row of :data:`fairmon.pipeline.table.STEPS` becomes one task of the same id, in the row's task
-group (``ingest``, ``compute``: outcome / rumie / explain, ``notify``: alert / feu / followup; group
-ids are not prefixed, so task ids stay the step names). Edges are drawn only where data flows: the
-row's ``upstream`` steps (their small XCom dicts are passed and ignored: the data moves through the
-artifact location); a row without upstream follows ``resolve_window``, and every task reads the
-resolved window from that task's XCom. The deferrable ``wait_for_data`` sensor
-(:mod:`fairmon_airflow.sensor`) sits before ``pull_data``; ``persist`` has the monitor's results
+The spec's ``execution.layout`` turns the step table :data:`fairmon.pipeline.table.STEPS` into task
+rows (:func:`fairmon.pipeline.layout.task_rows`): ``steps`` makes each step one task of the same id;
+``warm`` pulls snapshot and data in one task ``pull``, runs predict, outcome, RUMIE and explain in
+one task ``compute`` and diagnose with report in ``diagnose_report`` (one process each: the model
+and torch load once). Each row becomes one task in
+its task group (``ingest``, ``compute``: outcome / rumie / explain, ``notify``: alert / feu /
+followup; group ids are not prefixed, so task ids stay the step names). Edges are drawn only where
+data flows: the row's ``upstream`` tasks (their small XCom dicts are passed and ignored: the data
+moves through the artifact location); a row without upstream follows ``resolve_window``, and every
+task reads the resolved window from that task's XCom. The deferrable ``wait_for_data`` sensor
+(:mod:`fairmon_airflow.sensor`) sits before the task that pulls the data; ``persist`` has the monitor's results
 Asset (``fairmon://<monitor>/results``) as outlet. ``heavy`` rows go to the spec's queue and pool
 with the longer timeout. The run times out before the next window is due, and a ``DeadlineAlert``
 fires when ``execution.deadline_s`` passes with the run not done. A new step is one row in the
@@ -32,7 +36,8 @@ from airflow.sdk.definitions.deadline import DeadlineAlert, DeadlineReference
 
 from fairmon.config import ENV_MONITORS_DIR, ENV_STRICT_SPECS
 from fairmon.errors import ConfigError
-from fairmon.pipeline.table import STEPS, Step
+from fairmon.pipeline.layout import TaskRow, task_rows
+from fairmon.pipeline.table import step as step_row
 from fairmon_airflow.dagspec import DagSettings, load_dag_settings, results_asset_uri
 from fairmon_airflow.failure import on_deadline_missed, on_failure
 from fairmon_airflow.sensor import SENSOR_TASK_ID, WaitForData
@@ -76,8 +81,13 @@ _PERSIST = "persist"
 _PULL_DATA = "pull_data"
 
 
-def _task_kwargs(s: DagSettings, row: Step, groups: Mapping[str, TaskGroup]) -> dict[str, Any]:
-    timeout_s = s.heavy_timeout_s if row.heavy else s.light_timeout_s
+def _timeout_s(s: DagSettings, row: TaskRow) -> int:
+    """The task's budget: the sum of its steps' (heavy steps get the longer one)."""
+    return sum(s.heavy_timeout_s if step_row(m).heavy else s.light_timeout_s for m in row.steps)
+
+
+def _task_kwargs(s: DagSettings, row: TaskRow, groups: Mapping[str, TaskGroup]) -> dict[str, Any]:
+    timeout_s = _timeout_s(s, row)
     kwargs: dict[str, Any] = {"task_id": row.name, "execution_timeout": timedelta(seconds=timeout_s)}
     if row.heavy:
         kwargs["queue"] = s.heavy_queue
@@ -89,27 +99,29 @@ def _task_kwargs(s: DagSettings, row: Step, groups: Mapping[str, TaskGroup]) -> 
     return kwargs
 
 
-def _step_task(s: DagSettings, row: Step, groups: Mapping[str, TaskGroup]) -> Any:
-    """A task that runs ``row``'s step after its ``upstream`` tasks (their outputs are ignored)."""
-    spec_path, name = str(s.spec_path), row.name
+def _step_task(s: DagSettings, row: TaskRow, groups: Mapping[str, TaskGroup]) -> Any:
+    """A task that runs ``row``'s steps after its ``upstream`` tasks (their outputs are ignored)."""
+    spec_path = str(s.spec_path)
+    steps: str | tuple[str, ...] = row.steps[0] if row.steps == (row.name,) else row.steps
 
     def _step(*upstream: Any) -> dict[str, Any]:
-        return run_task(name, spec_path)
+        return run_task(steps, spec_path)
 
     return task(**_task_kwargs(s, row, groups))(_step)
 
 
 def _draw_graph(s: DagSettings) -> None:
-    """Instantiate the table's tasks inside the current DAG, edges exactly from ``upstream``."""
-    first, *rest = STEPS
+    """Instantiate the layout's tasks inside the current DAG, edges exactly from ``upstream``."""
+    rows = task_rows(s.layout)
+    first, *rest = rows
     groups: dict[str, TaskGroup] = {g: TaskGroup(group_id=g, prefix_group_id=False)
-              for g in dict.fromkeys(r.group for r in STEPS) if g is not None}
+              for g in dict.fromkeys(r.group for r in rows) if g is not None}
     window = _step_task(s, first, groups)()
     outputs: dict[str, Any] = {first.name: window}
     for row in rest:
         upstream = [outputs[u] for u in row.upstream] or [window]
         outputs[row.name] = _step_task(s, row, groups)(*upstream)
-        if row.name == _PULL_DATA:  # late data: wait for the window's data first (deferrable)
+        if _PULL_DATA in row.steps:  # late data: wait for the window's data first (deferrable)
             wait = WaitForData(task_id=SENSOR_TASK_ID, spec_path=str(s.spec_path), task_group=groups.get("ingest"),
                                execution_timeout=timedelta(seconds=s.light_timeout_s + s.max_lateness_s))
             window >> wait >> outputs[row.name]
@@ -172,12 +184,17 @@ def build_dags(folder: Path, *, skip: Collection[str] = ()) -> dict[str, DAG]:
     --------
     >>> dags = build_dags(Path(__file__).resolve().parents[1] / "monitors")  # the repo's specs
     >>> demo = dags["fairmon_demo"]
-    >>> sorted(demo.get_task("persist").upstream_task_ids)  # the table's upstream: where data flows
-    ['explain', 'outcome', 'rumie']
-    >>> sorted(demo.get_task("pull_data").upstream_task_ids)  # and the late-data sensor
-    ['pull_snapshot', 'wait_for_data']
-    >>> demo.get_task("rumie").execution_timeout > demo.get_task("outcome").execution_timeout
+    >>> sorted(demo.get_task("persist").upstream_task_ids)  # warm layout: one task computes the window
+    ['compute']
+    >>> sorted(demo.get_task("pull").upstream_task_ids)  # snapshot and data: one task, after the sensor
+    ['resolve_window', 'wait_for_data']
+    >>> demo.get_task("compute").execution_timeout > demo.get_task("validate").execution_timeout
     True
+    >>> from dataclasses import replace
+    >>> demo_spec = Path(__file__).resolve().parents[1] / "monitors" / "demo.yaml"
+    >>> steps = build_dag(replace(load_dag_settings(demo_spec), layout="steps"))
+    >>> sorted(steps.get_task("persist").upstream_task_ids)  # one task per step: the table's upstream
+    ['explain', 'outcome', 'rumie']
     """
     strict = os.environ.get(ENV_STRICT_SPECS, "0") == "1"
     dags: dict[str, DAG] = {}

@@ -2,8 +2,8 @@
 
 Examples
 --------
->>> ExecutionSpec().queue, ExecutionSpec().task_timeout_s
-('default', 3600)
+>>> ExecutionSpec().queue, ExecutionSpec().task_timeout_s, ExecutionSpec().layout
+('default', 3600, 'warm')
 """
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ class ExecutionSpec(SpecSection):
     ``artifact_location`` a local directory or fsspec URI, keyed below by monitor and window.
     ``deadline_s``: an Airflow ``DeadlineAlert`` fires when a window's run is not done this many
     seconds after it was queued (unset: no deadline alert).
+    ``layout``: how the Airflow DAG maps steps to tasks. ``warm`` (default) runs the window's heavy
+    computation (predict, outcome, RUMIE, explanations) in one task, the diagnosis with the report
+    in another and the snapshot with the data pull in a third, so the model, the encodings and torch
+    load once per window; validation,
+    persist, drift and the notify steps stay tasks of their own. ``steps``: one task per step (the
+    layout before issue 21). Both store the same results.
     """
 
     device: Literal["auto", "cpu", "cuda"] = "auto"
@@ -36,3 +42,4 @@ class ExecutionSpec(SpecSection):
     task_timeout_s: Annotated[int, Field(ge=1, le=MAX_TASK_TIMEOUT_S)] = 3600
     pool: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")] | None = None
     deadline_s: Annotated[int, Field(ge=1, le=MAX_TASK_TIMEOUT_S)] | None = None
+    layout: Literal["steps", "warm"] = "warm"

@@ -16,6 +16,7 @@ from fairmon._lazy import lazy_attribute
 
 __all__ = [
     "run_step",
+    "run_steps",
     "run_window",
     "backfill",
     "window_for",
@@ -31,6 +32,7 @@ __all__ = [
 
 _LAZY = {
     "run_step": "fairmon.pipeline.runner",
+    "run_steps": "fairmon.pipeline.warm",
     "run_window": "fairmon.pipeline.runner",
     "backfill": "fairmon.pipeline.runner",
     "window_for": "fairmon.window",

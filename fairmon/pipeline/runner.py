@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "run_step",
+    "step_context",
     "run_window",
     "backfill",
     "feu_on_demand",
@@ -66,6 +67,37 @@ def _record_failure(ctx: RunContext, step: str, exc: BaseException) -> None:
                     ctx.monitor, ctx.window.key, step, exc)
     except Exception as inner:  # noqa: BLE001 - the original error matters more; log this one
         log.warning("could not record failure of %s/%s: %s", ctx.monitor, ctx.window.key, inner)
+
+
+def step_context(
+    step: str,
+    spec: MonitorSpec | str | os.PathLike[str],
+    window: dict[str, Any] | Window,
+    *,
+    db_url: str | None = None,
+    slack_token: str | None = None,
+    notify: bool = True,
+    attempt: int = 1,
+    source_url: str | None = None,
+    feu: bool = False,
+    take_over_monitor: bool = False,
+) -> RunContext:
+    """The :class:`RunContext` :func:`run_step` builds (parameters as there; a window dict's
+    ``attempt_id`` binds it to that attempt, except for ``resolve_window``, which starts one)."""
+    s = _spec(spec)
+    attempt_id = None
+    if isinstance(window, Window):
+        w = window
+    elif "start" in window and "end" in window:
+        w = Window.from_dict({"monitor": s.name, **window})
+        attempt_id = window.get("attempt_id") if step != "resolve_window" else None
+    else:
+        w = window_from_interval(s, window)
+    return RunContext(
+        s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt, source_url=source_url,
+        feu_requested=feu, attempt_id=None if attempt_id is None else str(attempt_id),
+        take_over_monitor=take_over_monitor,
+    )
 
 
 def run_step(
@@ -110,24 +142,10 @@ def run_step(
     if step not in STEPS:
         raise ConfigError(ERR_UNKNOWN_STEP.format(step=step, steps=", ".join(STEP_ORDER)))
     thread_settings()  # OpenMP settings of the batched explainers, before any step loads torch
-    s = _spec(spec)
-    if context is None:
-        attempt_id = None
-        if isinstance(window, Window):
-            w = window
-        elif "start" in window and "end" in window:
-            w = Window.from_dict({"monitor": s.name, **window})
-            attempt_id = window.get("attempt_id") if step != "resolve_window" else None
-        else:
-            w = window_from_interval(s, window)
-        ctx = RunContext(
-            s, w, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt, source_url=source_url,
-            feu_requested=feu, attempt_id=None if attempt_id is None else str(attempt_id),
-            take_over_monitor=take_over_monitor,
-        )
-        own = True
-    else:
-        ctx, own = context, False
+    own = context is None
+    ctx = context if context is not None else step_context(
+        step, spec, window, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt,
+        source_url=source_url, feu=feu, take_over_monitor=take_over_monitor)
     try:
         if step != "resolve_window":
             if ctx.attempt_id is None:  # no attempt given: the one holding the window's run

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,37 +74,76 @@ def test_every_spec_imports_as_a_dag(bag: dict) -> None:
     assert expected and set(bag["dags"]) == expected
 
 
+def _check_policies(dag_id: str, d: dict, spec: Any) -> None:
+    from fairmon.pipeline.layout import task_of_step, task_rows
+
+    layout = spec.execution.layout
+    rows = {r.name: r for r in task_rows(layout)}
+    owner = task_of_step(layout)
+    assert d["timetable"] == "CronDataIntervalTimetable"  # real data intervals on Airflow 3
+    assert d["max_active_runs"] == 1
+    assert d["doc_md"] and "fairmon" in d["tags"] and f"monitor:{spec.name}" in d["tags"]
+    assert d["dagrun_timeout"] and d["dagrun_timeout"] > 0
+    assert set(d["tasks"]) == set(rows) | {"wait_for_data"}
+    assert d["dagrun_timeout"] < spec.schedule.window.total_seconds()
+    for task_id, t in d["tasks"].items():
+        assert t["retries"] == spec.execution.retries
+        assert t["timeout"] and t["timeout"] > 0
+        assert t["on_failure"], task_id
+        heavy = task_id in rows and bool(HEAVY_TASKS & set(rows[task_id].steps))
+        want_queue = spec.execution.queue if heavy else "default"
+        assert t["queue"] == want_queue, (dag_id, task_id)
+    # FEU on demand: trigger with conf {"feu": true}; off by default
+    assert d["params"]["feu"] is False and d["params"]["notify"] is True
+    # persist waits for all three computations; the diagnosis (issue 19) follows the drift decision
+    # and precedes the report, which exists before the alert linking to it; feu only after the alert
+    up = {k: set(v["upstream"]) for k, v in d["tasks"].items()}
+    assert {owner[s] for s in ("outcome", "rumie", "explain")} <= up["persist"]
+    assert owner["drift"] in up[owner["diagnose"]] or owner["diagnose"] == owner["drift"]
+    assert owner["diagnose"] in up[owner["report"]] or owner["diagnose"] == owner["report"]
+    assert owner["report"] in up["alert"] and "alert" in up["feu"]
+
+
 def test_dags_have_the_policies(bag: dict) -> None:
     from fairmon.config import load_spec
-    from fairmon.pipeline.steps import STEP_ORDER
 
     specs = {f"fairmon_{s.name}": s for s in (load_spec(p) for p in MONITORS.glob("*.yaml"))}
     for dag_id, d in bag["dags"].items():
-        spec = specs[dag_id]
-        assert d["timetable"] == "CronDataIntervalTimetable"  # real data intervals on Airflow 3
-        assert d["max_active_runs"] == 1
-        assert d["doc_md"] and "fairmon" in d["tags"] and f"monitor:{spec.name}" in d["tags"]
-        assert d["dagrun_timeout"] and d["dagrun_timeout"] > 0
-        assert set(d["tasks"]) == set(STEP_ORDER) | {"wait_for_data"}
-        assert d["dagrun_timeout"] < spec.schedule.window.total_seconds()
-        for task_id, t in d["tasks"].items():
-            assert t["retries"] == spec.execution.retries
-            assert t["timeout"] and t["timeout"] > 0
-            assert t["on_failure"], task_id
-            want_queue = spec.execution.queue if task_id in HEAVY_TASKS else "default"
-            assert t["queue"] == want_queue, (dag_id, task_id)
-        # FEU on demand: trigger with conf {"feu": true}; off by default
-        assert d["params"]["feu"] is False and d["params"]["notify"] is True
-        # persist waits for all three computations; the diagnosis (issue 19) follows the drift decision
-        # and precedes the report, which exists before the alert linking to it; feu only after the alert
-        assert set(d["tasks"]["persist"]["upstream"]) >= {"outcome", "rumie", "explain"}
-        assert "drift" in d["tasks"]["diagnose"]["upstream"] and "diagnose" in d["tasks"]["report"]["upstream"]
-        assert "report" in d["tasks"]["alert"]["upstream"]
-        assert "alert" in d["tasks"]["feu"]["upstream"]
+        _check_policies(dag_id, d, specs[dag_id])
+
+
+def test_both_layouts_import_with_the_policies(tmp_path: Path) -> None:
+    """The shipped specs use the default (warm); a copy with ``execution.layout: steps`` gets one task
+    per step, with the same policies."""
+    import yaml
+
+    from fairmon.config import load_spec
+
+    mon, dags = tmp_path / "monitors", tmp_path / "dags"
+    mon.mkdir()
+    for layout in ("steps", "warm"):
+        doc = yaml.safe_load((MONITORS / "demo.yaml").read_text())
+        doc["identity"]["name"] = f"demo_{layout}"
+        doc["execution"]["layout"] = layout
+        (mon / f"demo_{layout}.yaml").write_text(yaml.safe_dump(doc))
+    gen = subprocess.run([sys.executable, "-m", "fairmon_airflow.dagfiles", str(mon), str(dags)],
+                         env=_airflow_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert gen.returncode == 0, gen.stderr[-3000:]
+    env = _airflow_env(tmp_path) | {"FAIRMON_MONITORS_DIR": str(mon), "AIRFLOW__CORE__DAGS_FOLDER": str(dags)}
+    proc = subprocess.run([sys.executable, "-c", _BAG_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["errors"] == {} and sorted(out["dags"]) == ["fairmon_demo_steps", "fairmon_demo_warm"]
+    for layout in ("steps", "warm"):
+        d = out["dags"][f"fairmon_demo_{layout}"]
+        _check_policies(f"fairmon_demo_{layout}", d, load_spec(mon / f"demo_{layout}.yaml"))
+    assert "rumie" in out["dags"]["fairmon_demo_steps"]["tasks"]
+    assert "rumie" not in out["dags"]["fairmon_demo_warm"]["tasks"]
+    assert out["dags"]["fairmon_demo_warm"]["tasks"]["persist"]["upstream"] == ["compute"]
 
 
 def test_gpu_queue_from_spec(bag: dict) -> None:
-    queues = {d: t["rumie"]["queue"] for d, t in ((k, v["tasks"]) for k, v in bag["dags"].items())}
+    queues = {d: t["compute"]["queue"] for d, t in ((k, v["tasks"]) for k, v in bag["dags"].items())}
     assert "gpu" in queues.values(), queues  # at least one shipped spec routes heavy steps to GPU workers
 
 

@@ -1,7 +1,8 @@
 """The real Airflow scheduler (``airflow standalone``: scheduler, dag-processor, triggerer, api-server)
 with LocalExecutor and a Postgres metadata database runs the demo monitor (issue 20 acceptance):
 
-- a triggered window at the demo's own size (``fairmon demo``'s settings, 2,000 rows) succeeds within
+- a triggered window at the demo's own size (``fairmon demo``'s settings, 2,000 rows; the default
+  ``execution.layout: warm``) succeeds within
   :data:`DEMO_WINDOW_BUDGET_S` and emits its ``fairmon://demo/results`` Asset event;
 - a window whose data never arrives ends ``skipped`` (not failed) after the spec's short lateness,
   the reason stored in fairmon's runs table, through the deferrable ``wait_for_data`` sensor;
@@ -186,16 +187,18 @@ def test_scheduler_runs_the_demo_skips_late_data_and_isolates_a_broken_spec(
         sensor = _scalar(meta, "SELECT state FROM task_instance WHERE dag_id = 'fairmon_demo' "
                                f"AND run_id = '{late_run}' AND task_id = 'wait_for_data'")
         pulled = _scalar(meta, "SELECT state FROM task_instance WHERE dag_id = 'fairmon_demo' "
-                               f"AND run_id = '{late_run}' AND task_id = 'pull_data'")
+                               f"AND run_id = '{late_run}' AND task_id = 'pull'")  # warm: snapshot + data
         meta.dispose()
         assert (state, sensor, pulled) == ("success", "skipped", "skipped"), logfile.read_text()[-6000:]
         print(f"late window skipped after {late_s:.0f} s (data.max_lateness_s={LATENESS_S})")
         assert LATENESS_S <= late_s < LATENESS_S + 180
         logs = tmp_path / "airflow" / "logs"
         validate_log = "".join(p.read_text() for p in logs.rglob("*.log") if "task_id=validate" in str(p))
-        explain_log = "".join(p.read_text() for p in logs.rglob("*.log") if "task_id=explain" in str(p))
+        # the default layout (warm): explain runs inside the one task that computes the window
+        explain_log = "".join(p.read_text() for p in logs.rglob("*.log") if "task_id=compute" in str(p))
         assert validate_log and "great_expectations" not in validate_log  # quiet, as in the CLI
         assert "explain: " in explain_log and ", done" in explain_log  # the progress line
+        assert "rumie: " in explain_log  # predict, outcome, RUMIE and explain share the task's process
     finally:
         import psutil  # an Airflow dependency
 

@@ -114,7 +114,7 @@ OTHER_SURFACE: dict[str, frozenset[str] | None] = {
     ),
     "fairmon.pipeline": _names(
         "ArtifactStore HEAVY_STEPS RunContext STEP_ORDER Window WindowOutcome backfill feu_on_demand "
-        "run_step run_window window_for windows_between"
+        "run_step run_steps run_window window_for windows_between"
     ),
     "fairmon.registry": _names(
         "Model Registry SnapshotInfo build_mlp"

@@ -1,0 +1,134 @@
+"""Several steps of one window in one process (the warm layout's tasks, :mod:`fairmon.pipeline.layout`).
+
+:func:`run_steps` runs the steps in order through :func:`~fairmon.pipeline.runner.run_step` with one
+shared :class:`~fairmon.pipeline.context.RunContext`, so the spec, the store engine and whatever the
+steps keep in the process (the model, torch, the explainers, encodings) are loaded once, while each
+step keeps its own semantics: the attempt check before it (a step of an attempt a newer one took over
+raises :class:`~fairmon.errors.AttemptSupersededError` and writes nothing), its progress heartbeat,
+and the run marked ``failed`` with the failing step's name. A retry of the task runs every step of it
+again: steps are idempotent (an attempt's artifacts are overwritten, stored rows replaced).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairmon.config import MonitorSpec
+from fairmon.errors import ConfigError
+from fairmon.pipeline.runner import run_step, step_context
+from fairmon.pipeline.table import STEP_ORDER
+from fairmon.validation import build_suite, validate
+from fairmon.window import Window
+
+__all__ = ["run_steps", "warm_up", "ERR_NO_STEPS", "ERR_STEP_ORDER", "ERR_RESOLVE_ALONE"]
+
+ERR_NO_STEPS = "run_steps needs at least one step"
+ERR_STEP_ORDER = "steps {steps} are not distinct steps in the pipeline's order ({order})"
+ERR_RESOLVE_ALONE = "resolve_window starts the attempt the other steps belong to; run it on its own"
+_RESOLVE = "resolve_window"
+
+
+def _checked(steps: Sequence[str]) -> tuple[str, ...]:
+    names = tuple(steps)
+    if not names:
+        raise ConfigError(ERR_NO_STEPS)
+    if _RESOLVE in names:
+        raise ConfigError(ERR_RESOLVE_ALONE)
+    known = [n for n in names if n in STEP_ORDER]
+    positions = [STEP_ORDER.index(n) for n in known]
+    if len(known) != len(names) or positions != sorted(set(positions)):
+        raise ConfigError(ERR_STEP_ORDER.format(steps=list(names), order=", ".join(STEP_ORDER)))
+    return names
+
+
+def run_steps(
+    steps: Sequence[str],
+    spec: MonitorSpec | str | os.PathLike[str],
+    window: dict[str, Any] | Window,
+    *,
+    db_url: str | None = None,
+    slack_token: str | None = None,
+    notify: bool = True,
+    attempt: int = 1,
+    source_url: str | None = None,
+    feu: bool = False,
+) -> dict[str, Any]:
+    """Run ``steps`` of one window in this process, in order; returns each step's small result.
+
+    Parameters
+    ----------
+    steps : sequence of str
+        Distinct steps in the order of :data:`~fairmon.pipeline.table.STEP_ORDER`, not
+        ``resolve_window`` (it starts the attempt the others belong to).
+    spec, window, db_url, slack_token, notify, attempt, source_url, feu
+        As :func:`~fairmon.pipeline.runner.run_step`; ``window`` is ``resolve_window``'s dict (its
+        ``attempt_id`` ties every step to that attempt).
+
+    Returns
+    -------
+    dict
+        ``{"steps": {step: result}, "seconds": {step: wall seconds}}``. The first step that raises
+        stops the run: the window is marked ``failed`` naming that step (or ``data_invalid`` by the
+        validate step), and the error propagates for the scheduler's retry policy.
+
+    Raises
+    ------
+    ConfigError
+        For an empty list, ``resolve_window``, an unknown step or steps out of order.
+
+    Examples
+    --------
+    >>> run_steps(["predict", "outcome", "rumie", "explain"], "monitors/demo.yaml",
+    ...           {"start": "2026-01-03T00:00:00+00:00", "end": "2026-01-04T00:00:00+00:00",
+    ...            "attempt_id": "a1"})  # doctest: +SKIP
+    {'steps': {'predict': {...}, 'outcome': {...}, 'rumie': {...}, 'explain': {...}}, 'seconds': {...}}
+    >>> run_steps(["rumie", "predict"], "monitors/demo.yaml", {})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairmon.errors.ConfigError: steps ['rumie', 'predict'] are not distinct steps in the pipeline's order (...)
+    """
+    names = _checked(steps)
+    ctx = step_context(names[0], spec, window, db_url=db_url, notify=notify, slack_token=slack_token,
+                       attempt=attempt, source_url=source_url, feu=feu)
+    results: dict[str, Any] = {}
+    seconds: dict[str, float] = {}
+    try:
+        for name in names:
+            t0 = time.perf_counter()
+            results[name] = run_step(name, ctx.spec, ctx.window, context=ctx)
+            seconds[name] = round(time.perf_counter() - t0, 3)
+    finally:
+        ctx.close()
+    return {"steps": results, "seconds": seconds}
+
+
+def warm_up(random_state: int = 0) -> dict[str, float]:
+    """Pay, once, the first-use costs a fresh process pays in a window's steps; returns seconds by part.
+
+    What a process that forks task processes (a Celery worker, :mod:`fairmon_airflow.preload`) calls
+    before forking: Great Expectations' ephemeral context, data source and expectation classes are
+    built by validating a tiny synthetic frame (0.45 CPU-s of every ``validate`` task otherwise). No
+    thread pool, database connection or CUDA context is created, and no torch operation runs (an
+    OpenMP pool started before a fork is not usable in the child).
+
+    Examples
+    --------
+    >>> sorted(warm_up())
+    ['validation']
+    """
+    took: dict[str, float] = {}
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(random_state)
+    n = 200
+    frame = pd.DataFrame({"x": rng.normal(size=n), "g": rng.choice(["a", "b"], size=n),
+                          "y": rng.integers(0, 2, size=n)})
+    suite = build_suite(frame, features=["x", "g"], sensitive=["g"], label="y", min_rows=10, name="warm_up")
+    validate(frame, suite)
+    took["validation"] = round(time.perf_counter() - t0, 3)
+    return took
