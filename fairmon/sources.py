@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.util
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,6 +54,8 @@ from fairmon.rules_sql import quote_identifier
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "load_window",
@@ -298,7 +301,7 @@ def _run_query(
 
 def ready_sql(source: SqlSource) -> str:
     """The readiness query of a SQL source: ``ready_query``, else ``SELECT 1`` over ``query`` (which
-    :func:`sql_window_ready` runs for the next window).
+    :func:`sql_window_ready` runs from the window's end on).
 
     Examples
     --------
@@ -308,7 +311,7 @@ def ready_sql(source: SqlSource) -> str:
     """
     if source.ready_query is not None:
         return source.ready_query
-    return f"SELECT 1 FROM ({source.query.strip().rstrip(';').strip()}) AS fairmon_ready LIMIT 1"
+    return f"SELECT 1 FROM ({_inner_query(source)}) AS fairmon_ready LIMIT 1"
 
 
 def sql_window_ready(
@@ -323,15 +326,16 @@ def sql_window_ready(
 
     With ``ready_query``: it runs with the window's ``:start``/``:end`` and the window is ready when
     its first row's first value is true (not NULL, false or 0); no row is not ready. Without it: the
-    source has rows at or after the window's end, i.e. ``query`` returns a row for the next window
-    ``[end, end + (end - start))``. Either runs under the source's statement timeout
+    source has rows at or after the window's end, i.e. ``query`` returns a row for
+    ``[end, max(end, now) + (end - start))`` (a gap in the source, such as a weekend, does not block). Either runs under the source's statement timeout
     (:func:`source_statement_timeout_s`); a failure is a :class:`~fairmon.errors.DatasetError` as for
     the window's query (``retryable`` for a timeout or a lost connection).
     """
     if source.ready_query is not None:
         got = _run_query(source, source.ready_query, start, end, engine=engine, env=env)
     else:
-        got = _run_query(source, ready_sql(source), end, end + (end - start), engine=engine, env=env)
+        horizon = max(end, dt.datetime.now(end.tzinfo or dt.UTC)) + (end - start)  # gaps (weekends) do not block
+        got = _run_query(source, ready_sql(source), end, horizon, engine=engine, env=env)
     if len(got) == 0 or got.shape[1] == 0:
         return False
     first = got.iat[0, 0]
@@ -351,10 +355,13 @@ def _load_sql(
     sql = source.query
     if columns is not None:  # a select list over the window's query, when the query has every column
         inner = _inner_query(source)
-        have = _run_query(source, f"SELECT * FROM ({inner}) AS fairmon_window LIMIT 0", start, end, engine=engine,
-                          env=env, shown=source.query).columns
-        names = [str(c) for c in have]
-        if set(columns) <= set(names) and len(set(names)) == len(names):
+        try:  # the projection is an optimisation: a query that cannot be a subquery is run as written
+            names = [str(c) for c in _run_query(source, f"SELECT * FROM ({inner}) AS fairmon_window LIMIT 0", start,
+                                                end, engine=engine, env=env, shown=source.query).columns]
+        except DatasetError as exc:
+            log.info("SQL source: the query is read whole (as a subquery it failed: %s)", exc)
+            names = []
+        if names and set(columns) <= set(names) and len(set(names)) == len(names):
             keep = ", ".join(quote_identifier(c) for c in names if c in set(columns))
             sql = f"SELECT {keep} FROM ({inner}) AS fairmon_window"
     frame = _run_query(source, sql, start, end, engine=engine, env=env, shown=source.query)
@@ -412,8 +419,17 @@ def window_counts_sql(source: SqlSource, columns: Sequence[str]) -> str:
 
 
 def _inner_query(source: SqlSource) -> str:
-    """The window's query as a subquery (no trailing semicolon)."""
-    return source.query.strip().rstrip(";").strip()
+    """The window's query as a subquery: no trailing semicolon, and a newline after a last line that holds
+    a ``--`` comment, so the comment cannot swallow the closing parenthesis.
+
+    Examples
+    --------
+    >>> from fairmon.config import SqlSource
+    >>> _inner_query(SqlSource(query="SELECT * FROM t WHERE ts >= :start AND ts < :end -- daily;"))
+    'SELECT * FROM t WHERE ts >= :start AND ts < :end -- daily\\n'
+    """
+    query = source.query.strip().rstrip(";").strip()
+    return query + "\n" if "--" in query.splitlines()[-1] else query
 
 
 def _first_line(exc: BaseException) -> str:

@@ -42,8 +42,8 @@ class SqlSource(SpecSection):
     with the window's ``:start``/``:end`` bound (it must use at least one) and the window is ready when
     its first row's first value is true (not NULL, false or 0; no row: not ready), e.g. ``SELECT
     max(loaded_until) >= :end FROM etl_watermarks``. Without it, the window is ready once the source
-    has rows at or after the window's end: ``query`` returns a row for the next window
-    ``[end, end + (end - start))``.
+    has rows at or after the window's end: ``query`` returns a row for
+    ``[end, max(end, now) + (end - start))``.
     """
 
     query: str = Field(min_length=1)

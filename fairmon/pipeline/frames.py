@@ -26,7 +26,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,23 @@ log = logging.getLogger(__name__)
 TEXT_CATEGORIES = "fairmon_text_categories"
 #: rows scored at a time by :func:`predict_proba`
 PREDICT_CHUNK_ROWS = 200_000
+
+
+#: the expectation kwargs that name columns (single, pair and list expectations of Great Expectations)
+_COLUMN_KWARGS = ("column", "column_A", "column_B")
+_COLUMN_LIST_KWARGS = ("column_list", "column_set")
+
+
+def _expectation_columns(kwargs: dict[str, Any]) -> list[str]:
+    """Every column one stored expectation names (``column``, ``column_A``/``column_B``, ``column_list``).
+
+    >>> _expectation_columns({"column_A": "a", "column_B": "b"}), _expectation_columns({"column_list": ["x", "y"]})
+    (['a', 'b'], ['x', 'y'])
+    """
+    names = [str(kwargs[k]) for k in _COLUMN_KWARGS if kwargs.get(k) is not None]
+    for k in _COLUMN_LIST_KWARGS:
+        names += [str(c) for c in kwargs.get(k) or ()]
+    return names
 
 
 def window_columns(spec: MonitorSpec) -> list[str] | None:
@@ -71,8 +88,8 @@ def window_columns(spec: MonitorSpec) -> list[str] | None:
             if file_exists(path):
                 suite = load_suite(path)
                 cols += [str(k) for k in suite.columns]
-                cols += [str(e["kwargs"]["column"]) for e in suite.expectations
-                         if (e.get("kwargs") or {}).get("column") is not None]
+                for e in suite.expectations:
+                    cols += _expectation_columns(e.get("kwargs") or {})
         except (FairmonError, OSError, ValueError, KeyError, TypeError) as exc:
             log.info("%s: validation suite not read (%s); the window is read whole", spec.name, exc)
             return None

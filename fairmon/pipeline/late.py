@@ -8,7 +8,7 @@ never arrives ends the window ``skipped`` with the reason stored (:func:`skip_wi
 
 A files source is ready when its partition exists (local path or fsspec URL). A SQL source is ready
 when its ``data.sql.ready_query`` is true for the window, or, without one, when the source has rows at
-or after the window's end (the spec's query returns a row for the next window): rows keep arriving in
+or after the window's end (the spec's query returns a row from the window's end to one window length past now): rows keep arriving in
 time order, so a later row means the window's rows have landed
 (:func:`fairmon.sources.sql_window_ready`; under the source's statement timeout).
 
@@ -84,14 +84,14 @@ def awaited(spec: MonitorSpec, window: Window) -> str:
     ...     "columns: {features: [x, s], sensitive: [s]}\\nschedule: {start_date: 2026-01-01}\\n")
     >>> import datetime as dt
     >>> awaited(spec, Window("m", dt.datetime(2026, 1, 3, tzinfo=dt.UTC), dt.datetime(2026, 1, 4, tzinfo=dt.UTC)))
-    'rows at or after 2026-01-04T00:00:00+00:00 (data.sql.query over the next window)'
+    'rows at or after 2026-01-04T00:00:00+00:00 (data.sql.query from the window end on)'
     """
     sql = spec.data.sql
     if sql is None:
         return f"partition {data_location(spec, window)}"
     if sql.ready_query is not None:
         return "the window's rows (data.sql.ready_query not true)"
-    return f"rows at or after {window.end.isoformat()} (data.sql.query over the next window)"
+    return f"rows at or after {window.end.isoformat()} (data.sql.query from the window end on)"
 
 
 def skip_reason(spec: MonitorSpec, window: Window, *, waited_s: float) -> str:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from fairmon.config import MonitorSpec
 from fairmon.errors import ConfigError
+from fairmon.pipeline.frames import release_freed_memory
 from fairmon.pipeline.runner import run_step, step_context
 from fairmon.pipeline.table import STEP_ORDER
 from fairmon.validation import build_suite, validate
@@ -103,6 +104,7 @@ def run_steps(
             t0 = time.perf_counter()
             results[name] = run_step(name, ctx.spec, ctx.window, context=ctx)
             seconds[name] = round(time.perf_counter() - t0, 3)
+            release_freed_memory()  # as run_window: the next step starts from what is alive, not this peak
     finally:
         ctx.close()
     return {"steps": results, "seconds": seconds}

@@ -59,6 +59,9 @@ def test_sql_select_list_over_the_window_query(fresh_database_url: str) -> None:
         assert list(got.columns) == ["sex", "x"] and got["x"].tolist() == [1.0, 2.0]
         whole = load_window(src, START, END, engine=engine, columns=["x", "income"])  # lacks one: all columns
         assert list(whole.columns) == ["ts", "sex", "x", "note"] and len(whole) == 2
+        commented = SqlSource(query="SELECT * FROM events WHERE ts >= :start AND ts < :end -- the daily window")
+        got = load_window(commented, START, END, engine=engine, columns=["x", "sex"])  # the comment ends its line
+        assert list(got.columns) == ["sex", "x"] and len(got) == 2
         bad = SqlSource(query="SELECT * FROM no_such_table WHERE ts >= :start AND ts < :end")
         with pytest.raises(DatasetError, match=r"query: SELECT \* FROM no_such_table"):  # names the user's query
             load_window(bad, START, END, engine=engine, columns=["x"])
