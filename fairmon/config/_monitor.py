@@ -47,6 +47,9 @@ __all__ = ["EXAMPLE", "SPEC_VERSION", "SUPPORTED_SPEC_VERSIONS", "MonitorSpec"]
 SPEC_VERSION = 1
 SUPPORTED_SPEC_VERSIONS = (1,)
 
+#: (section, field) of the settings that decide how a window runs, not what it stores
+_NOT_RESULTS = (("execution", "layout"),)
+
 class MonitorSpec(SpecSection):
     """One monitored model: the root of a spec file (see :mod:`fairmon.config`).
 
@@ -169,9 +172,16 @@ class MonitorSpec(SpecSection):
         return self._source.parent if self._source is not None else Path.cwd()
 
     def canonical_json(self) -> str:
-        """Sorted-key compact JSON of every field (defaults included): the fingerprint's input."""
+        """Sorted-key compact JSON of every field (defaults included): the fingerprint's input.
+
+        Settings that cannot change a stored result are left out (:data:`_NOT_RESULTS`), so changing
+        them marks no ``spec_changed`` event: ``execution.layout`` (both layouts store the same rows).
+        """
+        doc = self.model_dump(mode="json", by_alias=True)
+        for section, field in _NOT_RESULTS:
+            doc.get(section, {}).pop(field, None)
         return json.dumps(
-            self.model_dump(mode="json", by_alias=True),
+            doc,
             sort_keys=True,
             separators=(",", ":"),
             ensure_ascii=True,

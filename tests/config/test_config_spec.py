@@ -272,6 +272,8 @@ def test_fingerprint_is_content_based(tmp_path: Path) -> None:
     # explicit defaults are the same spec
     assert parse_spec(MINIMAL + "rumie: {k: 5}\n").fingerprint == a.fingerprint
     assert parse_spec(MINIMAL + "rumie: {k: 4}\n").fingerprint != a.fingerprint
+    steps = parse_spec(MINIMAL + "execution: {layout: steps}\n")  # how a window runs, not what it stores
+    assert steps.fingerprint == a.fingerprint and steps != a
     assert hash(a) == hash(b) and len({a, b}) == 1  # hashable by content (usable as a cache key)
     # canonical JSON round trip gives an equal spec
     again = MonitorSpec.model_validate_json(a.canonical_json())
