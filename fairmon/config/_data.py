@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 import string
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from fairmon.config._env import ENV_SOURCE_URL
 from fairmon.config._limits import MAX_LATENESS_S, MAX_POKE_INTERVAL_S
@@ -65,14 +65,6 @@ class SqlSource(SpecSection):
         if v is not None and not any(re.search(re.escape(p) + r"\b", v) for p in (":start", ":end")):
             raise ValueError(ERR_READY_PLACEHOLDER)
         return v
-
-    @model_serializer(mode="wrap")
-    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # an unset ready_query is left out: the fingerprint of a spec written before it existed is unchanged
-        out = handler(self)
-        if isinstance(out, dict) and out.get("ready_query") is None:
-            out.pop("ready_query", None)
-        return out
 
 
 _SAMPLE_DATE = dt.datetime(2026, 1, 2, 3, 4, 5)

@@ -47,8 +47,9 @@ __all__ = ["EXAMPLE", "SPEC_VERSION", "SUPPORTED_SPEC_VERSIONS", "MonitorSpec"]
 SPEC_VERSION = 1
 SUPPORTED_SPEC_VERSIONS = (1,)
 
-#: (section, field) of the settings that decide how a window runs, not what it stores
-_NOT_RESULTS = (("execution", "layout"),)
+#: paths of the settings that decide how or when a window runs, not what it stores: the DAG layout
+#: (both layouts store the same rows) and the late-data readiness query
+_NOT_RESULTS = (("execution", "layout"), ("data", "sql", "ready_query"))
 
 class MonitorSpec(SpecSection):
     """One monitored model: the root of a spec file (see :mod:`fairmon.config`).
@@ -174,12 +175,15 @@ class MonitorSpec(SpecSection):
     def canonical_json(self) -> str:
         """Sorted-key compact JSON of every field (defaults included): the fingerprint's input.
 
-        Settings that cannot change a stored result are left out (:data:`_NOT_RESULTS`), so changing
-        them marks no ``spec_changed`` event: ``execution.layout`` (both layouts store the same rows).
+        Settings that decide how or when a window runs, not what it stores, are left out
+        (:data:`_NOT_RESULTS`), so changing them marks no ``spec_changed`` event.
         """
         doc = self.model_dump(mode="json", by_alias=True)
-        for section, field in _NOT_RESULTS:
-            doc.get(section, {}).pop(field, None)
+        for *sections, field in _NOT_RESULTS:
+            node = doc
+            for section in sections:
+                node = node.get(section) or {}
+            node.pop(field, None)
         return json.dumps(
             doc,
             sort_keys=True,

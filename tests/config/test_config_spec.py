@@ -274,6 +274,11 @@ def test_fingerprint_is_content_based(tmp_path: Path) -> None:
     assert parse_spec(MINIMAL + "rumie: {k: 4}\n").fingerprint != a.fingerprint
     steps = parse_spec(MINIMAL + "execution: {layout: steps}\n")  # how a window runs, not what it stores
     assert steps.fingerprint == a.fingerprint and steps != a
+    sql = MINIMAL.replace('  files: {pattern: "data/{start:%Y-%m-%d}.csv"}',
+                          '  sql: {query: "SELECT * FROM t WHERE ts >= :start AND ts < :end"}')
+    assert sql != MINIMAL  # the spec above reads files
+    ready = sql.replace(':end"}', ':end", ready_query: "SELECT true WHERE :end < now()"}')
+    assert parse_spec(ready).fingerprint == parse_spec(sql).fingerprint  # when a window runs, not what it stores
     assert hash(a) == hash(b) and len({a, b}) == 1  # hashable by content (usable as a cache key)
     # canonical JSON round trip gives an equal spec
     again = MonitorSpec.model_validate_json(a.canonical_json())
