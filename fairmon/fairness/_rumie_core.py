@@ -78,15 +78,22 @@ class Found:
     rule_search: RuleSearchResult | None = None
 
     def apply(self, p: Prepared) -> np.ndarray:
-        """The group on other rows (the held-out half): the rules actually reported."""
+        """The group on other rows (the held-out half, or the whole window): the rules actually
+        reported, decided on the raw columns; otherwise the tree's, Enum's or IE's cut on the encoded
+        rows, a block at a time when ``p`` has not built its full matrix."""
         if self.reported is not None:
             return self.reported.membership(p.raw)
+        parts = [self._apply_encoded(Z) for Z in p.encoded_blocks()]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _apply_encoded(self, Z: np.ndarray) -> np.ndarray:
+        """Membership of encoded rows (no rule search result)."""
         if self.tree is not None:
-            return self.tree.apply(p.Z)
+            return self.tree.apply(Z)
         if self.enum is not None:
-            return self.enum.evaluate(p.Z)
+            return self.enum.evaluate(Z)
         assert self.theta is not None
-        return np.asarray((p.Z @ self.theta + self.bias) >= self.tau)
+        return np.asarray((Z @ self.theta + self.bias) >= self.tau)
 
 
 def mine_encoded(p: Prepared, o: dict[str, Any]) -> Found:
@@ -219,7 +226,7 @@ def setup(
     stop = early_stop_settings(early_stop)
     p = prepare(X, favorable, attributes, schema)
     sub = p.schema
-    d = p.Z.shape[1]
+    d = p.schema.n_encoded  # the width, without building a lazily prepared window's matrix
     if k > d:
         raise MethodError(ERR_K_RANGE.format(d=d, k=k))
     dev = resolve_device(device)
@@ -281,7 +288,7 @@ def split_significance(
     Returns ``(honest_dscore, p_value, details)``; with the rule search the details also hold IE-DT's
     own rules' held-out DScore (``tree_honest_dscore``) for comparison.
     """
-    n = p.Z.shape[0]
+    n = p.n
     info: dict[str, Any] = {"method": "split", "test": "one-sided pooled two-proportion z-test",
                             "split_fraction": split_fraction}
     if n < MIN_SPLIT_ROWS:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ __all__ = [
     "ERR_BOUNDS_ORDER", "ERR_BOUNDS_RANGE", "ERR_EMPTY", "ERR_FAVORABLE_COLUMN", "ERR_FAVORABLE_LENGTH",
     "ERR_FAVORABLE_NAN", "ERR_FAVORABLE_NOT_BINARY", "ERR_K_RANGE", "ERR_K_TYPE", "ERR_METHOD", "ERR_NAN",
     "ERR_NOT_FRAME", "ERR_NO_ATTRIBUTES", "ERR_PARAM", "ERR_TOO_FEW_ROWS", "ERR_UNKNOWN_ATTRIBUTES",
-    "MIN_ROWS", "MIN_SPLIT_ROWS", "REASON_ALL_FAVORABLE", "REASON_NONE_FAVORABLE", "REASON_NO_GROUP",
+    "ENCODE_CHUNK_ROWS", "MIN_ROWS", "MIN_SPLIT_ROWS", "REASON_ALL_FAVORABLE", "REASON_NONE_FAVORABLE", "REASON_NO_GROUP",
     "Prepared", "check_params", "favorable_array", "prepare",
 ]
 
@@ -98,20 +98,55 @@ def favorable_array(X: pd.DataFrame, favorable: Any) -> tuple[np.ndarray, str | 
     return s.astype(bool).to_numpy(), col
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """Validated inputs: encoded rows, decisions, the schema, the raw attribute rows and precision."""
+#: rows per block when the encoded matrix of a lazily prepared window is built a block at a time
+ENCODE_CHUNK_ROWS = 250_000
 
-    Z: np.ndarray
+
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """Validated inputs: encoded rows, decisions, the schema, the raw attribute rows and precision.
+
+    ``encoded`` is None for a window whose schema was fitted on the rows themselves (no row can fail
+    to encode): the encoded matrix is then built only when asked for. :attr:`Z` builds it whole (and
+    keeps it); :meth:`rows` encodes just the chosen rows and :meth:`encoded_blocks` the window a block
+    of rows at a time, so mining a sample and evaluating the group on every other row never holds the
+    window's full matrix. Encoding is row by row, so every way gives the same numbers.
+    """
+
+    encoded: np.ndarray | None
     fav: np.ndarray
     schema: FeatureSchema
     raw: pd.DataFrame  # the attribute columns, index 0..n-1: what rules are evaluated on
     decimals: dict[str, int | None]  # per numeric attribute: fairmon.rules.column_decimals
 
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.fav.shape[0])
+
+    @property
+    def Z(self) -> np.ndarray:
+        """The encoded matrix of every row (built on first use when the window was prepared lazily)."""
+        if self.encoded is None:
+            object.__setattr__(self, "encoded", self.schema.transform(self.raw))
+        assert self.encoded is not None
+        return self.encoded
+
     def rows(self, idx: np.ndarray) -> Prepared:
         """The same inputs restricted to rows ``idx`` (the split sample's halves)."""
-        return Prepared(self.Z[idx], self.fav[idx], self.schema, self.raw.iloc[idx].reset_index(drop=True),
-                        self.decimals)
+        raw = self.raw.iloc[idx].reset_index(drop=True)
+        Z = self.encoded[idx] if self.encoded is not None else self.schema.transform(raw)
+        return Prepared(Z, self.fav[idx], self.schema, raw, self.decimals)
+
+    def encoded_blocks(self, block: int | None = None) -> Iterator[np.ndarray]:
+        """The encoded matrix in consecutive blocks of at most ``block`` rows (default
+        :data:`ENCODE_CHUNK_ROWS`; the whole matrix in one block when it is already built)."""
+        if self.encoded is not None:
+            yield self.encoded
+            return
+        step = block or ENCODE_CHUNK_ROWS
+        for lo in range(0, self.n, step):
+            yield self.schema.transform(self.raw.iloc[lo:lo + step])
 
 
 def prepare(
@@ -149,7 +184,9 @@ def prepare(
             raise MethodError(ERR_NAN.format(column=name, count=count))
     if schema is None:
         sub = FeatureSchema.fit(X, columns=attrs)
-    Z = sub.transform(X)
     raw = X[sub.names].reset_index(drop=True)
+    # a schema fitted on these rows encodes every one of them: the matrix waits until it is needed
+    # (Prepared); a given schema encodes now, so an unseen category fails here as before
+    Z = sub.transform(raw) if schema is not None else None
     decimals = {c.name: column_decimals(raw[c.name]) for c in sub.columns if c.kind == "numeric"}
     return Prepared(Z, fav, sub, raw, decimals)

@@ -276,7 +276,7 @@ def mine(
         early_stop=early_stop,
     )
     fav = p.fav
-    n = p.Z.shape[0]
+    n = p.n
     dev = o["device"]
     empty = np.zeros(n, dtype=bool)
     if fav.all() or not fav.any():
@@ -327,7 +327,7 @@ def _mine_sampled(
     split_fraction: float, random_state: int, num_threads: int | None, t_start: float,
 ) -> Evidence:
     """:func:`mine` with ``max_rows``: mine a stratified sample once, evaluate on every other row."""
-    n = p.Z.shape[0]
+    n = p.n
     m = min(max_rows, int(round(split_fraction * n))) if significance == "split" else max_rows
     a, b = stratified_split(p.fav, m, random_state)
     pa = p.rows(a)  # the held-out rows are read through index b: no copy of the other rows
