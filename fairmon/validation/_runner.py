@@ -16,8 +16,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from fairmon.errors import FairmonError, ValidationEngineError
@@ -227,7 +230,7 @@ def validate(frame: pd.DataFrame, suite: Suite) -> ValidationReport:
     gx_suite = _gx_suite(suite)  # a suite GX rejects → ConfigError
     prepared = _prepare(frame)
     try:
-        by_key = _run_gx(gx_suite, suite, prepared)
+        by_key = _run_gx(gx_suite, suite, prepared, frame)
     except FairmonError:
         raise
     except Exception as exc:  # noqa: BLE001 - any GX/pandas failure inside GX → one library-boundary error
@@ -269,12 +272,72 @@ def validate(frame: pd.DataFrame, suite: Suite) -> ValidationReport:
     )
 
 
-def _run_gx(gx_suite: Any, suite: Suite, prepared: pd.DataFrame) -> dict[str, Any]:
-    """GX results by expectation key: pass/fail of every expectation, details for the failed ones."""
+@dataclass(frozen=True)
+class _Passed:
+    """The result of a type expectation decided without GX (it passed: see :func:`_types_pass`)."""
+
+    success: bool = True
+
+
+def _gx_type_classes(type_list: Sequence[str]) -> tuple[type, ...]:
+    """The classes GX's pandas ``column_values.in_type_list`` metric accepts for ``type_list`` (the same
+    resolution as that metric: numpy dtype, pandas type, native Python type)."""
+    from great_expectations.expectations.type_comparison import native_type_type_map
+
+    classes: list[type] = []
+    for name in type_list:
+        try:
+            classes.append(np.dtype(name).type)
+        except TypeError:
+            for holder in (pd, pd.core.dtypes.dtypes):
+                found = getattr(holder, name, None)
+                if isinstance(found, type):
+                    classes.append(found)
+        classes.extend(native_type_type_map(name) or ())
+    return tuple(classes)
+
+
+def _types_pass(exp: dict[str, Any], frame: pd.DataFrame) -> bool:
+    """Whether a type expectation on a text or categorical column of ``frame`` passes, decided on the
+    column's distinct values instead of GX's per-row check (GX checks every non-null value's Python
+    type; a categorical's non-null values are its observed categories, a string column's are ``str``).
+
+    False means "not decided here": GX then checks the column as before (a failure keeps GX's
+    message, values and counts), as it does for a ``mostly`` setting or a column without values.
+    """
+    kw = exp["kwargs"]
+    col, type_list = kw.get("column"), kw.get("type_list")
+    if (exp["type"] != "expect_column_values_to_be_in_type_list" or kw.get("mostly") is not None
+            or not type_list or col not in frame.columns):
+        return False
+    s = frame[col]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy()
+        values = list(s.cat.categories.astype(object)[np.unique(codes[codes >= 0])])
+    elif isinstance(s.dtype, pd.StringDtype):
+        values = [""] if s.notna().any() else []
+    else:
+        return False
+    classes = _gx_type_classes(type_list)
+    return bool(values) and bool(classes) and all(isinstance(v, classes) for v in values)
+
+
+def _run_gx(gx_suite: Any, suite: Suite, prepared: pd.DataFrame, frame: pd.DataFrame | None = None) -> dict[str, Any]:
+    """GX results by expectation key: pass/fail of every expectation, details for the failed ones.
+
+    ``frame`` (the window before :func:`_prepare`): type expectations that :func:`_types_pass` decides
+    there are left out of GX's run (its per-row check costs seconds per million rows and column).
+    """
+    by_key: dict[str, Any] = {}
+    decided = [e for e in suite.expectations if frame is not None and _types_pass(e, frame)]
+    for e in decided:
+        by_key[_key(e["type"], e["kwargs"])] = _Passed()
+    if decided:
+        rest = tuple(e for e in suite.expectations if e not in decided)
+        gx_suite = _gx_suite(Suite(name=suite.name + "-gx", expectations=rest, columns=suite.columns, params={}))
     batch = _batch_definition().get_batch(batch_parameters={"dataframe": prepared})
     # pass/fail only first (GX's per-expectation overhead dominates; details cost ~30% more), then the
     # details for the failed expectations alone
-    by_key: dict[str, Any] = {}
     for res in batch.validate(gx_suite, result_format="BOOLEAN_ONLY").results:
         cfg = res.expectation_config
         by_key[_key(cfg.type, cfg.kwargs)] = res
