@@ -14,7 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["factorizes_exactly", "string_codes"]
+__all__ = ["TEXT_CATEGORIES", "factorizes_exactly", "string_codes"]
+
+#: ``DataFrame.attrs`` key: the text columns a window holds as categoricals, with the dtype they were
+#: read in (``"str"`` / ``"object"``): :func:`fairmon.pipeline.frames.as_texts` turns them back
+TEXT_CATEGORIES = "fairmon_text_categories"
 
 
 def factorizes_exactly(column: pd.Series) -> bool:

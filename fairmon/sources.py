@@ -35,11 +35,12 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import sqlalchemy as sa
 
+from fairmon._codes import TEXT_CATEGORIES
 from fairmon._sqlstate import QUERY_CANCELED
 from fairmon.config import (
     ENV_SOURCE_STATEMENT_TIMEOUT_S,
@@ -155,13 +156,20 @@ def describe_window_source(spec: MonitorSpec, start: dt.datetime, end: dt.dateti
     return f"query: {_short_query(spec.data.sql.query)}"
 
 
-def load_file(path: str, fmt: str, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
+def load_file(path: str, fmt: str, *, columns: Sequence[str] | None = None,
+              text_as_categories: bool = False) -> pd.DataFrame:
     """Read one CSV/Parquet file (local or fsspec URL); every read error is a DatasetError naming the file.
 
     An empty CSV reads as an empty frame (the caller decides whether that is an error). ``columns``
     reads only those columns (Parquet column projection; CSV ``usecols``) when the file has every one
     of them, in the file's order; a file lacking any of them is read whole, so a check for missing
     columns can name what the file holds.
+
+    ``text_as_categories`` (Parquet): the file's text columns are read through Arrow's dictionary
+    decoding and arrive as :class:`pandas.Categorical` (categories sorted, only those present: what
+    ``astype("category")`` of the text column gives), without a string per row; the frame's
+    ``attrs[TEXT_CATEGORIES]`` names them (:func:`fairmon.pipeline.frames.as_texts` gives the texts
+    back). A CSV is read as written either way.
 
     >>> load_file("/nonexistent/2026-02-01.csv", "csv")
     Traceback (most recent call last):
@@ -171,10 +179,13 @@ def load_file(path: str, fmt: str, *, columns: Sequence[str] | None = None) -> p
     if fmt == "parquet" and not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
         raise DatasetError(ERR_NO_PARQUET.format(path=path))
     try:
-        wanted = _projection(path, fmt, columns) if columns is not None else None
         if fmt == "csv":
+            wanted = _projection(path, fmt, columns) if columns is not None else None
             return pd.read_csv(path) if wanted is None else pd.read_csv(path, usecols=lambda c: c in wanted)
-        return pd.read_parquet(path, columns=wanted)
+        if not text_as_categories or importlib.util.find_spec("pyarrow") is None:
+            wanted = _projection(path, fmt, columns) if columns is not None else None
+            return pd.read_parquet(path, columns=wanted)
+        return _read_parquet_categories(path, columns)
     except FileNotFoundError as exc:
         raise _data_problem(DatasetError(ERR_NOT_FOUND.format(path=path)), "file_exists") from exc
     except pd.errors.EmptyDataError:
@@ -182,6 +193,40 @@ def load_file(path: str, fmt: str, *, columns: Sequence[str] | None = None) -> p
     except Exception as exc:  # noqa: BLE001 - parser/IO errors of many libraries → one clear error
         raise _data_problem(DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)),
                             "file_readable") from exc
+
+
+def _read_parquet_categories(path: str, columns: Sequence[str] | None) -> pd.DataFrame:
+    """:func:`load_file` of a Parquet file with its text columns dictionary-decoded into categoricals."""
+    import pyarrow as pa
+
+    schema = _parquet_schema(path)
+    have = list(schema.names)
+    wanted = [c for c in have if c in set(columns)] if columns is not None and set(columns) <= set(have) else None
+    text = [f.name for f in schema if (wanted is None or f.name in wanted)
+            and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))]
+    frame = pd.read_parquet(path, columns=wanted, engine="pyarrow", read_dictionary=text or None)
+    for col in text:
+        s = frame[col]
+        if not isinstance(s.dtype, pd.CategoricalDtype):
+            continue
+        s = s.cat.remove_unused_categories()  # a dictionary can hold texts no row has
+        frame[col] = s.cat.set_categories(pd.Index(sorted(s.cat.categories), dtype="str"))
+    done = {c: "str" for c in text if isinstance(frame[c].dtype, pd.CategoricalDtype)}  # pandas>=3 reads text as str
+    if done:
+        frame.attrs[TEXT_CATEGORIES] = {**frame.attrs.get(TEXT_CATEGORIES, {}), **done}
+    return frame
+
+
+def _parquet_schema(path: str) -> Any:
+    """The Arrow schema in a Parquet file's footer (local path or fsspec URL)."""
+    import pyarrow.parquet as pq
+
+    if "://" in path:
+        import fsspec
+
+        with fsspec.open(path, "rb") as fh:
+            return pq.read_schema(fh)
+    return pq.read_schema(path)
 
 
 def _projection(path: str, fmt: str, columns: Sequence[str]) -> list[str] | None:
@@ -193,15 +238,7 @@ def _projection(path: str, fmt: str, columns: Sequence[str]) -> list[str] | None
         except pd.errors.EmptyDataError:
             return None
     else:
-        import pyarrow.parquet as pq
-
-        if "://" in path:
-            import fsspec
-
-            with fsspec.open(path, "rb") as fh:
-                have = list(pq.read_schema(fh).names)
-        else:
-            have = list(pq.read_schema(path).names)
+        have = list(_parquet_schema(path).names)
     wanted = set(columns)
     if not wanted <= set(have):
         return None
@@ -241,11 +278,12 @@ def _load_files(
     env: Mapping[str, str] | None,
     allow_empty: bool,
     columns: Sequence[str] | None = None,
+    text_as_categories: bool = False,
 ) -> pd.DataFrame:
     path = window_path(source, start, end, base_dir=base_dir, env=env)
     if not file_exists(path):
         raise _data_problem(DatasetError(ERR_FILE_MISSING.format(start=start, end=end, path=path)), "file_exists")
-    frame = load_file(path, source.format or "csv", columns=columns)
+    frame = load_file(path, source.format or "csv", columns=columns, text_as_categories=text_as_categories)
     if len(frame) == 0 and not allow_empty:
         raise _data_problem(DatasetError(ERR_EMPTY_FILE.format(start=start, end=end, path=path)), "file_not_empty")
     return frame
@@ -447,6 +485,7 @@ def load_window(
     env: Mapping[str, str] | None = None,
     allow_empty: bool = False,
     columns: Sequence[str] | None = None,
+    text_as_categories: bool = False,
 ) -> pd.DataFrame:
     """Load the rows of the window ``[start, end)`` from a spec's data source.
 
@@ -468,6 +507,9 @@ def load_window(
         Read only these columns (the ones the monitor uses) when the source has all of them: Parquet
         column projection, CSV ``usecols``, a SQL select list over the window's query. A source lacking
         one of them is read whole (so the missing-column check names what it holds).
+    text_as_categories : bool
+        A Parquet file's text columns arrive as categoricals, decoded from the file's dictionaries
+        (:func:`load_file`); other sources are read as stored.
 
     Returns
     -------
@@ -499,5 +541,6 @@ def load_window(
     if isinstance(source, SqlSource):
         return _load_sql(source, start, end, engine=engine, env=env, allow_empty=allow_empty, columns=columns)
     if isinstance(source, FilesSource):
-        return _load_files(source, start, end, base_dir=base_dir, env=env, allow_empty=allow_empty, columns=columns)
+        return _load_files(source, start, end, base_dir=base_dir, env=env, allow_empty=allow_empty, columns=columns,
+                           text_as_categories=text_as_categories)
     raise TypeError(f"load_window needs a MonitorSpec or data source, got {type(source).__name__}")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import TEXT_CATEGORIES  # the attrs key naming the text columns held as categoricals
 from fairmon.config import MonitorSpec
 from fairmon.errors import FairmonError, SchemaError
 from fairmon.sources import file_exists
@@ -43,8 +44,6 @@ __all__ = ["window_columns", "as_categories", "as_texts", "predict_proba", "pred
 
 log = logging.getLogger(__name__)
 
-#: ``DataFrame.attrs`` key: the text columns :func:`as_categories` made categorical, with their dtype
-TEXT_CATEGORIES = "fairmon_text_categories"
 #: rows scored at a time by :func:`predict_proba`
 PREDICT_CHUNK_ROWS = 200_000
 

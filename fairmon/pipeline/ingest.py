@@ -81,11 +81,12 @@ def pull_snapshot(ctx: RunContext) -> dict[str, Any]:
 def pull_data(ctx: RunContext) -> dict[str, Any]:
     """Load the window's rows from the spec's source (SQL with ``:start/:end`` or a file partition):
     only the columns the monitor reads (:func:`~fairmon.pipeline.frames.window_columns`), text columns
-    as categoricals (:func:`~fairmon.pipeline.frames.as_categories`)."""
+    as categoricals (a Parquet file's decoded from its dictionaries, without a string per row; the
+    others by :func:`~fairmon.pipeline.frames.as_categories`)."""
     t0 = time.perf_counter()
     try:
         frame = load_window(ctx.spec, ctx.window.start, ctx.window.end, engine=ctx.source_url,
-                            columns=window_columns(ctx.spec))
+                            columns=window_columns(ctx.spec), text_as_categories=True)
     except DatasetError as exc:  # a missing / empty / unreadable window is bad data, not a pipeline error
         failure = checks.source_failure(exc)
         if failure is None:
