@@ -34,16 +34,23 @@ import importlib.util
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import sqlalchemy as sa
 
 from fairmon._codes import TEXT_CATEGORIES
-from fairmon._sqlstate import QUERY_CANCELED
+from fairmon._sql_query import (
+    DEFAULT_SOURCE_STATEMENT_TIMEOUT_S,
+    ERR_NO_URL,
+    ERR_QUERY_FAILED,
+    ERR_QUERY_TIMEOUT,
+    ERR_TIMEOUT_VALUE,
+    _inner_query,
+    _run_query,
+    _short_query,
+    source_statement_timeout_s,
+)
 from fairmon.config import (
-    ENV_SOURCE_STATEMENT_TIMEOUT_S,
     DataSource,
     FilesSource,
     MonitorSpec,
@@ -51,6 +58,7 @@ from fairmon.config import (
     resolve_path,
 )
 from fairmon.errors import ConfigError, DatasetError
+from fairmon.readiness import ERR_UNREACHABLE, file_exists, ready_sql, sql_window_ready
 from fairmon.rules_sql import quote_identifier
 
 if TYPE_CHECKING:
@@ -90,45 +98,9 @@ ERR_COUNT_COLUMN = "column {col!r} is reserved for the row counts of the databas
 ERR_FILE_MISSING = "window [{start}, {end}): data file not found: {path}"
 ERR_EMPTY_FILE = "window [{start}, {end}): data file has no rows: {path}"
 ERR_EMPTY_QUERY = "window [{start}, {end}): query returned no rows: {query}"
-ERR_NO_URL = (
-    "no database for the SQL source: pass an engine (Airflow connection {conn!r}) or set the environment "
-    "variable {env} to a SQLAlchemy URL"
-)
-ERR_QUERY_FAILED = "window [{start}, {end}): query failed on {url}: {error} (query: {query})"
 ERR_READ_FAILED = "cannot read {fmt} data file {path}: {error}"
 ERR_NOT_FOUND = "data file not found: {path}"
-ERR_UNREACHABLE = "cannot reach data file {path}: {error}"
-ERR_QUERY_TIMEOUT = (
-    "window [{start}, {end}): query on {url} ran longer than {seconds:g} s and was cancelled "
-    "(the limit is {env}; 0 = no limit) (query: {query})"
-)
-ERR_TIMEOUT_VALUE = "{env}: expected a number of seconds >= 0 (0 = no limit), got {value!r}"
-#: longest window query of a SQL source (seconds) when ``FAIRMON_SOURCE_STATEMENT_TIMEOUT_S`` is unset
-DEFAULT_SOURCE_STATEMENT_TIMEOUT_S = 600.0
 ERR_NO_PARQUET = "cannot read Parquet file {path}: install pyarrow (pip install pyarrow) or use format: csv"
-
-
-def source_statement_timeout_s(env: Mapping[str, str] | None = None) -> float:
-    """Seconds a window query may run (``FAIRMON_SOURCE_STATEMENT_TIMEOUT_S``; ``0`` = no limit).
-
-    >>> source_statement_timeout_s({}), source_statement_timeout_s({"FAIRMON_SOURCE_STATEMENT_TIMEOUT_S": "30"})
-    (600.0, 30.0)
-    """
-    raw = (os.environ if env is None else env).get(ENV_SOURCE_STATEMENT_TIMEOUT_S)
-    if raw is None or not str(raw).strip():
-        return DEFAULT_SOURCE_STATEMENT_TIMEOUT_S
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ConfigError(ERR_TIMEOUT_VALUE.format(env=ENV_SOURCE_STATEMENT_TIMEOUT_S, value=raw)) from None
-    if not 0 <= seconds < float("inf"):
-        raise ConfigError(ERR_TIMEOUT_VALUE.format(env=ENV_SOURCE_STATEMENT_TIMEOUT_S, value=raw))
-    return seconds
-
-
-def _short_query(query: str) -> str:
-    text = " ".join(query.split())
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def window_path(
@@ -252,23 +224,6 @@ def _data_problem(err: DatasetError, check: str) -> DatasetError:
     return err
 
 
-def file_exists(path: str) -> bool:
-    """Whether a data file exists (local path or fsspec URL); an unreachable store is a DatasetError.
-
-    >>> file_exists("/nonexistent/2026-02-01.csv")
-    False
-    """
-    if "://" not in path:
-        return Path(path).is_file()
-    import fsspec  # heavy: only for URLs
-
-    try:
-        fs, p = fsspec.core.url_to_fs(path)
-        return bool(fs.exists(p))
-    except (OSError, ValueError, ImportError) as exc:  # unreachable store, unknown protocol, no backend
-        raise DatasetError(ERR_UNREACHABLE.format(path=path, error=f"{type(exc).__name__}: {exc}")) from exc
-
-
 def _load_files(
     source: FilesSource,
     start: dt.datetime,
@@ -287,97 +242,6 @@ def _load_files(
     if len(frame) == 0 and not allow_empty:
         raise _data_problem(DatasetError(ERR_EMPTY_FILE.format(start=start, end=end, path=path)), "file_not_empty")
     return frame
-
-
-def _run_query(
-    source: SqlSource,
-    sql: str,
-    start: dt.datetime,
-    end: dt.datetime,
-    *,
-    engine: Engine | str | None,
-    env: Mapping[str, str] | None,
-    shown: str | None = None,
-) -> pd.DataFrame:
-    """Run ``sql`` (the window's query or a query over it) with ``:start``/``:end`` bound; errors name
-    ``shown`` (default ``sql``)."""
-    env = os.environ if env is None else env
-    own = False
-    if engine is None:
-        url = env.get(source.url_env)
-        if not url:
-            raise ConfigError(ERR_NO_URL.format(conn=source.connection, env=source.url_env))
-        engine, own = sa.create_engine(url), True
-    elif isinstance(engine, str):
-        engine, own = sa.create_engine(engine), True
-    query = _short_query(sql if shown is None else shown)
-    timeout_s = source_statement_timeout_s(env)
-    try:
-        with engine.connect() as conn, conn.begin():
-            if timeout_s > 0 and conn.dialect.name == "postgresql":  # for this transaction only
-                conn.execute(sa.select(sa.func.set_config("statement_timeout", f"{round(timeout_s * 1000)}ms", True)))
-            return pd.read_sql_query(sa.text(sql), conn, params={"start": start, "end": end})
-    except (sa.exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
-        # pandas wraps SQLAlchemy's error in its own DatabaseError
-        cause = exc.__cause__ if isinstance(exc, pd.errors.DatabaseError) and exc.__cause__ else exc
-        safe_url = engine.url.render_as_string(hide_password=True)
-        if getattr(getattr(cause, "orig", None), "pgcode", None) == QUERY_CANCELED:
-            err = DatasetError(ERR_QUERY_TIMEOUT.format(start=start, end=end, url=safe_url, seconds=timeout_s,
-                                                        env=ENV_SOURCE_STATEMENT_TIMEOUT_S, query=query))
-            err.retryable = True  # the source may be less loaded on the next attempt
-            raise err from None
-        err = DatasetError(
-            ERR_QUERY_FAILED.format(start=start, end=end, url=safe_url, error=_first_line(cause), query=query)
-        )
-        # connection problems may go away; a broken query will not
-        err.retryable = isinstance(cause, sa.exc.OperationalError | sa.exc.InterfaceError)
-        raise err from None
-    finally:
-        if own:
-            engine.dispose()
-
-
-def ready_sql(source: SqlSource) -> str:
-    """The readiness query of a SQL source: ``ready_query``, else ``SELECT 1`` over ``query`` (which
-    :func:`sql_window_ready` runs from the window's end on).
-
-    Examples
-    --------
-    >>> from fairmon.config import SqlSource
-    >>> print(ready_sql(SqlSource(query="SELECT * FROM t WHERE ts >= :start AND ts < :end;")))
-    SELECT 1 FROM (SELECT * FROM t WHERE ts >= :start AND ts < :end) AS fairmon_ready LIMIT 1
-    """
-    if source.ready_query is not None:
-        return source.ready_query
-    return f"SELECT 1 FROM ({_inner_query(source)}) AS fairmon_ready LIMIT 1"
-
-
-def sql_window_ready(
-    source: SqlSource,
-    start: dt.datetime,
-    end: dt.datetime,
-    *,
-    engine: Engine | str | None = None,
-    env: Mapping[str, str] | None = None,
-) -> bool:
-    """Whether the rows of the window ``[start, end)`` of a SQL source are there (the late-data check).
-
-    With ``ready_query``: it runs with the window's ``:start``/``:end`` and the window is ready when
-    its first row's first value is true (not NULL, false or 0); no row is not ready. Without it: the
-    source has rows at or after the window's end, i.e. ``query`` returns a row for
-    ``[end, max(end, now) + (end - start))`` (a gap in the source, such as a weekend, does not block). Either runs under the source's statement timeout
-    (:func:`source_statement_timeout_s`); a failure is a :class:`~fairmon.errors.DatasetError` as for
-    the window's query (``retryable`` for a timeout or a lost connection).
-    """
-    if source.ready_query is not None:
-        got = _run_query(source, source.ready_query, start, end, engine=engine, env=env)
-    else:
-        horizon = max(end, dt.datetime.now(end.tzinfo or dt.UTC)) + (end - start)  # gaps (weekends) do not block
-        got = _run_query(source, ready_sql(source), end, horizon, engine=engine, env=env)
-    if len(got) == 0 or got.shape[1] == 0:
-        return False
-    first = got.iat[0, 0]
-    return bool(first) if not pd.isna(first) else False
 
 
 def _load_sql(
@@ -454,25 +318,6 @@ def window_counts_sql(source: SqlSource, columns: Sequence[str]) -> str:
     inner = _inner_query(source)
     return (f"SELECT {cols}, COUNT(*) AS {quote_identifier(COUNT_COLUMN)} FROM ({inner}) AS fairmon_window "
             f"GROUP BY {cols}")
-
-
-def _inner_query(source: SqlSource) -> str:
-    """The window's query as a subquery: no trailing semicolon, and a newline after a last line that holds
-    a ``--`` comment, so the comment cannot swallow the closing parenthesis.
-
-    Examples
-    --------
-    >>> from fairmon.config import SqlSource
-    >>> _inner_query(SqlSource(query="SELECT * FROM t WHERE ts >= :start AND ts < :end -- daily;"))
-    'SELECT * FROM t WHERE ts >= :start AND ts < :end -- daily\\n'
-    """
-    query = source.query.strip().rstrip(";").strip()
-    return query + "\n" if "--" in query.splitlines()[-1] else query
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(getattr(exc, "orig", None) or exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def load_window(

@@ -10,7 +10,7 @@ A files source is ready when its partition exists (local path or fsspec URL). A 
 when its ``data.sql.ready_query`` is true for the window, or, without one, when the source has rows at
 or after the window's end (the spec's query returns a row from the window's end to one window length past now): rows keep arriving in
 time order, so a later row means the window's rows have landed
-(:func:`fairmon.sources.sql_window_ready`; under the source's statement timeout).
+(:func:`fairmon.readiness.sql_window_ready`; under the source's statement timeout).
 
 Examples
 --------
@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 from fairmon.config import MonitorSpec, load_spec
 from fairmon.pipeline import runs
 from fairmon.pipeline.context import RunContext
-from fairmon.sources import file_exists, sql_window_ready, window_path
+from fairmon.readiness import file_exists, sql_window_ready
+from fairmon.sources import window_path
 from fairmon.window import Window
 
 if TYPE_CHECKING:

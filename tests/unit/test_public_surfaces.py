@@ -34,6 +34,7 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
     "fairmon.schema": _names(
         "ColumnSpec FeatureSchema MISSING_CATEGORY category_codes category_strings"
     ),
+    "fairmon.readiness": _names("ERR_UNREACHABLE file_exists ready_sql sql_window_ready"),
     "fairmon.sources": _names(
         "COUNT_COLUMN DEFAULT_SOURCE_STATEMENT_TIMEOUT_S ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND "
         "ERR_NO_PARQUET ERR_NO_URL ERR_QUERY_FAILED ERR_QUERY_TIMEOUT ERR_READ_FAILED ERR_TIMEOUT_VALUE "
