@@ -9,6 +9,11 @@ GX is imported lazily and its ephemeral context (one pandas data source, one who
 definition) is created once per process and reused: importing GX takes seconds, a validation then
 takes about 0.1 s for a 5,000-row window. GX analytics are switched off (``GX_ANALYTICS_ENABLED``) and
 its progress bars too.
+
+GX checks an ``object`` column's type one value at a time (a Python call per row: about two thirds of
+validating a 1M-row window). A type expectation on a categorical or string column is decided here on
+the column's distinct values instead, with the classes GX would accept (:func:`_types_pass`); only a
+pass is decided that way, so a failing column is still checked, and reported, by GX.
 """
 
 from __future__ import annotations
