@@ -36,6 +36,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from fairmon._codes import TEXT_CATEGORIES
@@ -176,12 +177,17 @@ def _read_parquet_categories(path: str, columns: Sequence[str] | None) -> pd.Dat
     wanted = [c for c in have if c in set(columns)] if columns is not None and set(columns) <= set(have) else None
     text = [f.name for f in schema if (wanted is None or f.name in wanted)
             and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))]
-    frame = pd.read_parquet(path, columns=wanted, engine="pyarrow", read_dictionary=text or None)
+    # self_destruct: Arrow frees each column once pandas holds it (a smaller peak than table + frame)
+    frame = pd.read_parquet(path, columns=wanted, engine="pyarrow", read_dictionary=text or None,
+                            to_pandas_kwargs={"self_destruct": True})
     for col in text:
         s = frame[col]
         if not isinstance(s.dtype, pd.CategoricalDtype):
             continue
-        s = s.cat.remove_unused_categories()  # a dictionary can hold texts no row has
+        codes = s.cat.codes.to_numpy()
+        present = np.bincount(codes[codes >= 0], minlength=len(s.cat.categories)) > 0  # O(n), no sort
+        if not present.all():  # a dictionary can hold texts no row has
+            s = s.cat.remove_categories(s.cat.categories[~present])
         frame[col] = s.cat.set_categories(pd.Index(sorted(s.cat.categories), dtype="str"))
     done = {c: "str" for c in text if isinstance(frame[c].dtype, pd.CategoricalDtype)}  # pandas>=3 reads text as str
     if done:

@@ -56,3 +56,13 @@ def test_csv_and_missing_columns_are_read_as_before(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(csv, load_file(str(tmp_path / "w.csv"), "csv"))
     whole = load_file(str(tmp_path / "w.parquet"), "parquet", columns=["region", "nope"], text_as_categories=True)
     assert list(whole.columns) == list(frame.columns)  # a column the file lacks: read whole, as before
+
+
+def test_dictionary_texts_no_row_holds_are_not_categories(tmp_path: Path) -> None:
+    path = str(tmp_path / "u.parquet")
+    arr = pa.DictionaryArray.from_arrays(pa.array([0, 2, 0], pa.int32()), pa.array(["z", "unused", "a"]))
+    pq.write_table(pa.table({"c": arr}), path, store_schema=False)  # a string column with that dictionary
+    assert pd.read_parquet(path, read_dictionary=["c"])["c"].cat.categories.tolist() == ["z", "unused", "a"]
+    got = load_file(path, "parquet", text_as_categories=True)
+    pd.testing.assert_frame_equal(got, as_categories(load_file(path, "parquet")))
+    assert got["c"].cat.categories.tolist() == ["a", "z"]
