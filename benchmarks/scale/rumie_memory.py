@@ -28,10 +28,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO))
-
-from benchmarks._meta import write_results  # noqa: E402
+REPO = HERE.parents[1]  # put on sys.path by the parent only: a child imports fairmon from its tree
 
 
 def _hwm_mb() -> float:
@@ -79,7 +76,7 @@ def child(spec_path: str, data_path: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--work", required=True, help="scratch folder (window.py's layout; data reused when there)")
+    ap.add_argument("--work", help="scratch folder (window.py's layout; data reused when there); required")
     ap.add_argument("--trees", nargs="+", default=[str(REPO)], help="source trees to compare, in order")
     ap.add_argument("--db", default=os.environ.get("FAIRMON_BENCH_DB",
                                                    "postgresql://postgres@127.0.0.1:5432/fairmon_window_bench"))
@@ -90,8 +87,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     if args.child:
         print(json.dumps(child(*args.child), default=str))
         return []
-    sys.path.insert(0, str(HERE))
+    if not args.work:
+        ap.error("--work is required")
+    sys.path[:0] = [str(REPO), str(HERE)]
     from window import DAY, prepare
+
+    from benchmarks._meta import write_results
 
     spec = prepare(Path(args.work), args.rows, seed=0, db_url=args.db)
     data = Path(args.work) / f"window-{args.rows}" / f"{DAY}.parquet"
