@@ -21,7 +21,7 @@ BAND = 0.10
 
 
 def _draw(rng: np.random.Generator, rate_a: float, rate_b: float) -> np.ndarray:
-    return np.r_[rng.random(N // 2) < rate_a, rng.random(N // 2) < rate_b].astype(int)
+    return np.asarray(np.r_[rng.random(N // 2) < rate_a, rng.random(N // 2) < rate_b], dtype=int)
 
 
 def _like_production(rng: np.random.Generator, prod: np.ndarray) -> np.ndarray:
