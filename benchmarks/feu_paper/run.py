@@ -134,7 +134,9 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
                     "fairness_weight": sel.fairness_weight, **{k: sel.test.get(k) for k in REPORTED},
                     "gesd_p_value": sel.test.get("gesd_p_value"),
                     "validation_selection_rate": sel.validation.get("selection_rate"),
-                    "dp_improvement_lb": sel.dp_improvement_lb})
+                    "dp_improvement_lb": sel.dp_improvement_lb,
+                    "validation_rate_margin": (sel.recommendation_gate or {}).get("rate_margin"),
+                    "gate_critical_value": (sel.recommendation_gate or {}).get("critical_value")})
     for b, parts in res.baselines.items():
         row.update({f"{b}_{m}": parts["test"].get(m) for m in REPORTED})
         row[f"{b}_validation_selection_rate"] = parts["validation"].get("selection_rate")

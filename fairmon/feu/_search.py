@@ -264,7 +264,8 @@ def search(
     for pos, i in enumerate(front):
         r = archive[i]
         test = evaluator.test_metrics(r["state"], r["threshold"])
-        pareto.append(_candidate(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos)))
+        pareto.append(_candidate(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos),
+                                  gate=rec.gate.get(pos)))
     selected = None if rec.position is None else pareto[rec.position]
     model = None
     if rec.position is not None:
@@ -296,6 +297,7 @@ def search(
                                 "utility_tolerance": st.utility_tolerance,
                                 "values": list(selected.constraints), "anchor": evaluator.anchor},
                 "dp_improvement_lb": selected.dp_improvement_lb,
+                "recommendation_gate": selected.recommendation_gate,
                 "gesd_noise_floor": rec.noise_floor,
                 "baselines": baselines,
                 "pareto_size": len(pareto),
@@ -323,7 +325,7 @@ def search(
 
 def _candidate(
     r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None,
-    dp_lb: float | None = None,
+    dp_lb: float | None = None, gate: dict[str, Any] | None = None,
 ) -> Candidate:
     return Candidate(
         id=int(r["id"]),
@@ -340,6 +342,7 @@ def _candidate(
         fairness_weight=float(r.get("fairness_weight", 0.0)),
         constraints=tuple(float(v) for v in r.get("constraints", ())),
         dp_improvement_lb=dp_lb,
+        recommendation_gate=gate,
     )
 
 
