@@ -106,7 +106,7 @@ def _recommend(
     dp_se: dict[int, float] = {}
     for pos in feasible:
         cand = archive[front[pos]]
-        yhat = (predict_proba(evaluator.rebuild(cand["state"]), prep.Z["validation"]) >= cand["threshold"]).astype(int)
+        yhat = evaluator.decisions(cand, "validation")  # its group thresholds when it has them
         gain = dp_gain(prod_yhat, yhat, prep.s["validation"], n_boot=st.recommend_bootstrap, random_state=random_state)
         dp_lb[pos], dp_se[pos] = gain.lower_bound, gain.se
     eligible = [pos for pos in feasible if dp_lb[pos] > 0]

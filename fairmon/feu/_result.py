@@ -42,6 +42,8 @@ class Candidate:
     fairness_weight: float = 0.0  #: the DP-penalty weight it was trained with (0: the paper's network)
     constraints: tuple[float, ...] = ()  #: pymoo constraint values on validation (<= 0: satisfied)
     dp_improvement_lb: float | None = None  #: 95% lower bound of DP(production) - DP(this), validation
+    parity_shift: float | None = None  #: the group-threshold variable s (None: the setting is off)
+    group_thresholds: dict[str, float] | None = None  #: {group: threshold} when group thresholds are on
 
     @property
     def feasible(self) -> bool:
@@ -50,8 +52,11 @@ class Candidate:
 
     @property
     def hyperparameters(self) -> dict[str, float | int]:
-        return {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold,
-                "fairness_weight": self.fairness_weight}
+        out: dict[str, float | int] = {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold,
+                                       "fairness_weight": self.fairness_weight}
+        if self.parity_shift is not None:
+            out["parity_shift"] = self.parity_shift
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +72,7 @@ class Candidate:
             "constraints": list(self.constraints),
             "feasible": self.feasible,
             "dp_improvement_lb": self.dp_improvement_lb,
+            "group_thresholds": self.group_thresholds,
         }
 
 
