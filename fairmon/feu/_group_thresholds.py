@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["MIN_GROUP_ROWS", "parity_quantiles", "group_thresholds", "row_thresholds", "shifted_score",
-           "ERR_NOT_A_FEATURE"]
+           "ERR_NOT_A_FEATURE", "ERR_EXPLAINER", "check_explainer"]
 
 #: a group with fewer training rows than this keeps the single threshold
 MIN_GROUP_ROWS = 20
@@ -66,6 +66,21 @@ ERR_NOT_A_FEATURE = (
     "FEU setting group_thresholds=True needs the sensitive column(s) {columns} among the model features: the "
     "GESD of a decision that reads the group is computed from the encoded sensitive columns"
 )
+
+ERR_EXPLAINER = (
+    "FEU setting group_thresholds=True needs a model-agnostic GESD explainer (kernelshap / shap, lime), got "
+    "{explainer!r}: the explained decision score has a step in the group, which gradients do not see"
+)
+#: GESD explainer components that explain any function of the encoded rows
+_AGNOSTIC = frozenset({"kernelshap", "shap", "lime"})
+
+
+def check_explainer(explainer: Any) -> str | None:
+    """:data:`ERR_EXPLAINER` when a GESD ``explainer`` spec has a gradient-based component, else None."""
+    if callable(explainer):
+        return None
+    names = {n.strip().lower() for n in str(explainer).split("+") if n.strip()}
+    return None if names <= _AGNOSTIC else ERR_EXPLAINER.format(explainer=explainer)
 
 
 def parity_quantiles(p_train: np.ndarray, s_train: np.ndarray, tau: float,

@@ -48,6 +48,11 @@ Documented choices of fairmon:
   the candidates (validation metrics and GESD) in worker processes (spawned; one torch thread each);
   results equal ``n_jobs=1`` because every seed is fixed before dispatch. On a 2-core machine the
   default is sequential scoring.
+* **Group thresholds (opt-in).** ``FEUSettings.group_thresholds`` adds the parity shift ``s`` as the
+  last decision variable: per protected group the threshold moves from ``tau`` towards the score at
+  which the group's training positive rate equals the overall one. The candidate then uses the
+  protected attribute at decision time (disparate treatment; unlawful in some domains), so it is off
+  by default; :mod:`fairmon.feu._group_thresholds` has the definition, sources and its GESD.
 * A candidate whose training diverges (non-finite outputs) gets the worst objectives ``(1, 1, 1)``
   and is recorded with its error; a GESD with fewer than two sufficient groups counts as 1.0.
 
@@ -80,7 +85,7 @@ from fairmon.feu._baselines import _group_decoder, baseline_metrics
 from fairmon.feu._choose import _production, _recommend
 from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
-from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS
+from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
 from fairmon.feu._recommend import RULE
 from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
 from fairmon.feu.settings import FEUSettings
@@ -170,9 +175,13 @@ def search(
         raise ConfigError(f"n_jobs must be >= 1, got {n_jobs}")
     t0 = time.perf_counter()
     prep = _prepare(data, features, sensitive, label, favorable, st.split, random_state)
-    if st.group_thresholds and _group_decoder(prep) is None:
-        raise ConfigError(ERR_NOT_A_FEATURE.format(
-            columns=[c for c in prep.summary["sensitive"] if c not in prep.schema.names]))
+    if st.group_thresholds:
+        if _group_decoder(prep) is None:
+            raise ConfigError(ERR_NOT_A_FEATURE.format(
+                columns=[c for c in prep.summary["sensitive"] if c not in prep.schema.names]))
+        bad = check_explainer(st.gesd.get("explainer", "shap+lime"))
+        if bad is not None:
+            raise ConfigError(bad)
     evaluator = _Evaluator(prep, st, gesd_seed=random_state + 1, device=device)
     anchor = _production(evaluator, production, random_state)
     evaluator.anchor = {"selection_rate": anchor.validation["selection_rate"], "utility": anchor.validation[st.utility]}

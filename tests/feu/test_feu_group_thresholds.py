@@ -156,6 +156,10 @@ def test_group_thresholds_need_the_sensitive_column_as_a_feature_and_no_paper_mo
     with pytest.raises(ConfigError, match="among the model features"):
         search(_data(200, 0, 1.0), features=["x1", "x2"], sensitive="sex", label="y",
                settings=FEUSettings.small(**LIGHT, group_thresholds=True), device="cpu")
+    with pytest.raises(ConfigError, match="model-agnostic GESD explainer"):
+        search(_data(200, 0, 1.0), features=["x1", "x2", "sex"], sensitive="sex", label="y", device="cpu",
+               settings=FEUSettings.small(
+                   group_thresholds=True, gesd={"explainer": "gradient", "sample_size": 16}))
     with pytest.raises(ConfigError, match="group_thresholds"):
         FEUSettings.paper(group_thresholds=True)
     with pytest.raises(ConfigError, match="group_thresholds"):
