@@ -110,8 +110,8 @@ def _recommend(
     if not feasible:
         return _Recommendation(None, NO_FEASIBLE.format(n=len(front)), {}, {}, floor)
     prod_yhat = (anchor.proba["validation"] >= anchor.threshold).astype(int)
-    yhat = np.vstack([(predict_proba(evaluator.rebuild(archive[front[pos]]["state"]), prep.Z["validation"])
-                       >= archive[front[pos]]["threshold"]).astype(int) for pos in feasible])
+    # each candidate's validation decisions (its group thresholds when it has them)
+    yhat = np.vstack([evaluator.decisions(archive[front[pos]], "validation") for pos in feasible])
     # all feasible candidates against production at once (rule step 2): simultaneous DP-gain bound, band margin
     g = simultaneous_gate(prod_yhat, yhat, prep.s["validation"], band=st.positive_rate_band,
                           n_boot=st.recommend_bootstrap, random_state=random_state)

@@ -48,6 +48,8 @@ class Candidate:
     #: DP gain, its SE, simultaneous and per-candidate bounds, critical value, positive-rate
     #: difference, its SE and margin, band, ``gain_ok`` / ``band_ok`` / ``eligible``
     recommendation_gate: dict[str, Any] | None = None
+    parity_shift: float | None = None  #: the group-threshold variable s (None: the setting is off)
+    group_thresholds: dict[str, float] | None = None  #: {group: threshold} when group thresholds are on
 
     @property
     def feasible(self) -> bool:
@@ -56,8 +58,11 @@ class Candidate:
 
     @property
     def hyperparameters(self) -> dict[str, float | int]:
-        return {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold,
-                "fairness_weight": self.fairness_weight}
+        out: dict[str, float | int] = {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold,
+                                       "fairness_weight": self.fairness_weight}
+        if self.parity_shift is not None:
+            out["parity_shift"] = self.parity_shift
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +79,7 @@ class Candidate:
             "feasible": self.feasible,
             "dp_improvement_lb": self.dp_improvement_lb,
             "recommendation_gate": self.recommendation_gate,
+            "group_thresholds": self.group_thresholds,
         }
 
 
