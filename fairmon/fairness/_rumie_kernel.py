@@ -6,12 +6,19 @@ over the (R, n) probabilities; MKL runs the 4-row products at ~21 GFLOP/s here, 
 3x the time of streaming its bytes. The two passes of :mod:`fairmon.fairness._rumie_jit` stream the
 ``(d+1, n)`` float32 matrix ``[Z, 1]^T`` once each, in column blocks that stay in cache:
 
-* ``forward``: per block and restart the scores ``s = [theta, b] . z`` (four rows of ``Z`` per sweep
-  over the block), then ``p = sigmoid(s)`` with a vectorised float32 ``exp`` (Cody-Waite reduction and
-  the Cephes polynomial, ~1 ulp like torch's), writing ``w = p (1 - p)`` once and summing ``p`` over
-  the favourable rows and over the rest (float32 within a block, float64 across blocks);
+* ``forward``: per block and pair of restarts the scores ``s = [theta, b] . z`` (four rows of ``Z``
+  per sweep over the block: 6 loads and 2 stores per 8 FMAs), then ``p = sigmoid(s)`` with a
+  vectorised float32 ``exp`` (Cody-Waite reduction and the Cephes polynomial, ~1 ulp like torch's),
+  writing ``w = p (1 - p)`` once and summing ``p`` over the favourable rows and over the rest (float32
+  within a block, float64 across blocks);
 * ``pullback``: ``G[seg] = W[:, seg] @ [Z, 1][seg]`` for the favourable rows and for the rest, four
-  rows of ``Z`` against one restart's ``w`` per sweep (float32 within a block, float64 across).
+  rows of ``Z`` against a pair of restarts' ``w`` per sweep (8 register accumulators; float32 within a
+  block, float64 across).
+
+Measured at 1M rows, one thread (load 3): the iteration 26.9 ms against torch's 47.3 ms, the
+memory-traffic floor ~21-25 ms; the two passes alone, with the block in L2, ~11 + 7 ms of arithmetic
+(the sigmoid ~2-3 of it), so on an idle machine, where the floor is ~9.5 ms, they are bound by the
+FMA and load ports rather than by memory.
 
 Both release the GIL: with more than one torch thread the columns are split into that many ranges on a
 thread pool. :func:`use_kernel` decides where it pays; CUDA and float64 keep torch.
@@ -31,14 +38,17 @@ __all__ = ["ENV", "MIN_ROWS", "MIN_ROWS_UNCACHED", "DenseKernel", "use_kernel"]
 #: ``FAIRMON_RUMIE_KERNEL``: ``0`` / ``off`` never uses the kernel, ``1`` / ``on`` at any size,
 #: unset or ``auto`` from :data:`MIN_ROWS` rows on
 ENV = "FAIRMON_RUMIE_KERNEL"
-#: rows from which the kernel replaces torch (CPU, dense, float32). Once per process numba and the cached
-#: kernels load in ~1.8 CPU-s (numba 0.4, the module 0.7, the first call 0.7); an iteration then saves
-#: ~28 ns per row (100k rows: 4.9 vs 7.7 ms, load 7), so from 64k rows 1,000 iterations repay the load
-#: (benchmarks/scale/README.md). Fixed, not adaptive: the same window takes the same path in every process.
-MIN_ROWS = 64_000
+#: rows from which the kernel replaces torch (CPU, dense, float32). What it costs, once per process:
+#: ~1.1 CPU-s to load numba and the cached kernels (~4.4 s to compile them where the cache is empty) and
+#: ~120 MB resident (numba and LLVM). What it saves, per iteration: 100k rows 6.6 -> 4.2 ms, 200k rows
+#: 12.2 -> 5.9 ms, 1M rows ~2x (load 3, benchmarks/scale). Above the default ``rumie.max_rows`` (100k),
+#: so the default pipeline, which mines a 100k sample, keeps torch and its memory (the 1M window's peak
+#: RSS went 1.20 -> 1.31 GB with the kernel at 100k rows); fits on more rows take the kernel. Fixed, not
+#: adaptive: the same window takes the same path in every process with the same install.
+MIN_ROWS = 200_000
 #: the same where numba can write no cache (:data:`fairmon.fairness._rumie_jit.CACHED` false): every
-#: process then compiles, ~6 CPU-s
-MIN_ROWS_UNCACHED = 250_000
+#: process then compiles the kernels
+MIN_ROWS_UNCACHED = 400_000
 
 
 def use_kernel(n: int, device_type: str, dtype_is_float32: bool, layout: str) -> bool:

@@ -139,3 +139,18 @@ def test_mine_same_rule_with_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
         ev = mine(X, fav, k=3, iterations=600, restarts=4, random_state=0, num_threads=1)
         rules[mode] = (ev.rule, ev.group_size, round(float(ev.dscore), 6))
     assert rules["on"] == rules["off"]
+
+
+def test_no_cache_location_compiles_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where numba finds nowhere to cache (here: a function without a source file), the kernels still
+    compile, uncached, and :func:`use_kernel` then asks for more rows."""
+    from fairmon.fairness import _rumie_jit
+
+    monkeypatch.setattr(_rumie_jit, "CACHED", True)
+    ns: dict[str, object] = {}
+    exec("def f(x):\n    return x + 1\n", ns)  # noqa: S102 - the source is this string: no cache locator
+    jitted = _rumie_jit._jit(ns["f"])
+    assert jitted(1) == 2 and _rumie_jit.CACHED is False
+    monkeypatch.delenv(_rumie_kernel.ENV, raising=False)
+    assert not _rumie_kernel.use_kernel(_rumie_kernel.MIN_ROWS, "cpu", True, "dense")
+    assert _rumie_kernel.use_kernel(_rumie_kernel.MIN_ROWS_UNCACHED, "cpu", True, "dense")
