@@ -27,7 +27,10 @@ sum over a contiguous block and the per-row gradient ``G = p(1-p) (dA f + dB)`` 
 that is folded into the pullback; the dense layout keeps ``[Z, 1]`` (n, d+1) and its (d+1, n)
 transpose, so the bias rides in the two matrix products and the scores come out as (R, n) rows
 without a transposed copy. Per iteration the dense path streams ``Z`` twice plus a handful of passes
-over the (R, n) probabilities, all in place.
+over the (R, n) probabilities, all in place. On CPU in float32 from
+:data:`~fairmon.fairness._rumie_kernel.MIN_ROWS` rows the two passes run compiled instead
+(:mod:`fairmon.fairness._rumie_kernel`: the scores, sigmoid and sums fused, writing ``p(1-p)`` once;
+~2x faster than torch's products at 1M rows); CUDA, float64 and the sparse layout keep torch.
 """
 
 from __future__ import annotations

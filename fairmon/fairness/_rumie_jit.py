@@ -95,7 +95,7 @@ def _scores2(ZT: Any, t: Any, u: Any, jb: int, m: int, s: Any, v: Any) -> None:
 
 
 @_jit
-def _sigmoid(s: Any, w: Any, m: int) -> float:
+def _sigmoid(s: Any, w: Any, m: int) -> Any:
     """``w[:m] = p (1 - p)`` for ``p = sigmoid(s)``; returns the sum of ``p`` (float32)."""
     acc = _ZERO
     for j in range(m):  # p = 1 / (1 + exp(-s)), exp(x) = 2^i exp(g), |g| <= ln2 / 2

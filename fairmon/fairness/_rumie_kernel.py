@@ -93,14 +93,16 @@ class DenseKernel:
         cuts = np.linspace(0, self.n, parts + 1).astype(np.int64)
         self.ranges = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
         self.W = np.empty((0, self.n), np.float32)
+        self._pool: ThreadPoolExecutor | None = None
 
     def _run(self, fn: Callable[..., Any], args: tuple[Any, ...], shape: tuple[int, ...]) -> np.ndarray:
         outs = [np.empty(shape) for _ in self.ranges]
         if len(self.ranges) == 1:
             fn(*args, outs[0], *self.ranges[0])
             return outs[0]
-        with ThreadPoolExecutor(len(self.ranges)) as pool:
-            list(pool.map(lambda i: fn(*args, outs[i], *self.ranges[i]), range(len(self.ranges))))
+        if self._pool is None:  # one pool per fit: its idle threads end when the kernel is collected
+            self._pool = ThreadPoolExecutor(len(self.ranges), thread_name_prefix="fairmon-rumie")
+        list(self._pool.map(lambda i: fn(*args, outs[i], *self.ranges[i]), range(len(self.ranges))))
         return np.asarray(np.sum(outs, axis=0))
 
     def forward(self, thb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
