@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from fairmon.config import ENV_DATABASE_URL, ENV_DB_CONN_ID, ENV_SLACK_CONN_ID, ENV_SLACK_TOKEN, load_spec
 
-__all__ = ["DB_CONN_ID", "SLACK_CONN_ID", "db_url", "slack_token", "source_url"]
+__all__ = ["DB_CONN_ID", "SLACK_CONN_ID", "db_url", "slack_token", "source_url", "asource_url"]
 
 log = logging.getLogger(__name__)
 
@@ -24,11 +25,17 @@ SLACK_CONN_ID = os.environ.get(ENV_SLACK_CONN_ID, "fairmon_slack")
 _POSTGRES_TYPES = ("postgres", "postgresql")
 
 
-def _postgres_url(conn_id: str) -> str:
+def _postgres_url(conn_id: str, connection: Any = None) -> str:
+    """The SQLAlchemy URL of a Postgres connection (``connection``: already fetched, no lookup)."""
     # airflow provider: imported only inside a running task (it pulls SQLAlchemy and psycopg2)
     from airflow.providers.postgres.hooks.postgres import PostgresHook
 
-    return str(PostgresHook(postgres_conn_id=conn_id).sqlalchemy_url.render_as_string(hide_password=False))
+    hook = PostgresHook(postgres_conn_id=conn_id, **({} if connection is None else {"connection": connection}))
+    return str(hook.sqlalchemy_url.render_as_string(hide_password=False))
+
+
+def _url_of(conn_id: str, conn: Any) -> str:
+    return _postgres_url(conn_id, conn) if conn.conn_type in _POSTGRES_TYPES else str(conn.get_uri())
 
 
 def db_url() -> str | None:
@@ -72,21 +79,48 @@ def slack_token() -> str | None:
 def source_url(spec_path: str) -> str | None:
     """A SQL data source's URL from the connection the spec names (None: a file source, or use env).
 
+    For a task process. The triggerer must not look connections up synchronously (Airflow 3 routes
+    the lookup through its supervisor, which a sync call from a trigger cannot reach reliably): it uses
+    :func:`asource_url`.
+
     Examples
     --------
     >>> source_url("monitors/demo.yaml") is None  # a file source  # doctest: +SKIP
     True
     """
-    spec = load_spec(spec_path)
-    if spec.data.sql is None:
+    conn_id = _source_connection_id(spec_path)
+    if conn_id is None:
         return None
-    conn_id = spec.data.sql.connection
     try:
         from airflow.sdk import BaseHook  # airflow: only the glue package imports it
 
         conn = BaseHook.get_connection(conn_id)
     except Exception:  # noqa: BLE001 - not defined in Airflow: the pipeline reads data.sql.url_env
         return None
-    if conn.conn_type in _POSTGRES_TYPES:
-        return _postgres_url(conn_id)
-    return str(conn.get_uri())
+    return _url_of(conn_id, conn)
+
+
+async def asource_url(spec_path: str) -> str | None:
+    """:func:`source_url` for a trigger: the connection is fetched with the SDK's async lookup.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> asyncio.run(asource_url("monitors/demo.yaml")) is None  # a file source  # doctest: +SKIP
+    True
+    """
+    conn_id = _source_connection_id(spec_path)
+    if conn_id is None:
+        return None
+    try:
+        from airflow.sdk import BaseHook
+
+        conn = await BaseHook.aget_connection(conn_id)
+    except Exception:  # noqa: BLE001 - not defined in Airflow: the pipeline reads data.sql.url_env
+        return None
+    return _url_of(conn_id, conn)
+
+
+def _source_connection_id(spec_path: str) -> str | None:
+    spec = load_spec(spec_path)
+    return None if spec.data.sql is None else spec.data.sql.connection

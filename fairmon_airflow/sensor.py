@@ -23,7 +23,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from fairmon.config import load_spec
 from fairmon.window import Window
-from fairmon_airflow.connections import db_url, source_url
+from fairmon_airflow.connections import asource_url, db_url, source_url
 from fairmon_airflow.context import resolved_window, try_number
 
 __all__ = ["DataReadyTrigger", "WaitForData", "SENSOR_TASK_ID"]
@@ -52,20 +52,23 @@ class DataReadyTrigger(BaseTrigger):
                 {"path": self.path, "deadline": self.deadline, "poke_interval_s": self.poke_interval_s,
                  "spec_path": self.spec_path, "start": self.start, "end": self.end})
 
-    def _ready(self) -> bool:
+    def _ready(self, url: str | None) -> bool:
         if not self.spec_path:
             from fairmon.sources import file_exists  # in the triggerer only: fairmon.sources loads pandas
 
             return file_exists(self.path)
-        return _sql_ready(self.spec_path, self.start, self.end)
+        return _sql_ready(self.spec_path, self.start, self.end, url)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         from fairmon.errors import FairmonError
 
         deadline = dt.datetime.fromisoformat(self.deadline)
+        # the source's connection is looked up here, on the event loop with the SDK's async lookup; the
+        # checks themselves (blocking SQL) run in a thread
+        url = await asource_url(self.spec_path) if self.spec_path else None
         while True:
             try:
-                if await asyncio.to_thread(self._ready):
+                if await asyncio.to_thread(self._ready, url):
                     yield TriggerEvent({"ready": True, "path": self.path})  # type: ignore[no-untyped-call]
                     return
             except FairmonError as exc:
@@ -80,13 +83,13 @@ class DataReadyTrigger(BaseTrigger):
             await asyncio.sleep(min(self.poke_interval_s, left))
 
 
-def _sql_ready(spec_path: str, start: str, end: str) -> bool:
-    """The library's readiness check of a SQL source's window, on the connection the spec names."""
+def _sql_ready(spec_path: str, start: str, end: str, url: str | None) -> bool:
+    """The library's readiness check of a SQL source's window on ``url`` (None: ``data.sql.url_env``)."""
     from fairmon.pipeline.late import data_ready  # in the task / triggerer only (pandas)
 
     spec = load_spec(spec_path)
     window = Window.from_dict({"monitor": spec.name, "start": start, "end": end})
-    return data_ready(spec, window, engine=source_url(spec_path))
+    return data_ready(spec, window, engine=url)
 
 
 class WaitForData(BaseOperator):
@@ -112,7 +115,7 @@ class WaitForData(BaseOperator):
         if spec.data.max_lateness_s == 0:
             return {"ready": True, "path": where, "waited_s": 0.0}
         start, end = window.start.isoformat(), window.end.isoformat()
-        if (_sql_ready(self.spec_path, start, end) if sql else where is None or file_exists(where)):
+        if (_sql_ready(self.spec_path, start, end, source_url(self.spec_path)) if sql else where is None or file_exists(where)):
             return {"ready": True, "path": where, "waited_s": 0.0}
         what = awaited(spec, window) if sql else str(where)
         began = dt.datetime.now(dt.UTC)

@@ -67,6 +67,7 @@ def _settings(args: argparse.Namespace) -> Any:
         "utility": "auc", "positive_rate_band": None, "utility_tolerance": None, "fairness_weight_bounds": None}
     return FEUSettings(
         **mode,
+        group_thresholds=bool(getattr(args, "group_thresholds", False)),
         selection_scale=args.selection_scale,
         population=args.population,
         generations=args.generations,
@@ -83,6 +84,11 @@ def _settings(args: argparse.Namespace) -> Any:
             },
         },
     )
+
+
+def mode_label(args: argparse.Namespace) -> str:
+    """``default``, ``paper``, or ``default+gt`` with ``--group-thresholds`` (run files and aggregates)."""
+    return args.mode + ("+gt" if getattr(args, "group_thresholds", False) else "")
 
 
 def run_one(job: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +112,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         frame = frame.reset_index(drop=True)
     st = _settings(args)
     t0 = time.perf_counter()
-    log = Path(job["out"]) / "runs" / f"{args.mode}_{job['dataset']}_{job['seed']}.log"
+    label = mode_label(args)  # the run files of --group-thresholds never overwrite the plain mode's
+    log = Path(job["out"]) / "runs" / f"{label}_{job['dataset']}_{job['seed']}.log"
 
     def progress(gen: int, n: int, elapsed: float) -> None:
         with log.open("a") as fh:
@@ -117,7 +124,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     sel = res.selected
     row: dict[str, Any] = {
         "dataset": job["dataset"],
-        "mode": args.mode,
+        "mode": label,
+        "group_thresholds": bool(getattr(args, "group_thresholds", False)),
         "seed": job["seed"],
         "rows": len(frame),
         "generations_run": res.generations_run,
@@ -131,15 +139,21 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     }
     if sel is not None:
         row.update({"lr": sel.lr, "epochs": sel.epochs, "threshold": sel.threshold,
-                    "fairness_weight": sel.fairness_weight, **{k: sel.test.get(k) for k in REPORTED},
+                    "fairness_weight": sel.fairness_weight, "parity_shift": sel.parity_shift,
+                    "group_thresholds_selected": sel.group_thresholds, **{k: sel.test.get(k) for k in REPORTED},
                     "gesd_p_value": sel.test.get("gesd_p_value"),
                     "validation_selection_rate": sel.validation.get("selection_rate"),
-                    "dp_improvement_lb": sel.dp_improvement_lb})
+                    "dp_improvement_lb": sel.dp_improvement_lb,
+                    "validation_rate_margin": (sel.recommendation_gate or {}).get("rate_margin"),
+                    "gate_critical_value": (sel.recommendation_gate or {}).get("critical_value")})
     for b, parts in res.baselines.items():
         row.update({f"{b}_{m}": parts["test"].get(m) for m in REPORTED})
         row[f"{b}_validation_selection_rate"] = parts["validation"].get("selection_rate")
         row[f"{b}_gesd_note"] = parts["test"].get("gesd_note")
-    if not args.no_paper_gesd and res.model is not None:
+    if not args.no_paper_gesd and res.model is not None and res.model.group_thresholds is not None:
+        # the paper-size GESD below explains the network's score; the group shift would be left out
+        row["gesd_paper_note"] = "not computed: the candidate decides with group thresholds (see gesd)"
+    elif not args.no_paper_gesd and res.model is not None:
         prep = _prepare(frame, ds.features, sensitive, ds.label, ds.favorable, st.split, job["seed"])
         t1 = time.perf_counter()
         full = gesd(res.model, prep.Z["test"], prep.s["test"], X_train=prep.Z["train"], sample_size=100,
@@ -148,9 +162,9 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         row["gesd_paper_p_value"] = full.p_value
         row["gesd_paper_s"] = round(time.perf_counter() - t1, 1)
     if job["plot"]:
-        pareto_plot(res, Path(job["out"]) / f"pareto_{args.mode}_{job['dataset']}_seed{job['seed']}.png",
+        pareto_plot(res, Path(job["out"]) / f"pareto_{label}_{job['dataset']}_seed{job['seed']}.png",
                     title=f"FEU on {job['dataset']} (seed {job['seed']})")
-    (Path(job["out"]) / "runs" / f"{args.mode}_{job['dataset']}_{job['seed']}.json").write_text(
+    (Path(job["out"]) / "runs" / f"{label}_{job['dataset']}_{job['seed']}.json").write_text(
         json.dumps({"row": row, "result": res.to_dict()}, indent=1, default=str)
     )
     return row
@@ -180,7 +194,7 @@ def aggregate(out: Path, datasets: list[str], mode: str = "default") -> list[dic
         for scale in ("unit", "range"):
             j, _ = chebyshev_select(V, tuple(st["weights"]), scale=scale)
             row[f"auc_sel_{scale}"], row[f"dp_sel_{scale}"] = P[j]["test"]["auc"], P[j]["test"]["dp"]
-        if mode == "default" and row.get("recommended"):
+        if mode.startswith("default") and row.get("recommended"):
             # what the paper's Chebyshev choice would have picked among the same eligible candidates
             # (validation scores recorded by the search; test metrics reported only, never used to choose)
             el = [c for c in P if c.get("chebyshev") is not None]
@@ -208,7 +222,7 @@ def aggregate(out: Path, datasets: list[str], mode: str = "default") -> list[dic
         if mode == "paper" and name == "german":
             s["pass_auc>=0.72"] = bool(s.get("auc_mean", 0) >= 0.72)
             s["pass_dp<=0.12"] = bool(s.get("dp_mean", 1) <= 0.12)
-        if mode == "default":  # issue 16's floors (test split; the band is enforced on validation)
+        if mode.startswith("default"):  # issue 16's floors (test split; the band is enforced on validation)
             rec = [r for r in rs if r.get("recommended")]
             s["outside_band_validation"] = sum(
                 abs(r["validation_selection_rate"] - r["production_validation_selection_rate"]) > 0.10 + 1e-9 for r in rec)
@@ -260,7 +274,7 @@ def comparison(out: Path, datasets: list[str], mode: str) -> tuple[str, dict[str
         notes = sorted({r.get(f"{b}_gesd_note") for r in rs for b in MITIGATORS if r.get(f"{b}_gesd_note")})
         lines += [""] + [f"- GESD note: {n}" for n in notes]
         c: dict[str, Any] = {"seeds": len(rs), "recommended": len(rec)}
-        if mode == "default" and rec:
+        if mode.startswith("default") and rec:
             c["outside_band_validation"] = sum(
                 abs(r["validation_selection_rate"] - r["production_validation_selection_rate"]) > 0.10 + 1e-9 for r in rec)
             c["outside_band_test"] = sum(abs(r["selection_rate"] - r["production_selection_rate"]) > 0.10 for r in rec)
@@ -308,6 +322,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--ks-samples", type=int, default=32)
     p.add_argument("--ks-background", type=int, default=10)
     p.add_argument("--lime-samples", type=int, default=100)
+    p.add_argument("--group-thresholds", action="store_true",
+                   help="default mode with the opt-in group-specific thresholds (parity shift; mode label default+gt)")
     p.add_argument("--no-paper-gesd", action="store_true", help="skip the m=100, N=10 GESD of the selected model")
     p.add_argument("--jobs", type=int, default=1, help="runs in parallel processes")
     p.add_argument("--device", default="cpu", help="torch device of training and GESD (cpu, cuda)")
@@ -336,8 +352,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         else:
             for j in jobs:
                 run_one(j)
-    rows = aggregate(out, datasets, args.mode)
-    name = ("feu_paper_smoke" if args.smoke else "feu_paper") + ("" if args.mode == "paper" else "_default")
+    if args.group_thresholds and args.mode == "paper":
+        p.error("--group-thresholds needs --mode default (paper mode has no group thresholds)")
+    label = mode_label(args)
+    rows = aggregate(out, datasets, label)
+    name = ("feu_paper_smoke" if args.smoke else "feu_paper") + {"paper": "", "default": "_default"}.get(
+        label, "_default_gt")
     settings = {k: v for k, v in vars(args).items() if k not in ("out",)}
     from fairmon.feu.settings import FEUSettings
 
@@ -357,7 +377,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     )
     if args.notes:
         notes += "\n\n" + args.notes
-    table, checks = comparison(out, datasets, args.mode)
+    table, checks = comparison(out, datasets, label)
     settings["checks"] = checks
     write_results(out, name, rows, settings=settings, notes=notes + "\n\n" + table)
     (out / f"{name}_comparison.md").write_text(f"# {name}: comparison (test split)\n\n{table}\n")

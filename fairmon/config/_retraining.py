@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 
 from fairmon.config._limits import (
     MAX_EPOCHS,
@@ -171,6 +171,15 @@ class RetrainingSpec(SpecSection):
     in ``[0, 1]``; ``null`` switches one off); ``fairness_weight_bounds`` is the range of the
     demographic-parity penalty weight in the training loss (``null``: no such decision variable).
     The paper's setting is ``utility: auc`` with the other three ``null``.
+
+    ``group_thresholds`` (opt-in, default ``false``): one more decision variable, the parity shift
+    ``s`` in ``[0, 1]``, moving each protected group's threshold from the candidate's towards the score
+    at which the group's training positive rate equals the overall one (groups with < 20 training
+    rows keep the single threshold). Such a candidate reads the protected attribute when it decides
+    — disparate treatment, unlawful in some domains (e.g. credit decisions under ECOA) — so it is
+    off unless the team switches it on; the registered candidate records its group thresholds
+    (:mod:`fairmon.feu._group_thresholds`). Needs the sensitive column among the features; not in the
+    paper's setting.
     """
 
     enabled: bool = False
@@ -190,6 +199,7 @@ class RetrainingSpec(SpecSection):
         tuple[Annotated[float, Field(ge=0.0, le=MAX_FAIRNESS_WEIGHT)], Annotated[float, Field(ge=0.0, le=MAX_FAIRNESS_WEIGHT)]]
         | None
     ) = (0.0, 30.0)
+    group_thresholds: StrictBool = False
     n_jobs: Annotated[int, Field(ge=1, le=MAX_N_JOBS)] = 1
     random_state: int = 42
 

@@ -16,7 +16,13 @@ from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import outcome_metrics
-from fairmon.feu._recommend import NO_BETTER_CANDIDATE, RULE, choose_lowest_dp, dp_gain
+from fairmon.feu._recommend import (
+    NO_BETTER_CANDIDATE,
+    RATE_MARGIN_Z,
+    RULE,
+    choose_lowest_dp,
+    simultaneous_gate,
+)
 from fairmon.feu._result import chebyshev_select
 from fairmon.feu._train import predict_proba, train_mlps
 from fairmon.registry.model import Model
@@ -81,8 +87,10 @@ class _Recommendation:
     position: int | None  #: index into the front of the recommended candidate (None: nothing better)
     message: str
     chebyshev: dict[int, float]
-    dp_lb: dict[int, float]
+    dp_lb: dict[int, float]  #: the simultaneous lower bound of the DP gain, per feasible front position
     noise_floor: float | None
+    #: per feasible front position: why it is (in)eligible (:meth:`fairmon.feu._recommend.Gate.record`)
+    gate: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def _recommend(
@@ -102,16 +110,17 @@ def _recommend(
     if not feasible:
         return _Recommendation(None, NO_FEASIBLE.format(n=len(front)), {}, {}, floor)
     prod_yhat = (anchor.proba["validation"] >= anchor.threshold).astype(int)
-    dp_lb: dict[int, float] = {}
-    dp_se: dict[int, float] = {}
-    for pos in feasible:
-        cand = archive[front[pos]]
-        yhat = (predict_proba(evaluator.rebuild(cand["state"]), prep.Z["validation"]) >= cand["threshold"]).astype(int)
-        gain = dp_gain(prod_yhat, yhat, prep.s["validation"], n_boot=st.recommend_bootstrap, random_state=random_state)
-        dp_lb[pos], dp_se[pos] = gain.lower_bound, gain.se
-    eligible = [pos for pos in feasible if dp_lb[pos] > 0]
+    # each candidate's validation decisions (its group thresholds when it has them)
+    yhat = np.vstack([evaluator.decisions(archive[front[pos]], "validation") for pos in feasible])
+    # all feasible candidates against production at once (rule step 2): simultaneous DP-gain bound, band margin
+    g = simultaneous_gate(prod_yhat, yhat, prep.s["validation"], band=st.positive_rate_band,
+                          n_boot=st.recommend_bootstrap, random_state=random_state)
+    dp_lb = {pos: float(g.lower_bound[j]) for j, pos in enumerate(feasible)}
+    dp_se = {pos: float(g.dp_se[j]) for j, pos in enumerate(feasible)}
+    gate = {pos: g.record(j) for j, pos in enumerate(feasible)}
+    eligible = [pos for j, pos in enumerate(feasible) if g.eligible[j]]
     if not eligible:
-        return _Recommendation(None, NO_BETTER_CANDIDATE.format(n=len(feasible)), {}, dp_lb, floor)
+        return _Recommendation(None, NO_BETTER_CANDIDATE.format(n=len(feasible)), {}, dp_lb, floor, gate)
     Fe = F[[front[pos] for pos in eligible]]
     # the choice (fairmon.feu._recommend): the lowest validation DP, ties within noise broken by GESD
     # beyond its floor, then utility; eligible is in front order, which is evaluation-id order
@@ -126,9 +135,10 @@ def _recommend(
     val = archive[front[pos]]["validation"]
     message = (
         f"candidate #{archive[front[pos]]['id']} recommended ({RULE}; {len(eligible)} of {len(feasible)} "
-        f"feasible candidates beat production beyond noise): on validation DP {anchor.validation['dp']:.3f} -> "
-        f"{val['dp']:.3f} (95% lower bound of the gain {dp_lb[pos]:.3f}), {st.utility} "
+        f"feasible candidates eligible): on validation DP {anchor.validation['dp']:.3f} -> "
+        f"{val['dp']:.3f} (simultaneous 95% lower bound of the gain {dp_lb[pos]:.3f}), {st.utility} "
         f"{anchor.validation[st.utility]:.3f} -> {val[st.utility]:.3f}, positive rate "
-        f"{anchor.validation['selection_rate']:.2f} -> {val['selection_rate']:.2f}"
+        f"{anchor.validation['selection_rate']:.2f} -> {val['selection_rate']:.2f} (|difference| + {RATE_MARGIN_Z} SE "
+        f"{gate[pos]['rate_margin']:.3f})"
     )
-    return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor)
+    return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate)

@@ -91,8 +91,8 @@ def balanced_accuracy(y: np.ndarray, yhat: np.ndarray) -> float:
     return float(np.mean(rates)) if rates else 0.5
 
 
-def outcome_metrics(y: np.ndarray, proba: np.ndarray, s: np.ndarray, threshold: float) -> dict[str, float]:
-    """AUC, balanced accuracy, accuracy, F1, DP, EOD and positive rate at ``threshold``.
+def outcome_metrics(y: np.ndarray, proba: np.ndarray, s: np.ndarray, threshold: float | np.ndarray) -> dict[str, float]:
+    """AUC, balanced accuracy, accuracy, F1, DP, EOD and positive rate at ``threshold`` (or one per row).
 
     Examples
     --------

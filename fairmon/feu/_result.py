@@ -41,7 +41,15 @@ class Candidate:
     error: str | None = None
     fairness_weight: float = 0.0  #: the DP-penalty weight it was trained with (0: the paper's network)
     constraints: tuple[float, ...] = ()  #: pymoo constraint values on validation (<= 0: satisfied)
-    dp_improvement_lb: float | None = None  #: 95% lower bound of DP(production) - DP(this), validation
+    #: simultaneous 95% lower bound of DP(production) - DP(this) on validation, over all feasible
+    #: candidates (per-candidate one-sided bound before session 7)
+    dp_improvement_lb: float | None = None
+    #: why it is (in)eligible for recommendation (feasible front candidates in the default mode):
+    #: DP gain, its SE, simultaneous and per-candidate bounds, critical value, positive-rate
+    #: difference, its SE and margin, band, ``gain_ok`` / ``band_ok`` / ``eligible``
+    recommendation_gate: dict[str, Any] | None = None
+    parity_shift: float | None = None  #: the group-threshold variable s (None: the setting is off)
+    group_thresholds: dict[str, float] | None = None  #: {group: threshold} when group thresholds are on
 
     @property
     def feasible(self) -> bool:
@@ -50,8 +58,11 @@ class Candidate:
 
     @property
     def hyperparameters(self) -> dict[str, float | int]:
-        return {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold,
-                "fairness_weight": self.fairness_weight}
+        out: dict[str, float | int] = {"lr": self.lr, "epochs": self.epochs, "threshold": self.threshold,
+                                       "fairness_weight": self.fairness_weight}
+        if self.parity_shift is not None:
+            out["parity_shift"] = self.parity_shift
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +78,8 @@ class Candidate:
             "constraints": list(self.constraints),
             "feasible": self.feasible,
             "dp_improvement_lb": self.dp_improvement_lb,
+            "recommendation_gate": self.recommendation_gate,
+            "group_thresholds": self.group_thresholds,
         }
 
 

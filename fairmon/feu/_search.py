@@ -48,6 +48,11 @@ Documented choices of fairmon:
   the candidates (validation metrics and GESD) in worker processes (spawned; one torch thread each);
   results equal ``n_jobs=1`` because every seed is fixed before dispatch. On a 2-core machine the
   default is sequential scoring.
+* **Group thresholds (opt-in).** ``FEUSettings.group_thresholds`` adds the parity shift ``s`` as the
+  last decision variable: per protected group the threshold moves from ``tau`` towards the score at
+  which the group's training positive rate equals the overall one. The candidate then uses the
+  protected attribute at decision time (disparate treatment; unlawful in some domains), so it is off
+  by default; :mod:`fairmon.feu._group_thresholds` has the definition, sources and its GESD.
 * A candidate whose training diverges (non-finite outputs) gets the worst objectives ``(1, 1, 1)``
   and is recorded with its error; a GESD with fewer than two sufficient groups counts as 1.0.
 
@@ -76,10 +81,11 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import ConfigError, MethodError
-from fairmon.feu._baselines import baseline_metrics
+from fairmon.feu._baselines import _group_decoder, baseline_metrics
 from fairmon.feu._choose import _production, _recommend
 from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
+from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
 from fairmon.feu._recommend import RULE
 from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
 from fairmon.feu.settings import FEUSettings
@@ -169,6 +175,13 @@ def search(
         raise ConfigError(f"n_jobs must be >= 1, got {n_jobs}")
     t0 = time.perf_counter()
     prep = _prepare(data, features, sensitive, label, favorable, st.split, random_state)
+    if st.group_thresholds:
+        if _group_decoder(prep) is None:
+            raise ConfigError(ERR_NOT_A_FEATURE.format(
+                columns=[c for c in prep.summary["sensitive"] if c not in prep.schema.names]))
+        bad = check_explainer(st.gesd.get("explainer", "shap+lime"))
+        if bad is not None:
+            raise ConfigError(bad)
     evaluator = _Evaluator(prep, st, gesd_seed=random_state + 1, device=device)
     anchor = _production(evaluator, production, random_state)
     evaluator.anchor = {"selection_rate": anchor.validation["selection_rate"], "utility": anchor.validation[st.utility]}
@@ -188,15 +201,17 @@ def search(
         configs: list[tuple[float, int, int]] = []
         thresholds: list[float] = []
         weights: list[float] = []
+        shifts: list[float | None] = []
         for row in np.asarray(X, dtype=float):
             lr, epochs, thr, weight = evaluator.decode(row)
             configs.append((lr, epochs, random_state * 1_000_003 + len(archive) + len(configs)))
             thresholds.append(thr)
             weights.append(weight)
+            shifts.append(evaluator.shift(row))
         nets = evaluator.train(configs, weights)
         jobs = [
-            ({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, lr, ep, thr, seed, w)
-            for net, (lr, ep, seed), thr, w in zip(nets, configs, thresholds, weights)
+            ({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, lr, ep, thr, seed, w, sh)
+            for net, (lr, ep, seed), thr, w, sh in zip(nets, configs, thresholds, weights, shifts)
         ]
         if pool is not None:
             results = list(pool.map(_worker_score, jobs))
@@ -221,6 +236,10 @@ def search(
             if st.fairness_weight_bounds is not None:  # the fair-training knob
                 xl.append(st.fairness_weight_bounds[0])
                 xu.append(st.fairness_weight_bounds[1])
+            if evaluator.shift_index is not None:  # the parity shift of group thresholds (opt-in)
+                assert evaluator.shift_index == len(xl)
+                xl.append(0.0)
+                xu.append(1.0)
             super().__init__(n_var=len(xl), n_obj=3, n_ieq_constr=evaluator.n_constraints, xl=np.array(xl),
                              xu=np.array(xu))
 
@@ -263,12 +282,14 @@ def search(
     pareto = []
     for pos, i in enumerate(front):
         r = archive[i]
-        test = evaluator.test_metrics(r["state"], r["threshold"])
-        pareto.append(_candidate(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos)))
+        test = evaluator.test_metrics(r["state"], r["threshold"], r.get("group_thresholds"))
+        pareto.append(_candidate(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos),
+                                  gate=rec.gate.get(pos)))
     selected = None if rec.position is None else pareto[rec.position]
     model = None
     if rec.position is not None:
-        model = evaluator.model(evaluator.rebuild(archive[front[rec.position]]["state"]), pareto[rec.position].threshold)
+        chosen = archive[front[rec.position]]
+        model = evaluator.model(evaluator.rebuild(chosen["state"]), chosen["threshold"], chosen.get("group_thresholds"))
     baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state,
                                  production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result) if st.baselines else {
         "production": {"validation": anchor.validation, "test": anchor.test}}
@@ -296,6 +317,8 @@ def search(
                                 "utility_tolerance": st.utility_tolerance,
                                 "values": list(selected.constraints), "anchor": evaluator.anchor},
                 "dp_improvement_lb": selected.dp_improvement_lb,
+                "recommendation_gate": selected.recommendation_gate,
+                "decision": _decision_record(selected, list(prep.summary["sensitive"])),
                 "gesd_noise_floor": rec.noise_floor,
                 "baselines": baselines,
                 "pareto_size": len(pareto),
@@ -323,7 +346,7 @@ def search(
 
 def _candidate(
     r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None,
-    dp_lb: float | None = None,
+    dp_lb: float | None = None, gate: dict[str, Any] | None = None,
 ) -> Candidate:
     return Candidate(
         id=int(r["id"]),
@@ -340,7 +363,27 @@ def _candidate(
         fairness_weight=float(r.get("fairness_weight", 0.0)),
         constraints=tuple(float(v) for v in r.get("constraints", ())),
         dp_improvement_lb=dp_lb,
+        recommendation_gate=gate,
+        parity_shift=None if r.get("parity_shift") is None else float(r["parity_shift"]),
+        group_thresholds=None if r.get("group_thresholds") is None else dict(r["group_thresholds"]),
     )
+
+
+def _decision_record(c: Candidate, columns: list[str]) -> dict[str, Any]:
+    """How the registered candidate decides: one threshold, or group-specific ones (listed)."""
+    if c.group_thresholds is None:
+        return {"group_specific_thresholds": False, "threshold": c.threshold}
+    return {
+        "group_specific_thresholds": True,
+        "note": "decides with group-specific thresholds: predict reads the protected column(s) "
+                f"{columns} (disparate treatment; opt-in FEU setting group_thresholds)",
+        "columns": columns,
+        "threshold": c.threshold,
+        "parity_shift": c.parity_shift,
+        "thresholds": dict(c.group_thresholds),
+        "fallback": f"groups without a threshold here (unseen in training or < {MIN_GROUP_ROWS} training rows) "
+                    "use threshold",
+    }
 
 
 def _stopped_by(st: FEUSettings, generations: int, n_eval: int, elapsed: float) -> str:

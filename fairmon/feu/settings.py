@@ -89,6 +89,13 @@ class FEUSettings:
     recommend_bootstrap
         Paired bootstrap resamples of the validation rows for "better than production by more than
         noise" (the recommendation rule, :mod:`fairmon.feu._recommend`).
+    group_thresholds
+        Opt-in (default False): one more decision variable, the "parity shift" ``s`` in ``[0, 1]``,
+        moving each protected group's threshold from the candidate's ``tau`` towards the score where
+        the group's training positive rate equals the overall one (``tau_g = (1 - s) tau + s q_g``;
+        groups with fewer than 20 training rows keep ``tau``; :mod:`fairmon.feu._group_thresholds`).
+        Such a candidate uses the protected attribute at decision time — disparate treatment, unlawful
+        in some domains (e.g. credit under ECOA) — so a team must switch it on. Not in paper mode.
     baselines
         Compute the baselines (production, constant, fairlearn ThresholdOptimizer and
         ExponentiatedGradient under demographic parity) on the same split.
@@ -117,6 +124,7 @@ class FEUSettings:
     fairness_weight_bounds: tuple[float, float] | None = (0.0, 30.0)
     recommend_bootstrap: int = 200
     baselines: bool = True
+    group_thresholds: bool = False
 
     def __post_init__(self) -> None:
         lo, hi = self.lr_bounds
@@ -160,6 +168,12 @@ class FEUSettings:
         fw = self.fairness_weight_bounds
         if fw is not None and not (0 <= fw[0] <= fw[1]):
             raise ConfigError(ERR_SETTING.format(name="fairness_weight_bounds", value=fw, why="need 0 <= low <= high"))
+        if not isinstance(self.group_thresholds, bool):
+            raise ConfigError(ERR_SETTING.format(name="group_thresholds", value=self.group_thresholds,
+                                                 why="need true or false"))
+        if self.group_thresholds and self.paper_mode:
+            raise ConfigError(ERR_SETTING.format(name="group_thresholds", value=True,
+                                                 why="paper mode has no group-specific thresholds"))
         if self.recommend_bootstrap < 20:
             raise ConfigError(ERR_SETTING.format(name="recommend_bootstrap", value=self.recommend_bootstrap,
                                                  why="need >= 20 resamples"))
@@ -207,7 +221,7 @@ class FEUSettings:
         ``threshold``), ``population``, ``generations``, ``max_evaluations``, ``time_budget_s``,
         ``selection_weights`` (or ``weights``), ``selection_scale``, ``gesd``, ``utility``,
         ``positive_rate_band``, ``utility_tolerance`` and ``fairness_weight_bounds`` (for these three an
-        explicit None switches the constraint or variable off). Absent fields keep the defaults.
+        explicit None switches the constraint or variable off) and ``group_thresholds``. Absent fields keep the defaults.
 
         Example
         -------
@@ -227,7 +241,8 @@ class FEUSettings:
             return obj is not None and (key in obj if isinstance(obj, dict) else hasattr(obj, key))
 
         kw: dict[str, Any] = {}
-        for key in ("population", "generations", "max_evaluations", "time_budget_s", "selection_scale", "utility"):
+        for key in ("population", "generations", "max_evaluations", "time_budget_s", "selection_scale", "utility",
+                    "group_thresholds"):
             v = get(retraining, key)
             if v is not None:
                 kw[key] = v

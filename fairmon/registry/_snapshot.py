@@ -104,6 +104,9 @@ class SnapshotInfo:
     description: str = ""
     library_versions: dict[str, str] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+    #: ``{"columns": [...], "thresholds": {group: threshold}}`` of a model deciding with group-specific
+    #: thresholds (FEU's opt-in ``group_thresholds``; None: the single ``threshold``)
+    group_thresholds: dict[str, Any] | None = None
 
     @property
     def feature_schema(self) -> FeatureSchema:

@@ -14,11 +14,16 @@ Conventions (documented choices):
 * a torch module maps the encoded float32 matrix to either one logit of the positive class per row
   (shape ``(n,)`` or ``(n, 1)``) or two class logits ``(n, 2)``; a single logit ``z`` is represented as
   class logits ``[0, z]`` so that softmax equals sigmoid;
-* ``threshold`` turns P(class 1) into a label (FEU tunes it; 0.5 otherwise).
+* ``threshold`` turns P(class 1) into a label (FEU tunes it; 0.5 otherwise);
+* ``group_thresholds`` (opt-in, FEU's ``group_thresholds`` setting) replaces it per protected group:
+  :meth:`Model.predict` reads the raw ``group_columns`` of the rows (several joined by ``|``) and
+  applies that group's threshold, ``threshold`` for a group without one. Such a model uses the
+  protected attribute at decision time (disparate treatment; see :mod:`fairmon.feu._group_thresholds`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -31,7 +36,12 @@ from fairmon.schema import FeatureSchema
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Model", "MLP", "build_mlp", "ERR_NOT_DIFFERENTIABLE"]  # noqa: F822 - MLP is built lazily
+__all__ = ["Model", "MLP", "build_mlp", "ERR_NOT_DIFFERENTIABLE", "ERR_GROUP_RAW"]  # noqa: F822 - MLP is built lazily
+
+ERR_GROUP_RAW = (
+    "this model applies group-specific thresholds keyed by the raw protected column(s) {columns}; predict from "
+    "the raw rows (Model.predict), which must hold them"
+)
 
 ERR_NOT_DIFFERENTIABLE = (
     "method {method!r} needs gradients, but the model is a {framework} model and not differentiable; "
@@ -69,6 +79,8 @@ class Model:
         input: Literal["raw", "encoded"] = "encoded",
         threshold: float = 0.5,
         device: str | None = None,
+        group_thresholds: Mapping[str, float] | None = None,
+        group_columns: Sequence[str] = (),
     ) -> None:
         if framework not in ("sklearn", "torch"):
             raise MethodError(f"unknown model framework {framework!r}; expected 'sklearn' or 'torch'")
@@ -81,6 +93,14 @@ class Model:
         self.framework: Framework = framework
         self.input = input
         self.threshold = float(threshold)
+        self.group_thresholds = None if group_thresholds is None else {str(k): float(v) for k, v in group_thresholds.items()}
+        self.group_columns = tuple(str(c) for c in group_columns)
+        if self.group_thresholds is not None:
+            if not self.group_columns:
+                raise MethodError("group_thresholds need group_columns (the raw protected column(s) they are keyed by)")
+            bad = {k: v for k, v in self.group_thresholds.items() if not 0.0 < v < 1.0}
+            if bad:
+                raise MethodError(f"group thresholds must be in (0, 1), got {bad}")
         self._device_request = device
         if framework == "torch":
             self.estimator.eval()
@@ -124,11 +144,27 @@ class Model:
             return torch.softmax(logits, dim=1).double().cpu().numpy()
 
     def predict(self, df: pd.DataFrame) -> np.ndarray:
-        """Labels 0/1 using ``threshold`` on P(class 1)."""
-        return (self.predict_proba(df)[:, 1] >= self.threshold).astype(int)
+        """Labels 0/1 using ``threshold`` (or the row's group threshold) on P(class 1)."""
+        return (self.predict_proba(df)[:, 1] >= self.thresholds(df)).astype(int)
 
     def predict_encoded(self, Z: np.ndarray) -> np.ndarray:
+        """Labels 0/1 of encoded rows (a group-threshold model needs the raw rows: :meth:`predict`)."""
+        if self.group_thresholds is not None:
+            raise MethodError(ERR_GROUP_RAW.format(columns=list(self.group_columns)))
         return (self.predict_proba_encoded(Z)[:, 1] >= self.threshold).astype(int)
+
+    def thresholds(self, df: pd.DataFrame) -> float | np.ndarray:
+        """``threshold``, or per row its group's threshold read from the raw ``group_columns``."""
+        if self.group_thresholds is None:
+            return self.threshold
+        missing = [c for c in self.group_columns if c not in df.columns]
+        if missing:
+            raise SchemaError(ERR_GROUP_RAW.format(columns=missing))
+        g = df[list(self.group_columns)].astype(str).agg("|".join, axis=1).to_numpy()
+        out = np.full(len(df), self.threshold)
+        for name, t in self.group_thresholds.items():
+            out[g == name] = t
+        return out
 
     def _sk_proba(self, X: Any) -> np.ndarray:
 

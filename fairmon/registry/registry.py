@@ -218,6 +218,8 @@ class Registry:
             valid_from=utc_iso(valid_from) if valid_from is not None else None,
             description=description,
             library_versions=libs,
+            group_thresholds=None if model.group_thresholds is None else {
+                "columns": list(model.group_columns), "thresholds": dict(model.group_thresholds)},
         )
         self._write_info(info)
         return info if publish is None else publish(info)
@@ -362,6 +364,8 @@ class Registry:
             input=info.input,  # type: ignore[arg-type]
             threshold=info.threshold,
             device=device,
+            group_thresholds=None if info.group_thresholds is None else info.group_thresholds["thresholds"],
+            group_columns=() if info.group_thresholds is None else info.group_thresholds["columns"],
         )
         if info.framework == "torch":
             model.to(device)

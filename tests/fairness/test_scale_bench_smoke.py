@@ -23,6 +23,9 @@ def test_scale_benchmark_smoke(tmp_path: Path) -> None:
     assert row["rows"] == 3_000 and row["n_mined"] == 1_000 and row["n_honest"] == 2_000  # the sampled path
     assert row["outcome_cpu_s"] > 0 and row["rumie_cpu_s"] > 0 and row["peak_rss_mb"] > 0
     assert row["iteration_ms"] > 0 and row["iteration_floor_ms"] > 0 and "same_rule" in row
+    # 3,000 rows take torch; the compiled kernel is timed alongside (the 1M window takes it)
+    assert row["iteration_path"] == "torch" and row["iteration_ms"] == row["iteration_torch_ms"]
+    assert row["iteration_kernel_ms"] > 0 and row["kernel_load_cpu_s"] > 0
     assert 0.0 <= row["jaccard_full"] <= 1.0 and 0.0 <= row["jaccard_planted"] <= 1.0
     assert 0 < row["iterations_run"] <= 100 and row["iteration_layout"] in ("dense", "sparse")
     samples = json.loads((tmp_path / "scale_samples_smoke.json").read_text())["rows"]

@@ -51,6 +51,17 @@ def test_recommended_candidates_stay_in_the_positive_rate_band_and_beat_producti
         assert abs(c.validation["selection_rate"] - prod["selection_rate"]) <= 0.10 + 1e-12
         assert c.validation["balanced_accuracy"] >= prod["balanced_accuracy"] - 0.02 - 1e-12
         assert c.dp_improvement_lb is not None and c.dp_improvement_lb > 0
+        # the band shrunk by the rate difference's noise (since session 7), recorded with the reason
+        gate = c.recommendation_gate
+        assert gate is not None and gate["eligible"] and gate["band_ok"] and gate["gain_ok"]
+        assert abs(gate["rate_diff"]) + gate["rate_margin_z"] * gate["rate_diff_se"] <= 0.10 + 1e-12
+        assert gate["rate_diff"] == pytest.approx(c.validation["selection_rate"] - prod["selection_rate"])
+        assert gate["simultaneous_lb"] == c.dp_improvement_lb and res.snapshot is not None
+        assert res.snapshot.metrics["recommendation_gate"] == gate
+        for other in res.pareto:  # every feasible front candidate says why it was (in)eligible
+            if other.feasible:
+                g = other.recommendation_gate
+                assert g is not None and g["eligible"] == (g["gain_ok"] and g["band_ok"])
         assert c.validation["dp"] < prod["dp"]
         assert res.snapshot is not None and res.snapshot.metrics["constraints"]["positive_rate_band"] == 0.10
         assert set(res.snapshot.metrics["baselines"]) == {"production", "constant", "threshold_optimizer",
@@ -82,7 +93,9 @@ def test_no_candidate_better_than_a_fair_production_model(tmp_path) -> None:  # 
     feasible = [c for c in res.pareto if c.feasible]
     if feasible:
         assert res.recommendation == NO_BETTER_CANDIDATE.format(n=len(feasible))
-        assert all(c.dp_improvement_lb is not None and c.dp_improvement_lb <= 0 for c in feasible)
+        assert all(c.recommendation_gate is not None and not c.recommendation_gate["eligible"] for c in feasible)
+        assert all(c.dp_improvement_lb is not None and (c.dp_improvement_lb <= 0 or not c.recommendation_gate["band_ok"])
+                   for c in feasible if c.recommendation_gate is not None)
 
 
 def test_fair_training_weight_lowers_the_dp_of_the_trained_network() -> None:

@@ -198,3 +198,40 @@ def test_the_sensor_trigger_waits_for_a_sql_window(
         assert asyncio.run(asyncio.wait_for(first(), timeout=20)) == {"ready": False, "path": "rows"}
     finally:
         eng.dispose()
+
+
+def test_the_trigger_reads_the_source_connection_with_the_async_lookup(
+    tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the triggerer a sync connection lookup is unreliable (Airflow 3 routes it through the supervisor):
+    the trigger must find the spec's Airflow connection with the async lookup, or it would fall back to
+    ``data.sql.url_env`` (unset in a deployment) and fail instead of waiting."""
+    import asyncio
+
+    import sqlalchemy as sa
+
+    sensor = pytest.importorskip("fairmon_airflow.sensor")
+    from airflow.sdk import BaseHook
+
+    _, _, eng = _sql_source(fresh_database_url, tmp_path)
+    monkeypatch.delenv("FAIRMON_TEST_LATE_SOURCE_URL", raising=False)
+    url = sa.make_url(fresh_database_url)
+    monkeypatch.setenv("AIRFLOW_CONN_FAIRMON_SOURCE", url.set(drivername="postgresql").render_as_string(False))
+
+    def no_sync_lookup(conn_id: str) -> Any:
+        raise RuntimeError(f"sync get_connection({conn_id!r}) called in the triggerer")
+
+    monkeypatch.setattr(BaseHook, "get_connection", classmethod(lambda cls, conn_id: no_sync_lookup(conn_id)))
+    _insert(eng, "INSERT INTO events VALUES (:t, 1, 'F')", t=W.end)
+    trigger = sensor.DataReadyTrigger("rows", (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=20)).isoformat(), 0.2,
+                                      str(tmp_path / "late_sql.yaml"), W.start.isoformat(), W.end.isoformat())
+
+    async def first() -> dict[str, Any]:
+        async for event in trigger.run():
+            return dict(event.payload)
+        raise AssertionError("no event")
+
+    try:
+        assert asyncio.run(asyncio.wait_for(first(), timeout=20)) == {"ready": True, "path": "rows"}
+    finally:
+        eng.dispose()
