@@ -54,7 +54,7 @@ class DataReadyTrigger(BaseTrigger):
 
     def _ready(self, url: str | None) -> bool:
         if not self.spec_path:
-            from fairmon.sources import file_exists  # in the triggerer only: fairmon.sources loads pandas
+            from fairmon.readiness import file_exists  # light: neither pandas nor SQLAlchemy
 
             return file_exists(self.path)
         return _sql_ready(self.spec_path, self.start, self.end, url)
@@ -107,7 +107,7 @@ class WaitForData(BaseOperator):
     def execute(self, context: Any) -> dict[str, Any]:
         # in the task only (parse time stays light): fairmon.pipeline.late loads pandas
         from fairmon.pipeline.late import awaited, data_location
-        from fairmon.sources import file_exists
+        from fairmon.readiness import file_exists
 
         spec, window, _ = self._window(context)
         where = data_location(spec, window)
