@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from fairmon.pipeline.layout import task_rows
+
 #: one worker in this benchmark: ``airflow celery worker --concurrency 2`` on 2 cores
 WORKER_CORES = 2
 SECONDS_PER_HOUR = 3600
@@ -131,16 +133,21 @@ def summarize(recorded: Mapping[str, Any]) -> dict[str, Any]:
     # the worker CPU no task logged (runner exit, supervisor, Celery), per task done, times tasks per window
     lines_all = recorded.get("task_cpu_lines") or []
     estimated = False
+    unlogged_kinds: list[str] = []
     if recorded.get("partial") and lines_all:
         by_task: dict[str, list[float]] = {}
         for x in lines_all:
             by_task.setdefault(x["task_id"], []).append(x["before_s"] + x["steps_s"])
+        # every task kind must have run at least once, or the estimate leaves its work out
+        unlogged_kinds = [r.name for r in task_rows(str(recorded.get("layout", "warm"))) if r.name not in by_task]
         logged_window = sum(statistics.mean(v) for v in by_task.values())
         n_tasks_done = len(tis)
         unlogged_per_task = (cpu - sum(sum(v) for v in by_task.values())) / n_tasks_done if n_tasks_done else 0.0
         per_window = logged_window + unlogged_per_task * int(recorded["tasks_per_window"])
         n = cpu / per_window  # window-equivalents of work done
         estimated = True
+        if unlogged_kinds:  # not estimable: no window reached these tasks before the cut-off
+            per_window = None
     floor = recorded.get("warm_floor_cpu_s")
     k = int(recorded["tasks_per_window"])
     lines = recorded.get("task_cpu_lines") or []
@@ -151,7 +158,8 @@ def summarize(recorded: Mapping[str, Any]) -> dict[str, Any]:
         span = float(recorded["wall_s"])
     return {
         "windows_succeeded": len(done),
-        "cpu_from": "task CPU lines (time-boxed phase)" if estimated else "windows succeeded",
+        "cpu_from": (f"not estimable (time-boxed; no task ran: {', '.join(unlogged_kinds)})" if unlogged_kinds
+                     else "task CPU lines (time-boxed phase)" if estimated else "windows succeeded"),
         "windows_total": len(runs),
         "worker_cpu_s": round(cpu, 1),
         "cpu_s_per_window": None if per_window is None else round(per_window, 2),

@@ -10,10 +10,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 
-__all__ = ["png", "fmt_num", "DPI", "PER_GROUP_METRICS", "GROUP_COLOR", "REST_COLOR"]
+__all__ = ["png", "full_axes", "fmt_num", "DPI", "PER_GROUP_METRICS", "GROUP_COLOR", "REST_COLOR"]
 
 #: resolution of every report image (keeps a report a few hundred KB)
 DPI = 100
+#: constrained layout's padding around the figure's content (matplotlib's default ``w_pad``, ``h_pad``)
+_PAD_IN = 3.0 / 72.0
 #: colour of the discriminated group (RUMIE leaves inside S') and of "bad" markers
 GROUP_COLOR = "#d1495b"
 #: colour of everything else
@@ -31,19 +33,43 @@ _TITLES = {
 }
 
 
-def _figure(width: float, height: float) -> Figure:
+def _figure(width: float, height: float, *, layout: bool = True) -> Figure:
+    """A figure on its own Agg canvas; ``layout``: constrained layout (off for a picture that places its
+    one axes itself, :func:`full_axes`)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained" if layout else None)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def full_axes(fig: Figure) -> Any:
+    """One axes filling the figure but for constrained layout's padding (3/72 inch a side): for a
+    picture without axis decorations, whose content lies inside its data limits (the RUMIE tree),
+    what constrained layout would compute, without measuring every text of the picture first."""
+    width, height = fig.get_size_inches()
+    pad_w, pad_h = _PAD_IN / float(width), _PAD_IN / float(height)
+    return fig.add_axes((pad_w, pad_h, 1.0 - 2 * pad_w, 1.0 - 2 * pad_h))
 
 
 def png(fig: Figure) -> bytes:
     """PNG bytes of a figure (no timestamp/software metadata, so the same figure gives the same bytes).
 
+    A constrained layout is computed once, here, and the figure then drawn once: ``savefig`` would
+    otherwise draw the whole figure an extra time, without output, just to lay it out (the same
+    picture, byte for byte; about 7 % of a report's CPU).
+
     >>> fig = _figure(2, 1)
     >>> png(fig) == png(fig)
     True
     """
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):
+        engine.execute(fig)
+        fig.set_layout_engine("none")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None}, facecolor="white")
     return buf.getvalue()

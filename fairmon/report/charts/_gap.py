@@ -26,12 +26,17 @@ def attribution_gap_chart(features: Sequence[Mapping[str, Any]], *, title: str =
         return None
     fig = _figure(7.0, max(1.8, 0.34 * len(rows) + 1.0))
     ax = fig.subplots()
-    for y, f in enumerate(rows):
+    diffs, below, above = [], [], []
+    for f in rows:
         d = float(f["difference"])
         lo = float(f["ci_low"]) if _ok(f.get("ci_low")) else d
         hi = float(f["ci_high"]) if _ok(f.get("ci_high")) else d
-        ax.barh(y, d, color=GROUP_COLOR if d < 0 else REST_COLOR, height=0.6)
-        ax.errorbar(d, y, xerr=[[max(d - lo, 0.0)], [max(hi - d, 0.0)]], fmt="none", ecolor="#333333", capsize=3)
+        diffs.append(d)
+        below.append(max(d - lo, 0.0))
+        above.append(max(hi - d, 0.0))
+    ys = list(range(len(rows)))  # one call each for the bars and the intervals (not one per feature)
+    ax.barh(ys, diffs, color=[GROUP_COLOR if d < 0 else REST_COLOR for d in diffs], height=0.6)
+    ax.errorbar(diffs, ys, xerr=[below, above], fmt="none", ecolor="#333333", capsize=3)
     ax.axvline(0.0, color="#333333", linewidth=0.8)
     ax.set_yticks(range(len(rows)), [str(f["feature"]) for f in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)

@@ -54,6 +54,9 @@ def outcome_chart(metrics: Sequence[MetricRecord]) -> bytes | None:
     colors = {a: _PALETTE[i % len(_PALETTE)] for i, a in enumerate(attrs)}
     for ax, name in zip(axes, panels, strict=True):
         by = {(m.attribute, m.group): m for m in metrics if m.metric == name and m.group != ""}
+        # one error-bar call per attribute (its colour), not per group: the same marks, a fraction of
+        # the artists to build, lay out and draw
+        points: dict[str, list[tuple[float, float, float, float]]] = {}
         for y, key in enumerate(rows):
             m = by.get(key)
             if m is None or not _ok(m.value):
@@ -61,9 +64,12 @@ def outcome_chart(metrics: Sequence[MetricRecord]) -> bytes | None:
             v = float(m.value)
             lo = float(m.ci_low) if _ok(m.ci_low) else v
             hi = float(m.ci_high) if _ok(m.ci_high) else v
+            points.setdefault(key[0], []).append((v, float(y), max(v - lo, 0.0), max(hi - v, 0.0)))
+        for attr, pts in points.items():
+            v_, y_, below, above = (list(c) for c in zip(*pts, strict=True))
             ax.errorbar(
-                v, y, xerr=[[max(v - lo, 0.0)], [max(hi - v, 0.0)]], fmt="o", color=colors[key[0]],
-                ecolor=colors[key[0]], elinewidth=2, capsize=4, markersize=6,
+                v_, y_, xerr=[below, above], fmt="o", color=colors[attr], ecolor=colors[attr], elinewidth=2,
+                capsize=4, markersize=6,
             )
         ax.set_title(_TITLES.get(name, name), fontsize=10)
         ax.set_xlim(-0.02, 1.02)

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
 
     pass
-from fairmon.report.charts._base import _ACCENT, GROUP_COLOR, REST_COLOR, _figure, _ok, fmt_num, png
+from fairmon.report.charts._base import (
+    _ACCENT,
+    GROUP_COLOR,
+    REST_COLOR,
+    _figure,
+    _ok,
+    fmt_num,
+    full_axes,
+    png,
+)
 
 __all__ = ["tree_chart", "tree_layout"]
 
@@ -113,8 +122,8 @@ def tree_chart(tree: Mapping[str, Any] | None) -> bytes | None:
     width = min(max(6.0, (1.3 if n_leaves <= 8 else 1.1) * n_leaves + 1.0), 40.0)
     height = max(2.6, 1.1 * (depth + 1) + 0.6)
     fontsize = 9 if n_leaves <= 8 else (8 if width / n_leaves >= 1.05 else 7)
-    fig = _figure(width, height)
-    ax = fig.add_subplot()
+    fig = _figure(width, height, layout=False)  # no decorations: the axes fills the picture
+    ax = full_axes(fig)
     ax.set_axis_off()
     ax.set_xlim(-0.7, n_leaves - 0.3)
     ax.set_ylim(-depth - 0.6, 0.55)
