@@ -2,8 +2,7 @@
 :mod:`fairmon.pipeline.late` and the Airflow sensor): a file partition exists, or a SQL source has rows
 at or after the window's end (or its ``ready_query`` says so).
 
-:func:`file_exists` needs neither pandas nor SQLAlchemy (importing this module loads neither); the SQL
-checks run through the same query runner as the window's pull (:mod:`fairmon._sql_query`).
+The SQL checks run through the same query runner as the window's pull (:mod:`fairmon._sql_query`).
 These names are also importable from :mod:`fairmon.sources`.
 """
 
@@ -14,6 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
+from fairmon._sql_query import _inner_query, _run_query
 from fairmon.config import SqlSource
 from fairmon.errors import DatasetError
 
@@ -48,12 +50,13 @@ def ready_sql(source: SqlSource) -> str:
 
     Examples
     --------
-    >>> from fairmon.config import SqlSource
+    >>> import pandas as pd
+
+from fairmon._sql_query import _inner_query, _run_query
+from fairmon.config import SqlSource
     >>> print(ready_sql(SqlSource(query="SELECT * FROM t WHERE ts >= :start AND ts < :end;")))
     SELECT 1 FROM (SELECT * FROM t WHERE ts >= :start AND ts < :end) AS fairmon_ready LIMIT 1
     """
-    from fairmon._sql_query import _inner_query
-
     if source.ready_query is not None:
         return source.ready_query
     return f"SELECT 1 FROM ({_inner_query(source)}) AS fairmon_ready LIMIT 1"
@@ -76,10 +79,6 @@ def sql_window_ready(
     (:func:`fairmon.sources.source_statement_timeout_s`); a failure is a :class:`~fairmon.errors.DatasetError` as for
     the window's query (``retryable`` for a timeout or a lost connection).
     """
-    import pandas as pd
-
-    from fairmon._sql_query import _run_query
-
     if source.ready_query is not None:
         got = _run_query(source, source.ready_query, start, end, engine=engine, env=env)
     else:

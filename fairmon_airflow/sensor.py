@@ -54,7 +54,7 @@ class DataReadyTrigger(BaseTrigger):
 
     def _ready(self, url: str | None) -> bool:
         if not self.spec_path:
-            from fairmon.readiness import file_exists  # light: neither pandas nor SQLAlchemy
+            from fairmon.readiness import file_exists  # in the triggerer only: it loads pandas
 
             return file_exists(self.path)
         return _sql_ready(self.spec_path, self.start, self.end, url)

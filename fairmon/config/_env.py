@@ -73,3 +73,5 @@ ENV_DB_CONN_ID: Final = "FAIRMON_DB_CONN_ID"
 ENV_SLACK_CONN_ID: Final = "FAIRMON_SLACK_CONN_ID"
 #: ``1``: a broken spec fails the whole DAG file instead of only its own DAG
 ENV_STRICT_SPECS: Final = "FAIRMON_STRICT_SPECS"
+#: ``0`` / ``off``: RUMIE never uses the compiled CPU kernel; ``1`` / ``on``: at any size (default: auto)
+ENV_RUMIE_KERNEL: Final = "FAIRMON_RUMIE_KERNEL"

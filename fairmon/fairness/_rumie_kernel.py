@@ -29,15 +29,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from importlib import import_module
 from typing import Any
 
 import numpy as np
+
+from fairmon.config._env import ENV_RUMIE_KERNEL
 
 __all__ = ["ENV", "MIN_ROWS", "MIN_ROWS_UNCACHED", "DenseKernel", "use_kernel"]
 
 #: ``FAIRMON_RUMIE_KERNEL``: ``0`` / ``off`` never uses the kernel, ``1`` / ``on`` at any size,
 #: unset or ``auto`` from :data:`MIN_ROWS` rows on
-ENV = "FAIRMON_RUMIE_KERNEL"
+ENV = ENV_RUMIE_KERNEL
 #: rows from which the kernel replaces torch (CPU, dense, float32). What it costs, once per process:
 #: ~1.1 CPU-s to load numba and the cached kernels (~4.4 s to compile them where the cache is empty) and
 #: ~120 MB resident (numba and LLVM). What it saves, per iteration: 100k rows 6.6 -> 4.2 ms, 200k rows
@@ -49,6 +52,13 @@ MIN_ROWS = 200_000
 #: the same where numba can write no cache (:data:`fairmon.fairness._rumie_jit.CACHED` false): every
 #: process then compiles the kernels
 MIN_ROWS_UNCACHED = 400_000
+
+
+def _jit_module() -> Any:
+    """:mod:`fairmon.fairness._rumie_jit`, loaded on first use: importing it loads numba and LLVM
+    (~1.1 CPU-s, ~120 MB), which a fit pays only when it runs the kernel (as for the heavy libraries
+    that tests/unit/test_imports.py lets functions import lazily)."""
+    return import_module("fairmon.fairness._rumie_jit")
 
 
 def use_kernel(n: int, device_type: str, dtype_is_float32: bool, layout: str) -> bool:
@@ -69,7 +79,7 @@ def use_kernel(n: int, device_type: str, dtype_is_float32: bool, layout: str) ->
     if not forced and n < MIN_ROWS:
         return False
     try:
-        from fairmon.fairness import _rumie_jit
+        _rumie_jit = _jit_module()
     except ImportError:  # pragma: no cover - numba is a dependency; a broken install keeps torch
         return False
     return forced or _rumie_jit.CACHED or n >= MIN_ROWS_UNCACHED
@@ -83,7 +93,7 @@ class DenseKernel:
     """
 
     def __init__(self, ZT: np.ndarray, n1: int, threads: int = 1) -> None:
-        from fairmon.fairness import _rumie_jit
+        _rumie_jit = _jit_module()
 
         self._jit = _rumie_jit
         self.ZT = np.ascontiguousarray(ZT, dtype=np.float32)

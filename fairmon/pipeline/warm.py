@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,11 @@ from fairmon.errors import ConfigError
 from fairmon.pipeline.frames import release_freed_memory
 from fairmon.pipeline.runner import run_step, step_context
 from fairmon.pipeline.table import STEP_ORDER
+from fairmon.report import charts
+from fairmon.report.charts._gap import attribution_gap_chart
+from fairmon.report.data import TrendPoint
+from fairmon.report.render import compiled_template
+from fairmon.store import MetricRecord
 from fairmon.validation import build_suite, validate
 from fairmon.window import Window
 
@@ -144,14 +150,6 @@ def warm_up(random_state: int = 0) -> dict[str, float]:
 def _warm_report() -> None:
     """The report's first-use costs: its jinja2 template compiled, and one small picture of each kind
     drawn (matplotlib's fonts, glyph and text caches, the Agg canvas, PIL's PNG encoder)."""
-    from datetime import UTC, datetime
-
-    from fairmon.report import charts
-    from fairmon.report.charts._gap import attribution_gap_chart
-    from fairmon.report.data import TrendPoint
-    from fairmon.report.render import compiled_template
-    from fairmon.store import MetricRecord
-
     compiled_template()
     charts.outcome_chart([MetricRecord("selection_rate", 0.4, attribute="a", group="x", ci_low=0.3, ci_high=0.5)])
     charts.gesd_chart([charts.GroupStabilityRow("a=x", 0.8, std=0.1, size=3, instances=(0.7, 0.8, 0.9))])

@@ -33,10 +33,9 @@ def test_validation_benchmark_smoke(tmp_path: Path, benchmark_module: Callable[[
     assert row["expectations"] == len(suite.expectations) > 20
     for key in TIMINGS:
         assert 0 < row[key] < 120, (key, row[key])
-    # the first call holds the context creation: never faster than a warm call, and the difference
-    # is what the benchmark reports as the context cost
-    assert row["first_call_s"] >= row["validate_good_s"]
-    assert row["context_s"] == pytest.approx(row["first_call_s"] - row["validate_good_s"])
+    # the context cost is what the first call takes beyond a warm one (never negative: a first call
+    # that the machine's noise made faster than the warm one reports 0, not a negative cost)
+    assert row["context_s"] == pytest.approx(max(row["first_call_s"] - row["validate_good_s"], 0.0))
     assert row["gx_import_s"] is None  # measured in the full run only
     assert 0 < row["spec_load_ms"] < 10_000
 
