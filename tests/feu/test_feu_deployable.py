@@ -9,8 +9,8 @@ better than production nothing is recommended or registered.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
+from _feu_data import group_effect_frame
 
 from fairmon.errors import ConfigError
 from fairmon.feu import FEUSettings, dp_difference, predict_proba, search, train_mlps
@@ -21,12 +21,7 @@ LIGHT = dict(population=6, generations=2, epoch_bounds=(3, 10),
                    "min_group_size": 5})
 
 
-def _data(n: int, seed: int, effect: float) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    sex = rng.choice(["F", "M"], n)
-    x1, x2 = rng.normal(size=(2, n))
-    y = (x1 + 0.5 * x2 + effect * (sex == "M") + rng.logistic(size=n) * 0.7 > 0.5 * effect).astype(int)
-    return pd.DataFrame({"x1": x1, "x2": x2, "sex": sex, "y": y})
+_data = group_effect_frame
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from _feu_data import group_effect_frame
 
 from fairmon.errors import ConfigError, MethodError, SchemaError
 from fairmon.feu import FEUSettings, dp_difference, search
@@ -27,12 +28,7 @@ SEARCH = dict(LIGHT, threshold_bounds=(0.35, 0.65), fairness_weight_bounds=None,
               positive_rate_band=0.2, baselines=False)
 
 
-def _data(n: int, seed: int, effect: float) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    sex = rng.choice(["F", "M"], n)
-    x1, x2 = rng.normal(size=(2, n))
-    y = (x1 + 0.5 * x2 + effect * (sex == "M") + rng.logistic(size=n) * 0.7 > 0.5 * effect).astype(int)
-    return pd.DataFrame({"x1": x1, "x2": x2, "sex": sex, "y": y})
+_data = group_effect_frame
 
 
 # ---------------------------------------------------------------------- tau_g(s)
