@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, get_args
 
-from fairmon._device import thread_settings
+from fairmon._device import blas_threads, thread_settings
 from fairmon._progress import track
 from fairmon.config import MonitorSpec, load_spec
 from fairmon.errors import AttemptSupersededError, ConfigError, DataValidationError, FairmonError
@@ -151,7 +151,7 @@ def run_step(
             if ctx.attempt_id is None:  # no attempt given: the one holding the window's run
                 ctx.bind_current_attempt()
             runs.check_attempt(ctx)  # a newer attempt took the window over: stop, write nothing
-        with track(f"{ctx.monitor} {ctx.window.key} {step}"):
+        with track(f"{ctx.monitor} {ctx.window.key} {step}"), blas_threads(ctx.spec.execution.blas_threads):
             result = STEPS[step](ctx)
         log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
         if step in AFTER_PERSIST:  # a retry that succeeded gives the run back its persisted status

@@ -55,3 +55,44 @@ def test_quiet_third_party_is_idempotent_per_handler() -> None:
         assert sum(isinstance(f, QuietThirdParty) for f in h.filters) == 1
     finally:
         lg.removeHandler(h)
+
+
+def _blas_threads_now() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [int(p["num_threads"]) for p in threadpool_info() if p["user_api"] == "blas"]
+
+
+def test_blas_threads_limits_inside_and_restores_after() -> None:
+    import numpy as np
+
+    from fairmon._device import blas_threads
+
+    np.ones((4, 4)) @ np.ones(4)  # numpy's BLAS is loaded
+    before = _blas_threads_now()
+    assert before, "no BLAS library loaded: nothing to limit"
+    with blas_threads(1):
+        assert _blas_threads_now() == [1] * len(before)
+    assert _blas_threads_now() == before
+    with blas_threads(None):  # no limit: the library's own setting
+        assert _blas_threads_now() == before
+
+
+def test_run_step_runs_the_step_under_the_specs_blas_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from fairmon.config import MonitorSpec
+    from fairmon.pipeline import runner
+
+    doc = {"spec_version": 1, "identity": {"name": "m"}, "model": {"registry_uri": "r"},
+           "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+           "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}}
+    seen: list[list[int]] = []
+    monkeypatch.setitem(runner.STEPS, "resolve_window", lambda ctx: seen.append(_blas_threads_now()) or {})
+    for limit, want in ((None, _blas_threads_now()), (1, [1] * len(_blas_threads_now()))):
+        spec = MonitorSpec.model_validate({**doc, "execution": {"blas_threads": limit}})
+        assert spec.execution.blas_threads == limit
+        ctx = SimpleNamespace(monitor="m", window=SimpleNamespace(key="k"), spec=spec, attempt_id=None)
+        runner.run_step("resolve_window", spec, {}, context=ctx)  # type: ignore[arg-type]
+        assert seen[-1] == want
+    assert MonitorSpec.model_validate(doc).execution.blas_threads == 1  # the default
