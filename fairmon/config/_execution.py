@@ -33,7 +33,7 @@ class ExecutionSpec(SpecSection):
     persist, drift and the notify steps stay tasks of their own. ``steps``: one task per step (the
     layout before issue 21). Both store the same results.
     ``blas_threads``: at most this many BLAS threads (OpenBLAS/MKL, through threadpoolctl) while a
-    step runs (default 1: a window's many small BLAS calls cost less CPU on one thread, as idle
+    heavy step runs (default 1: a window's many small BLAS calls cost less CPU on one thread, as idle
     OpenBLAS threads busy-wait, and a worker runs one task per core; ``null``: the library's own
     default, every core). How a window runs, not what it stores: left out of the spec fingerprint.
     """

@@ -78,7 +78,7 @@ def test_blas_threads_limits_inside_and_restores_after() -> None:
         assert _blas_threads_now() == before
 
 
-def test_run_step_runs_the_step_under_the_specs_blas_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_step_runs_heavy_steps_under_the_specs_blas_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
     from fairmon.config import MonitorSpec
@@ -87,12 +87,17 @@ def test_run_step_runs_the_step_under_the_specs_blas_limit(monkeypatch: pytest.M
     doc = {"spec_version": 1, "identity": {"name": "m"}, "model": {"registry_uri": "r"},
            "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
            "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}}
-    seen: list[list[int]] = []
-    monkeypatch.setitem(runner.STEPS, "resolve_window", lambda ctx: seen.append(_blas_threads_now()) or {})
-    for limit, want in ((None, _blas_threads_now()), (1, [1] * len(_blas_threads_now()))):
+    seen: dict[str, list[int]] = {}
+    for name in ("explain", "outcome"):  # heavy, light
+        monkeypatch.setitem(runner.STEPS, name, lambda ctx, name=name: seen.update({name: _blas_threads_now()}) or {})
+    monkeypatch.setattr(runner.runs, "check_attempt", lambda ctx: None)  # no store: the attempt is current
+    monkeypatch.setattr(runner.runs, "heartbeat", lambda ctx: None)
+    library_default = _blas_threads_now()
+    for limit, want in ((None, library_default), (1, [1] * len(library_default))):
         spec = MonitorSpec.model_validate({**doc, "execution": {"blas_threads": limit}})
         assert spec.execution.blas_threads == limit
-        ctx = SimpleNamespace(monitor="m", window=SimpleNamespace(key="k"), spec=spec, attempt_id=None)
-        runner.run_step("resolve_window", spec, {}, context=ctx)  # type: ignore[arg-type]
-        assert seen[-1] == want
+        ctx = SimpleNamespace(monitor="m", window=SimpleNamespace(key="k"), spec=spec, attempt_id="a1")
+        for name in ("explain", "outcome"):
+            runner.run_step(name, spec, {}, context=ctx)  # type: ignore[arg-type]
+        assert seen["explain"] == want and seen["outcome"] == library_default
     assert MonitorSpec.model_validate(doc).execution.blas_threads == 1  # the default
