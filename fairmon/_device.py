@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+from threadpoolctl import threadpool_limits
 
 from fairmon.errors import DeviceError
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["resolve_device", "torch_generator", "thread_settings", "THREAD_ENV", "ERR_NO_CUDA", "ERR_UNKNOWN_DEVICE"]
+__all__ = ["resolve_device", "torch_generator", "thread_settings", "blas_threads", "THREAD_ENV", "ERR_NO_CUDA", "ERR_UNKNOWN_DEVICE"]
 
 #: OpenMP settings the batched explainers need: without ``PASSIVE`` torch's OpenMP threads spin-wait
 #: on shared CPUs (measured ~9x slower KernelSHAP at load 3, benchmarks/explainers/README.md)
@@ -44,6 +47,32 @@ def thread_settings(env: MutableMapping[str, str] = os.environ) -> dict[str, str
     applied = {k: v for k, v in THREAD_ENV.items() if not env.get(k)}
     env.update(applied)
     return applied
+
+
+@contextmanager
+def blas_threads(limit: int | None) -> Iterator[None]:
+    """At most ``limit`` threads in the BLAS libraries numpy, scipy and scikit-learn call (OpenBLAS,
+    MKL, BLIS; via threadpoolctl) inside the block, restored afterwards; ``None`` changes nothing.
+
+    Why a window's steps run with one (``execution.blas_threads``, default 1): they make many small
+    BLAS calls (a model's predictions on KernelSHAP's coalition rows, the explainers' weighted
+    regressions), and OpenBLAS's worker threads busy-wait between calls, so a second thread costs
+    CPU it does not save. Measured on the 2-core machine, one warm process, demo fleet spec at the
+    spec defaults (benchmarks/fleet/README.md): 11.2 CPU-s per window with OpenBLAS's default (2
+    threads) vs 9.0 with one. A fleet worker already runs one task per core, so more threads per
+    task only oversubscribe the cores. torch's own threads are not BLAS threads here (RUMIE sets
+    its own, :func:`fairmon.fairness._rumie_core.torch_threads`).
+
+    >>> import numpy as np
+    >>> with blas_threads(1):
+    ...     float((np.ones((64, 64)) @ np.ones(64)).sum())
+    4096.0
+    """
+    if limit is None:
+        yield
+        return
+    with threadpool_limits(limits=limit, user_api="blas"):
+        yield
 
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:

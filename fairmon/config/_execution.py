@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from fairmon.config._limits import MAX_RETRIES, MAX_RETRY_DELAY_S, MAX_TASK_TIMEOUT_S
+from fairmon.config._limits import MAX_BLAS_THREADS, MAX_RETRIES, MAX_RETRY_DELAY_S, MAX_TASK_TIMEOUT_S
 from fairmon.config._parsers import SpecSection
 from fairmon.config._paths import SpecPath
 
@@ -32,6 +32,10 @@ class ExecutionSpec(SpecSection):
     load once per window; validation,
     persist, drift and the notify steps stay tasks of their own. ``steps``: one task per step (the
     layout before issue 21). Both store the same results.
+    ``blas_threads``: at most this many BLAS threads (OpenBLAS/MKL, through threadpoolctl) while a
+    heavy step runs (default 1: a window's many small BLAS calls cost less CPU on one thread, as idle
+    OpenBLAS threads busy-wait, and a worker runs one task per core; ``null``: the library's own
+    default, every core). How a window runs, not what it stores: left out of the spec fingerprint.
     """
 
     device: Literal["auto", "cpu", "cuda"] = "auto"
@@ -43,3 +47,4 @@ class ExecutionSpec(SpecSection):
     pool: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")] | None = None
     deadline_s: Annotated[int, Field(ge=1, le=MAX_TASK_TIMEOUT_S)] | None = None
     layout: Literal["steps", "warm"] = "warm"
+    blas_threads: Annotated[int, Field(ge=1, le=MAX_BLAS_THREADS)] | None = 1

@@ -55,6 +55,7 @@ MAX_RETRY_DELAY_S: Final = 86_400
 MAX_TASK_TIMEOUT_S: Final = 7 * 86_400
 MAX_LATENESS_S: Final = 7 * 86_400
 MAX_POKE_INTERVAL_S: Final = 3_600
+MAX_BLAS_THREADS: Final = 256
 
 #: field path -> upper limit (inclusive), for messages, the README table and its test
 COST_LIMITS: Final[dict[str, int]] = {
@@ -85,6 +86,7 @@ COST_LIMITS: Final[dict[str, int]] = {
     "execution.retry_delay_s": MAX_RETRY_DELAY_S,
     "execution.task_timeout_s": MAX_TASK_TIMEOUT_S,
     "execution.deadline_s": MAX_TASK_TIMEOUT_S,
+    "execution.blas_threads": MAX_BLAS_THREADS,
     "data.max_lateness_s": MAX_LATENESS_S,
     "data.poke_interval_s": MAX_POKE_INTERVAL_S,
 }

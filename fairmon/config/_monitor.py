@@ -48,8 +48,8 @@ SPEC_VERSION = 1
 SUPPORTED_SPEC_VERSIONS = (1,)
 
 #: paths of the settings that decide how or when a window runs, not what it stores: the DAG layout
-#: (both layouts store the same rows) and the late-data readiness query
-_NOT_RESULTS = (("execution", "layout"), ("data", "sql", "ready_query"))
+#: (both layouts store the same rows), the BLAS thread limit and the late-data readiness query
+_NOT_RESULTS = (("execution", "layout"), ("execution", "blas_threads"), ("data", "sql", "ready_query"))
 
 class MonitorSpec(SpecSection):
     """One monitored model: the root of a spec file (see :mod:`fairmon.config`).

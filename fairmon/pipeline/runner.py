@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, get_args
 
-from fairmon._device import thread_settings
+from fairmon._device import blas_threads, thread_settings
 from fairmon._progress import track
 from fairmon.config import MonitorSpec, load_spec
 from fairmon.errors import AttemptSupersededError, ConfigError, DataValidationError, FairmonError
@@ -29,6 +29,7 @@ from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.frames import release_freed_memory
 from fairmon.pipeline.steps import STEPS
 from fairmon.pipeline.table import A_DRIFT, A_PERSIST, AFTER_PERSIST, STEP_ORDER
+from fairmon.pipeline.table import step as step_row
 from fairmon.store import open_store
 from fairmon.store.records import RESULT_STATUSES, RunStatus
 from fairmon.window import Window, window_for, window_from_interval, windows_between
@@ -151,7 +152,9 @@ def run_step(
             if ctx.attempt_id is None:  # no attempt given: the one holding the window's run
                 ctx.bind_current_attempt()
             runs.check_attempt(ctx)  # a newer attempt took the window over: stop, write nothing
-        with track(f"{ctx.monitor} {ctx.window.key} {step}"):
+        # heavy steps only: finding the BLAS libraries costs 0.01-0.04 CPU-s a call, a light task's whole work
+        blas = ctx.spec.execution.blas_threads if step_row(step).heavy else None
+        with track(f"{ctx.monitor} {ctx.window.key} {step}"), blas_threads(blas):
             result = STEPS[step](ctx)
         log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
         if step in AFTER_PERSIST:  # a retry that succeeded gives the run back its persisted status

@@ -55,3 +55,49 @@ def test_quiet_third_party_is_idempotent_per_handler() -> None:
         assert sum(isinstance(f, QuietThirdParty) for f in h.filters) == 1
     finally:
         lg.removeHandler(h)
+
+
+def _blas_threads_now() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [int(p["num_threads"]) for p in threadpool_info() if p["user_api"] == "blas"]
+
+
+def test_blas_threads_limits_inside_and_restores_after() -> None:
+    import numpy as np
+
+    from fairmon._device import blas_threads
+
+    np.ones((4, 4)) @ np.ones(4)  # numpy's BLAS is loaded
+    before = _blas_threads_now()
+    assert before, "no BLAS library loaded: nothing to limit"
+    with blas_threads(1):
+        assert _blas_threads_now() == [1] * len(before)
+    assert _blas_threads_now() == before
+    with blas_threads(None):  # no limit: the library's own setting
+        assert _blas_threads_now() == before
+
+
+def test_run_step_runs_heavy_steps_under_the_specs_blas_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from fairmon.config import MonitorSpec
+    from fairmon.pipeline import runner
+
+    doc = {"spec_version": 1, "identity": {"name": "m"}, "model": {"registry_uri": "r"},
+           "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+           "columns": {"features": ["a"], "sensitive": ["a"]}, "schedule": {"start_date": "2026-01-01"}}
+    seen: dict[str, list[int]] = {}
+    for name in ("explain", "outcome"):  # heavy, light
+        monkeypatch.setitem(runner.STEPS, name, lambda ctx, name=name: seen.update({name: _blas_threads_now()}) or {})
+    monkeypatch.setattr(runner.runs, "check_attempt", lambda ctx: None)  # no store: the attempt is current
+    monkeypatch.setattr(runner.runs, "heartbeat", lambda ctx: None)
+    library_default = _blas_threads_now()
+    for limit, want in ((None, library_default), (1, [1] * len(library_default))):
+        spec = MonitorSpec.model_validate({**doc, "execution": {"blas_threads": limit}})
+        assert spec.execution.blas_threads == limit
+        ctx = SimpleNamespace(monitor="m", window=SimpleNamespace(key="k"), spec=spec, attempt_id="a1")
+        for name in ("explain", "outcome"):
+            runner.run_step(name, spec, {}, context=ctx)  # type: ignore[arg-type]
+        assert seen["explain"] == want and seen["outcome"] == library_default
+    assert MonitorSpec.model_validate(doc).execution.blas_threads == 1  # the default
