@@ -141,8 +141,13 @@ def _recommend(
         cv, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible], random_state,
                                          selection)
         if cv is not None:
-            ok, dp, dp_se, util, lb = cv.eligible, cv.dp, cv.dp_se, cv.utility, cv.lower_bound
-            records = [{**r, "validation_gate": v} for r, v in zip(cv.records, val_gate)]
+            # the band is also held by the searched model itself, on validation with its noise margin: the
+            # out-of-fold rate is its recipe's, and the fold models' rates differ from the deployed one's
+            # (fairmon.feu._crossval, "The band")
+            own_band = np.array([bool(v["band_ok"]) for v in val_gate])
+            ok, dp, dp_se, util, lb = cv.eligible & own_band, cv.dp, cv.dp_se, cv.utility, cv.lower_bound
+            records = [{**r, "validation_gate": v, "eligible": bool(r["eligible"] and b)}
+                       for r, v, b in zip(cv.records, val_gate, own_band)]
             where = f"out of fold ({selection['folds']} folds of train + validation, {selection['oof_rows']} rows)"
             prod_dp, prod_util = cv.production["dp"], cv.production[st.utility]
             prod_rate = cv.production["selection_rate"]

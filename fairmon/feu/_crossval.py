@@ -61,6 +61,17 @@ Documented choices:
 * **Pooled out-of-fold metrics**: DP, positive rate and the threshold-dependent utilities are
   computed over all pooled rows at once (each row decided by the model that did not see it); with
   ``utility="auc"`` the pooled AUC compares scores of different fold models, a known small bias.
+* **The band is held twice.** A candidate is eligible only when its recipe's out-of-fold positive
+  rate is inside the band by its noise (the gate above) **and** the searched model's own validation
+  rate is too (the validation gate's band margin, ``validation_gate.band_ok`` in the record). The
+  out-of-fold rate describes the recipe; the deployed model is one fit of it, whose rate differs from
+  the fold models' by more than the pooled SE says (the SE ignores the fit-to-fit variance). Measured,
+  German seed 42, session 8, with the out-of-fold band alone: out-of-fold rate difference −0.076
+  (+ 1.645 × 0.013 = 0.097, inside ±0.10), the searched model's validation difference −0.085 (SE
+  ~0.03: outside once its margin is added) and its **test** difference −0.113 — outside the band.
+  The DP gain and the utility floor are the recipe's questions (selection bias, which the refits
+  remove); whether the model that would be deployed changes how many people are accepted is the
+  model's.
 * Too few rows for the folds (a class with fewer rows than folds): the validation gate is used and
   the result says why (``selection.cv_skipped``).
 
