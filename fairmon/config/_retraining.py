@@ -180,6 +180,14 @@ class RetrainingSpec(SpecSection):
     off unless the team switches it on; the registered candidate records its group thresholds
     (:mod:`fairmon.feu._group_thresholds`). Needs the sensitive column among the features; not in the
     paper's setting.
+
+    ``cv_below_rows`` (default 1000; ``0`` switches it off) and ``cv_folds`` (default 5): when the
+    validation split has fewer rows than ``cv_below_rows``, the recommendation gate does not read the
+    validation split alone but refits every feasible candidate's recipe (and FEU's production
+    stand-in) on ``cv_folds`` stratified folds of train ∪ validation and applies the same rule to the
+    out-of-fold decisions (:mod:`fairmon.feu._crossval`): on a small validation split the searched
+    candidates' validation figures are optimistic, since the search selected on them. The
+    registered candidate is still the searched model.
     """
 
     enabled: bool = False
@@ -200,6 +208,8 @@ class RetrainingSpec(SpecSection):
         | None
     ) = (0.0, 30.0)
     group_thresholds: StrictBool = False
+    cv_below_rows: Annotated[int, Field(ge=0)] = 1000
+    cv_folds: Annotated[int, Field(ge=2, le=20)] = 5
     n_jobs: Annotated[int, Field(ge=1, le=MAX_N_JOBS)] = 1
     random_state: int = 42
 

@@ -42,6 +42,7 @@ Example
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -52,11 +53,13 @@ from fairmon.feu._data import _Prepared
 from fairmon.feu._metrics import auc, decision_metrics
 from fairmon.registry.model import Model
 
-__all__ = ["BASELINES", "DecisionProbability", "baseline_metrics", "ERR_TO_GROUP_NOT_A_FEATURE",
+__all__ = ["BASELINES", "MITIGATORS", "DecisionProbability", "Mitigators", "baseline_metrics", "fit_mitigators", "ERR_TO_GROUP_NOT_A_FEATURE",
            "ERR_TO_PRODUCTION_COLUMNS"]
 
 BASELINES = ("production", "constant", "threshold_optimizer", "exponentiated_gradient")
 PARTS = ("validation", "test")
+#: the fairlearn mitigators among :data:`BASELINES`
+MITIGATORS = ("threshold_optimizer", "exponentiated_gradient")
 
 ERR_TO_GROUP_NOT_A_FEATURE = (
     "GESD undefined: ThresholdOptimizer's decision depends on the sensitive column(s) {columns}, which are not "
@@ -168,6 +171,89 @@ def _gesd_entry(res: GESDResult | None) -> dict[str, Any]:
     return {"gesd": float(res.value), "gesd_p_value": float(res.p_value)}
 
 
+@dataclass
+class Mitigators:
+    """fairlearn's two mitigators fit on FEU's training split, and the functions their GESD explains.
+
+    ``explained`` maps a mitigator to the :class:`fairmon.registry.Model` over FEU's encoded rows whose
+    GESD is reported (the module docstring says which function); ``notes`` maps a mitigator without one
+    to the reason its GESD is undefined. The final GESD comparison of ``benchmarks/feu_paper`` explains
+    the same models.
+
+    Example
+    -------
+    >>> m = Mitigators(threshold_optimizer=None, exponentiated_gradient=None)
+    >>> m.explained, m.notes
+    ({}, {})
+    """
+
+    threshold_optimizer: Any  #: the fitted ``fairlearn.postprocessing.ThresholdOptimizer``
+    exponentiated_gradient: Any  #: the fitted ``fairlearn.reductions.ExponentiatedGradient``
+    explained: dict[str, Model] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def fit_mitigators(
+    prep: _Prepared,
+    production_proba: dict[str, np.ndarray],
+    *,
+    production_score: Callable[[np.ndarray], np.ndarray] | str | None = None,
+) -> Mitigators:
+    """Fit ThresholdOptimizer (on the production scores) and ExponentiatedGradient on ``prep``'s training rows.
+
+    ``production_proba`` and ``production_score`` are those of :func:`baseline_metrics`. Both fits are
+    deterministic (no random state: fairlearn randomises only its predictions).
+
+    Example
+    -------
+    >>> import pandas as pd
+    >>> from fairmon.feu._data import _prepare
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=200), "sex": rng.choice(["F", "M"], 200)})
+    >>> df["y"] = (df.x + (df.sex == "M") + rng.normal(size=200) > 0.5).astype(int)
+    >>> prep = _prepare(df, ["x", "sex"], "sex", "y", None, (0.5, 0.2, 0.3), 0)
+    >>> score = lambda Z: 1.0 / (1.0 + np.exp(-Z[:, 0]))
+    >>> mit = fit_mitigators(prep, {k: score(prep.Z[k]) for k in prep.Z}, production_score=score)
+    >>> sorted(mit.explained), mit.notes
+    (['exponentiated_gradient', 'threshold_optimizer'], {})
+    >>> p = mit.explained["threshold_optimizer"].estimator.predict_proba(prep.Z["test"][:3])
+    >>> p.shape, bool(((p >= 0) & (p <= 1)).all())
+    ((3, 2), True)
+    """
+    import warnings
+
+    from fairlearn.postprocessing import ThresholdOptimizer  # heavy: imported when FEU runs
+    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+    from sklearn.linear_model import LogisticRegression
+
+    to = ThresholdOptimizer(estimator=_score_column(), constraints="demographic_parity", objective="balanced_accuracy_score",
+                            prefit=True, predict_method="predict_proba")
+    eg = ExponentiatedGradient(LogisticRegression(max_iter=1000), constraints=DemographicParity(), eps=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fairlearn warns that a prefit estimator is not checked
+        to.fit(production_proba["train"].reshape(-1, 1), prep.y["train"], sensitive_features=prep.s["train"])
+        eg.fit(prep.Z["train"], prep.y["train"], sensitive_features=prep.s["train"])
+    out = Mitigators(to, eg)
+    out.explained["exponentiated_gradient"] = Model(
+        DecisionProbability(lambda Z: eg._pmf_predict(Z)[:, 1]), prep.schema, framework="sklearn")
+    decode = _group_decoder(prep)
+    if decode is None:
+        out.notes["threshold_optimizer"] = ERR_TO_GROUP_NOT_A_FEATURE.format(
+            columns=[c for c in prep.summary["sensitive"] if c not in prep.schema.names])
+    elif not callable(production_score):
+        out.notes["threshold_optimizer"] = production_score or "GESD undefined: no production score of the encoded features"
+    else:
+        score_fn, decode_fn = production_score, decode
+
+        def to_proba(Z: np.ndarray) -> np.ndarray:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return np.asarray(to._pmf_predict(score_fn(Z).reshape(-1, 1), sensitive_features=decode_fn(Z))[:, 1])
+
+        out.explained["threshold_optimizer"] = Model(DecisionProbability(to_proba), prep.schema, framework="sklearn")
+    return out
+
+
 def baseline_metrics(
     prep: _Prepared,
     production_proba: dict[str, np.ndarray],
@@ -183,13 +269,10 @@ def baseline_metrics(
     and ``test`` rows of ``prep``. With ``gesd_of`` (the search's GESD call) the mitigators' GESD is
     computed as the module docstring says; ``production_score`` is the production model's
     P(favourable) of rows encoded by ``prep.schema`` (ThresholdOptimizer's input), or a string saying
-    why there is none (stored as the reason its GESD is undefined).
+    why there is none (stored as the reason its GESD is undefined). The mitigators are those of
+    :func:`fit_mitigators`.
     """
     import warnings
-
-    from fairlearn.postprocessing import ThresholdOptimizer  # heavy: imported when FEU runs
-    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
-    from sklearn.linear_model import LogisticRegression
 
     out: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in BASELINES}
     for part in PARTS:
@@ -197,21 +280,15 @@ def baseline_metrics(
         out["production"][part] = _metrics(prep, part, (p >= production_threshold).astype(int), p)
         out["constant"][part] = _metrics(prep, part, np.ones(len(p), dtype=int), None)
 
-    to = ThresholdOptimizer(estimator=_score_column(), constraints="demographic_parity", objective="balanced_accuracy_score",
-                            prefit=True, predict_method="predict_proba")
+    mit = fit_mitigators(prep, production_proba, production_score=production_score)
+    to, eg = mit.threshold_optimizer, mit.exponentiated_gradient
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # fairlearn warns that a prefit estimator is not checked
-        to.fit(production_proba["train"].reshape(-1, 1), prep.y["train"], sensitive_features=prep.s["train"])
+        warnings.simplefilter("ignore")
         for part in PARTS:
             Xp = production_proba[part].reshape(-1, 1)
             yhat = np.asarray(to.predict(Xp, sensitive_features=prep.s[part], random_state=random_state), dtype=int)
             score = to._pmf_predict(Xp, sensitive_features=prep.s[part])[:, 1]
             out["threshold_optimizer"][part] = _metrics(prep, part, yhat, score)
-
-    eg = ExponentiatedGradient(LogisticRegression(max_iter=1000), constraints=DemographicParity(), eps=0.01)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        eg.fit(prep.Z["train"], prep.y["train"], sensitive_features=prep.s["train"])
     for part in PARTS:
         yhat = np.asarray(eg.predict(prep.Z[part], random_state=random_state), dtype=int)
         score = eg._pmf_predict(prep.Z[part])[:, 1]
@@ -219,34 +296,14 @@ def baseline_metrics(
 
     for part in PARTS:
         out["constant"][part].update(gesd=0.0, gesd_note="0 by construction: a constant has zero attributions")
-    eg_model = Model(DecisionProbability(lambda Z: eg._pmf_predict(Z)[:, 1]), prep.schema, framework="sklearn")
-    decode = _group_decoder(prep)
-    to_note: str | None = None
-    if gesd_of is None:
-        to_note = "GESD not computed (baseline_metrics called without gesd_of)"
-    elif decode is None:
-        to_note = ERR_TO_GROUP_NOT_A_FEATURE.format(
-            columns=[c for c in prep.summary["sensitive"] if c not in prep.schema.names])
-    elif not callable(production_score):
-        to_note = production_score or "GESD undefined: no production score of the encoded features"
-    to_model = None
-    if to_note is None:
-        assert decode is not None and callable(production_score)
-        score_fn, decode_fn = production_score, decode
-
-        def to_proba(Z: np.ndarray) -> np.ndarray:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return np.asarray(to._pmf_predict(score_fn(Z).reshape(-1, 1), sensitive_features=decode_fn(Z))[:, 1])
-
-        to_model = Model(DecisionProbability(to_proba), prep.schema, framework="sklearn")
     for part in PARTS:
-        if gesd_of is None:
-            out["exponentiated_gradient"][part].update(gesd=None, gesd_p_value=None, gesd_note=to_note)
-        else:
-            out["exponentiated_gradient"][part].update(_gesd_of(gesd_of, eg_model, part))
-        if to_model is None or gesd_of is None:
-            out["threshold_optimizer"][part].update(gesd=None, gesd_p_value=None, gesd_note=to_note)
-        else:
-            out["threshold_optimizer"][part].update(_gesd_of(gesd_of, to_model, part))
+        for name in ("exponentiated_gradient", "threshold_optimizer"):  # the order of the GESD calls before the split
+            model = mit.explained.get(name)
+            if gesd_of is None:
+                out[name][part].update(gesd=None, gesd_p_value=None,
+                                       gesd_note="GESD not computed (baseline_metrics called without gesd_of)")
+            elif model is None:
+                out[name][part].update(gesd=None, gesd_p_value=None, gesd_note=mit.notes[name])
+            else:
+                out[name][part].update(_gesd_of(gesd_of, model, part))
     return out

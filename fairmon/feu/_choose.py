@@ -1,19 +1,25 @@
 """The production anchor of an FEU search and the recommendation drawn from its Pareto set.
 
-See :mod:`fairmon.feu._recommend` for the rule; this module applies it to a finished search.
+See :mod:`fairmon.feu._recommend` for the rule; this module applies it to a finished search — on the
+validation split, or, when that split has fewer than ``FEUSettings.cv_below_rows`` rows, on
+out-of-fold decisions of the candidates' recipes refit on folds of train ∪ validation
+(:mod:`fairmon.feu._crossval`).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from fairmon.errors import InsufficientDataError
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
+from fairmon.feu._crossval import NO_BETTER_CV, CVGate, Recipe, cv_gate, out_of_fold, use_cv
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import outcome_metrics
 from fairmon.feu._recommend import (
@@ -47,6 +53,8 @@ class _Anchor:
     gesd_validation: GESDResult | None = None
     #: P(favourable) of rows encoded by FEU's schema (ThresholdOptimizer's GESD), or why there is none
     score_encoded: Callable[[np.ndarray], np.ndarray] | str | None = None
+    #: how FEU trained its stand-in (refit per fold by the cross-validated gate); None: a given model
+    recipe: Recipe | None = None
 
 
 def _production(evaluator: _Evaluator, production: Model | None, random_state: int) -> _Anchor:
@@ -63,7 +71,9 @@ def _production(evaluator: _Evaluator, production: Model | None, random_state: i
         for part in ("validation", "test"):
             gesd_res[part] = evaluator.gesd_result(model, part)
         score: Callable[[np.ndarray], np.ndarray] | str = lambda Z: predict_proba(net, Z)  # noqa: E731
+        recipe: Recipe | None = Recipe(float(ref["lr"]), int(ref["epochs"]), threshold, int(random_state))
     else:
+        recipe = None
         proba = {part: np.asarray(production.predict_proba(prep.X[part]))[:, 1] for part in ("train", "validation", "test")}
         threshold = float(production.threshold)
         for part in ("validation", "test"):
@@ -71,7 +81,8 @@ def _production(evaluator: _Evaluator, production: Model | None, random_state: i
         score = _raw_score(production, prep.schema)
     metrics = {part: outcome_metrics(prep.y[part], proba[part], prep.s[part], threshold) for part in ("validation", "test")}
     gesd = {part: (None if r is None or not math.isfinite(r.value) else float(r.value)) for part, r in gesd_res.items()}
-    return _Anchor(proba, threshold, metrics["validation"], metrics["test"], gesd, gesd_res.get("validation"), score)
+    return _Anchor(proba, threshold, metrics["validation"], metrics["test"], gesd, gesd_res.get("validation"), score,
+                   recipe)
 
 
 def _raw_score(production: Model, schema: FeatureSchema) -> Callable[[np.ndarray], np.ndarray] | str:
@@ -91,6 +102,8 @@ class _Recommendation:
     noise_floor: float | None
     #: per feasible front position: why it is (in)eligible (:meth:`fairmon.feu._recommend.Gate.record`)
     gate: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: which rows the gate read: ``{"selection": "validation"}`` or ``"cv5"`` with folds, rows and cost
+    selection: dict[str, Any] = field(default_factory=dict)
 
 
 def _recommend(
@@ -101,44 +114,92 @@ def _recommend(
     # GESD's own noise floor (explain.gesd: a permutation null over the group labels of the sampled rows)
     nf = anchor.gesd_validation.noise_floor if anchor.gesd_validation is not None else float("nan")
     floor = float(nf) if math.isfinite(nf) else None
+    selection: dict[str, Any] = {"selection": "validation", "validation_rows": int(len(prep.y["validation"]))}
     if st.paper_mode:  # the paper: Chebyshev over the whole front, no constraints, no noise gate
         pos, T = chebyshev_select(F[front], st.weights, scale=st.selection_scale)
         return _Recommendation(pos, "paper mode: the Chebyshev choice over the Pareto set (no constraints, "
-                               "no comparison with production)", {i: float(t) for i, t in enumerate(T)}, {}, floor)
+                               "no comparison with production)", {i: float(t) for i, t in enumerate(T)}, {}, floor,
+                               selection=selection)
     feasible = [pos for pos, i in enumerate(front) if archive[i]["error"] is None
                 and all(c <= 0 for c in archive[i]["constraints"])]
     if not feasible:
-        return _Recommendation(None, NO_FEASIBLE.format(n=len(front)), {}, {}, floor)
+        return _Recommendation(None, NO_FEASIBLE.format(n=len(front)), {}, {}, floor, selection=selection)
     prod_yhat = (anchor.proba["validation"] >= anchor.threshold).astype(int)
     # each candidate's validation decisions (its group thresholds when it has them)
     yhat = np.vstack([evaluator.decisions(archive[front[pos]], "validation") for pos in feasible])
     # all feasible candidates against production at once (rule step 2): simultaneous DP-gain bound, band margin
     g = simultaneous_gate(prod_yhat, yhat, prep.s["validation"], band=st.positive_rate_band,
                           n_boot=st.recommend_bootstrap, random_state=random_state)
-    dp_lb = {pos: float(g.lower_bound[j]) for j, pos in enumerate(feasible)}
-    dp_se = {pos: float(g.dp_se[j]) for j, pos in enumerate(feasible)}
-    gate = {pos: g.record(j) for j, pos in enumerate(feasible)}
-    eligible = [pos for j, pos in enumerate(feasible) if g.eligible[j]]
-    if not eligible:
-        return _Recommendation(None, NO_BETTER_CANDIDATE.format(n=len(feasible)), {}, dp_lb, floor, gate)
+    val_gate = [{"selection": "validation", **g.record(j)} for j in range(len(feasible))]
+    Fv = F[[front[pos] for pos in feasible]]
+    # the validation figures decide on a large validation split and are recorded beside the out-of-fold ones on a
+    # small one (fewer than cv_below_rows rows: the cross-validated gate, fairmon.feu._crossval)
+    ok, dp, dp_se, util, lb, records = g.eligible, Fv[:, 1], g.dp_se, 1.0 - Fv[:, 0], g.lower_bound, val_gate
+    where, prod_dp = "on validation", float(anchor.validation["dp"])
+    prod_util, prod_rate = float(anchor.validation[st.utility]), float(anchor.validation["selection_rate"])
+    if use_cv(len(prep.y["validation"]), st.cv_below_rows):
+        cv, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible], random_state,
+                                         selection)
+        if cv is not None:
+            # the band is also held by the searched model itself, on validation with its noise margin: the
+            # out-of-fold rate is its recipe's, and the fold models' rates differ from the deployed one's
+            # (fairmon.feu._crossval, "The band")
+            own_band = np.array([bool(v["band_ok"]) for v in val_gate])
+            ok, dp, dp_se, util, lb = cv.eligible & own_band, cv.dp, cv.dp_se, cv.utility, cv.lower_bound
+            records = [{**r, "validation_gate": v, "eligible": bool(r["eligible"] and b)}
+                       for r, v, b in zip(cv.records, val_gate, own_band)]
+            where = f"out of fold ({selection['folds']} folds of train + validation, {selection['oof_rows']} rows)"
+            prod_dp, prod_util = cv.production["dp"], cv.production[st.utility]
+            prod_rate = cv.production["selection_rate"]
+    dp_lb = {pos: float(lb[j]) for j, pos in enumerate(feasible)}
+    gate = {pos: records[j] for j, pos in enumerate(feasible)}
+    el = [j for j in range(len(feasible)) if ok[j]]
+    if not el:
+        msg = (NO_BETTER_CANDIDATE.format(n=len(feasible)) if selection["selection"] == "validation" else
+               NO_BETTER_CV.format(n=len(feasible), k=selection["folds"], rows=selection["oof_rows"]))
+        return _Recommendation(None, msg, {}, dp_lb, floor, gate, selection)
+    eligible = [feasible[j] for j in el]
     Fe = F[[front[pos] for pos in eligible]]
-    # the choice (fairmon.feu._recommend): the lowest validation DP, ties within noise broken by GESD
-    # beyond its floor, then utility; eligible is in front order, which is evaluation-id order
-    k = choose_lowest_dp(Fe[:, 1].tolist(), [dp_se[pos] for pos in eligible], Fe[:, 2].tolist(),
-                         (1.0 - Fe[:, 0]).tolist(), gesd_floor=floor)
+    # the choice (fairmon.feu._recommend): the lowest DP, ties within noise broken by GESD beyond its floor
+    # (validation GESD: it is not cross-validated), then utility; eligible is in evaluation-id order
+    k = choose_lowest_dp([float(dp[j]) for j in el], [float(dp_se[j]) for j in el], Fe[:, 2].tolist(),
+                         [float(util[j]) for j in el], gesd_floor=floor)
     # the paper's Chebyshev scores of the eligible candidates are still recorded (reports compare the rules)
     Fc = Fe.copy()
     if floor is not None:  # GESD differences within its noise floor are ties
         Fc[:, 2] = np.maximum(Fc[:, 2] - floor, 0.0)
     _, T = chebyshev_select(Fc, st.weights, scale=st.selection_scale)
-    pos = eligible[k]
-    val = archive[front[pos]]["validation"]
+    pos, j = eligible[k], el[k]
     message = (
-        f"candidate #{archive[front[pos]]['id']} recommended ({RULE}; {len(eligible)} of {len(feasible)} "
-        f"feasible candidates eligible): on validation DP {anchor.validation['dp']:.3f} -> "
-        f"{val['dp']:.3f} (simultaneous 95% lower bound of the gain {dp_lb[pos]:.3f}), {st.utility} "
-        f"{anchor.validation[st.utility]:.3f} -> {val[st.utility]:.3f}, positive rate "
-        f"{anchor.validation['selection_rate']:.2f} -> {val['selection_rate']:.2f} (|difference| + {RATE_MARGIN_Z} SE "
+        f"candidate #{archive[front[pos]]['id']} recommended ({RULE}; {where}; {len(eligible)} of {len(feasible)} "
+        f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "
+        f"the gain {dp_lb[pos]:.3f}), {st.utility} {prod_util:.3f} -> {float(util[j]):.3f}, positive rate "
+        f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {RATE_MARGIN_Z} SE "
         f"{gate[pos]['rate_margin']:.3f})"
     )
-    return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate)
+    return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate, selection)
+
+
+def _cross_validated(
+    evaluator: _Evaluator, anchor: _Anchor, rows: list[dict[str, Any]], random_state: int, selection: dict[str, Any],
+) -> tuple[CVGate | None, dict[str, Any]]:
+    """The out-of-fold gate of the feasible candidates (:mod:`fairmon.feu._crossval`), or None and why not."""
+    st, prep = evaluator.settings, evaluator.prep
+    parts = ("train", "validation")
+    Z = np.vstack([prep.Z[p] for p in parts])
+    y, s, codes = (np.concatenate([d[p] for p in parts]) for d in (prep.y, prep.s, prep.codes))
+    given = None if anchor.recipe is not None else np.concatenate([anchor.proba[p] for p in parts])
+    try:
+        oof = out_of_fold(Z, y, s, codes, [Recipe.of(r) for r in rows], production=anchor.recipe,
+                          production_proba=given, production_threshold=anchor.threshold, folds=st.cv_folds,
+                          random_state=random_state, batch_size=st.batch_size, hidden=st.hidden,
+                          device=evaluator.device)
+    except InsufficientDataError as exc:  # too few rows of a class for the folds: the validation gate decides
+        return None, {**selection, "cv_skipped": str(exc)}
+    c0 = time.process_time()
+    cv = cv_gate(oof, utility=st.utility, tolerance=st.utility_tolerance, band=st.positive_rate_band,
+                 n_boot=st.recommend_bootstrap, random_state=random_state)
+    return cv, {**selection, "selection": f"cv{oof.folds}", "folds": oof.folds, "oof_rows": int(len(y)),
+                "cv_below_rows": st.cv_below_rows, "production_refit": oof.production_refit,
+                "candidates_refit": len(rows), "cv_cpu_s": round(oof.cpu_s + time.process_time() - c0, 3),
+                "cv_wall_s": oof.wall_s, "production_oof": cv.production}

@@ -24,6 +24,14 @@ The rule (issue 16), applied on the **validation** split:
    rest, the highest validation utility wins (then the lowest evaluation id);
 4. when no candidate passes, nothing is recommended: "no candidate better than production".
 
+On a validation split smaller than ``FEUSettings.cv_below_rows`` (default 1,000 rows; since session 8)
+steps 2-3 read **out-of-fold** decisions instead: each feasible candidate's recipe and FEU's production
+stand-in are refit on ``cv_folds`` stratified folds of train ∪ validation, and the same gate, the
+utility floor re-checked out of fold, and the lowest-DP choice are applied to the pooled rows — the
+search selected on the validation split, so its figures there are optimistic on few rows
+(:mod:`fairmon.feu._crossval`). The band margin of 2b is then required twice: of the recipe's
+out-of-fold rate and of the searched model's own validation rate (the model that would be deployed).
+
 Why a simultaneous gate (2a). The front holds ~15 feasible candidates, each compared with the one
 production model. With a per-candidate one-sided 95% gate the chance that *some* candidate passes
 by noise alone grows with their number (up to ``1 - 0.95^15 ~ 54%`` for independent ones), and the

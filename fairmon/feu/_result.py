@@ -110,10 +110,15 @@ class FEUResult:
     recommendation: str = ""
     baselines: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     gesd_noise_floor: float | None = None
+    #: which rows the recommendation gate read: ``{"selection": "validation", ...}`` or, below
+    #: ``FEUSettings.cv_below_rows`` validation rows, ``"cv5"`` with folds, out-of-fold rows, production's
+    #: out-of-fold metrics and the CPU seconds the refits took (:mod:`fairmon.feu._crossval`)
+    selection: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "method": "feu",
+            "selection": self.selection,
             "selected": None if self.selected is None else self.selected.to_dict(),
             "recommendation": self.recommendation,
             "baselines": {k: {part: _clean(m) for part, m in v.items()} for k, v in self.baselines.items()},

@@ -24,6 +24,8 @@ Documented choices of fairmon:
   feasible candidates whose DP gain over production exceeds its bootstrap noise, the lowest validation
   DP (ties within noise broken by GESD beyond its floor, then utility); the Chebyshev scores below
   are still recorded for those candidates, for comparison. Paper mode uses the Chebyshev choice.
+  With fewer than ``FEUSettings.cv_below_rows`` validation rows the rule reads out-of-fold decisions
+  of the candidates' recipes refit on folds of train ∪ validation (:mod:`fairmon.feu._crossval`).
 * **Selection in paper mode** (paper: Chebyshev ``T(x) = max_i w_i |f_i(x) - z*_i|`` with weights AUC 0.4, DP 0.3,
   GESD 0.3 against the ideal point ``z*``): ``z*`` is the per-objective minimum of the validation
   objectives over the Pareto set, and the candidate minimising ``T`` is selected (ties: lowest
@@ -318,6 +320,7 @@ def search(
                                 "values": list(selected.constraints), "anchor": evaluator.anchor},
                 "dp_improvement_lb": selected.dp_improvement_lb,
                 "recommendation_gate": selected.recommendation_gate,
+                "selection": rec.selection,
                 "decision": _decision_record(selected, list(prep.summary["sensitive"])),
                 "gesd_noise_floor": rec.noise_floor,
                 "baselines": baselines,
@@ -341,6 +344,7 @@ def search(
         recommendation=rec.message,
         baselines=baselines,
         gesd_noise_floor=rec.noise_floor,
+        selection=rec.selection,
     )
 
 

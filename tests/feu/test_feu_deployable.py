@@ -16,9 +16,11 @@ from fairmon.errors import ConfigError
 from fairmon.feu import FEUSettings, dp_difference, predict_proba, search, train_mlps
 from fairmon.feu._recommend import NO_BETTER_CANDIDATE
 
+#: ``cv_below_rows=0``: these tests pin the validation-split gate (their 100-row validation splits would
+#: otherwise take the cross-validated gate, tested in test_feu_crossval.py)
 LIGHT = dict(population=6, generations=2, epoch_bounds=(3, 10),
              gesd={"explainer": "gradient", "sample_size": 30, "n_perturbations": 3, "stratify": True,
-                   "min_group_size": 5})
+                   "min_group_size": 5}, cv_below_rows=0)
 
 
 _data = group_effect_frame

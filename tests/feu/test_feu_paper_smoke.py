@@ -4,20 +4,60 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.slow
-@pytest.mark.datasets
-def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
+def _bench() -> ModuleType:
     spec = importlib.util.spec_from_file_location("bench_feu_paper_run", REPO / "benchmarks" / "feu_paper" / "run.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_final_gesd_paired_difference_and_verdicts() -> None:
+    """The final comparison's paired difference: value, floor, bootstrap interval and verdict."""
+    import numpy as np
+
+    from fairmon.explain.gesd import GESDResult, GroupStability
+
+    fg = _bench().fg
+    g = np.repeat(["F", "M"], 60)
+    idx = np.arange(120)
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.7, 0.9, 120)
+
+    def res(s: np.ndarray, floor: float) -> GESDResult:
+        groups = tuple(GroupStability(x, 60, 60, float(s[g == x].mean()), 0.0, True) for x in ("F", "M"))
+        return GESDResult(abs(s[:60].mean() - s[60:].mean()), 0.5, groups, (), idx, g, s, noise_floor=floor)
+
+    a, b = res(base, 0.010), res(base + np.r_[np.zeros(60), np.full(60, 0.06)], 0.012)
+    d = fg.paired_difference(a, b)
+    assert math.isclose(d["difference"], a.value - b.value) and d["floor"] == 0.012
+    assert d["ci"][0] <= d["difference"] <= d["ci"][1] and d["ci"][1] < 0 and d["verdict"] == "lower GESD shown"
+    assert fg.paired_difference(b, a)["verdict"] == "not shown"
+    assert fg.paired_difference(a, res(base + 0.001, 0.02))["verdict"] == "within noise"
+    # the per-seed goal: the lower-DP mitigator within ±0.01 balanced accuracy, and its verdict
+    row = {"recommended": True, "balanced_accuracy": 0.75, "dp": 0.02,
+           "threshold_optimizer_balanced_accuracy": 0.755, "threshold_optimizer_dp": 0.03,
+           "exponentiated_gradient_balanced_accuracy": 0.70, "exponentiated_gradient_dp": 0.01,
+           "final_gesd_diff_threshold_optimizer_verdict": "lower GESD shown",
+           "final_gesd_diff_threshold_optimizer_difference": -0.02}
+    assert fg.seed_goal(row)["goal_mitigator"] == "threshold_optimizer" and fg.seed_goal(row)["goal_seed"] == "holds"
+    row["threshold_optimizer_balanced_accuracy"] = 0.77
+    assert fg.seed_goal(row)["goal_seed"] == "no mitigator at equal bal. acc."
+
+
+@pytest.mark.slow
+@pytest.mark.datasets
+def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
+    mod = _bench()
     rows = mod.main(["--smoke", "--mode", "paper", "--out", str(tmp_path)])
     summary = rows[0]
     assert summary["dataset"] == "german" and summary["seeds"] == 1
@@ -42,3 +82,32 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     assert "fairlearn ThresholdOptimizer (DP)" in table and "| FEU recommended |" in table
     if summary["recommended"]:
         assert "balanced accuracy ≥ production − 0.02" in table
+
+    # the final GESD comparison (same rows and seed for every model): fields and their arithmetic
+    runs = [json.loads(f.read_text()) for f in (tmp_path / "default" / "runs").glob("default_*.json")]
+    assert len(runs) == 1
+    r = runs[0]["row"]
+    assert r["final_gesd_constant"] == 0.0 and r["final_gesd_settings"]["sample_size"] == 30
+    assert r["final_gesd_production_reproduced"] is True  # the search's production network, retrained
+    present = [m for m in mod.fg.MODELS if r.get(f"final_gesd_{m}") is not None]
+    assert {"production", "threshold_optimizer", "exponentiated_gradient"} <= set(present)
+    assert ("feu" in present) == bool(r["recommended"])
+    assert len({r[f"final_gesd_{m}_sampled"] for m in present}) == 1  # the same sampled rows
+    for m in present:
+        assert 0.0 <= r[f"final_gesd_{m}"] <= 1.0 and r[f"final_gesd_{m}_noise_floor"] >= 0.0
+        assert r[f"final_gesd_{m}_cpu_s"] > 0.0
+        assert runs[0]["final_gesd"][m]["value"] == r[f"final_gesd_{m}"]
+    if r["recommended"]:
+        for other in mod.fg.OTHERS:
+            d = r[f"final_gesd_diff_{other}_difference"]
+            assert math.isclose(d, r["final_gesd_feu"] - r[f"final_gesd_{other}"], abs_tol=1e-12)
+            assert r[f"final_gesd_diff_{other}_floor"] == max(r["final_gesd_feu_noise_floor"],
+                                                                r[f"final_gesd_{other}_noise_floor"])
+            lo, hi = r[f"final_gesd_diff_{other}_ci"]
+            assert lo <= hi and r[f"final_gesd_diff_{other}_verdict"] == mod.fg.verdict(
+                d, (lo, hi), r[f"final_gesd_diff_{other}_floor"])
+    assert "Final GESD on test" in table
+    # --aggregate-only rebuilds the same files from runs/*.json without running anything
+    (tmp_path / "default" / "feu_paper_smoke_default_comparison.md").unlink()
+    mod.main(["--smoke", "--aggregate-only", "--out", str(tmp_path / "default")])
+    assert (tmp_path / "default" / "feu_paper_smoke_default_comparison.md").read_text() == table
