@@ -71,7 +71,10 @@ Documented choices:
   ~0.03: outside once its margin is added) and its **test** difference −0.113 — outside the band.
   The DP gain and the utility floor are the recipe's questions (selection bias, which the refits
   remove); whether the model that would be deployed changes how many people are accepted is the
-  model's.
+  model's. With both, German (seeds 42-46, session 8): 0 of 3 recommendations outside the band on
+  test, balanced accuracy 0.5997 vs the floor 0.6004, DP 0.82x production's; with the out-of-fold
+  band alone both floors held (0.622 vs 0.600; 0.33x) and 2 of 3 left the band
+  (``benchmarks/feu_paper/README.md``, "Session 8 run").
 * Too few rows for the folds (a class with fewer rows than folds): the validation gate is used and
   the result says why (``selection.cv_skipped``).
 
