@@ -51,7 +51,14 @@ if TYPE_CHECKING:
 __all__ = ["kernelshap_batched", "varying_columns", "ERR_NSAMPLES"]
 
 ERR_NSAMPLES = "n_samples must be 'auto' or an integer >= 2, got {value!r}"
-_MAX_ELEMENTS = 1 << 23
+#: elements (rows x samples x background x width) of one CPU chunk: 8 MiB of float64 per temporary.
+#: Measured (demo fleet spec at the spec defaults, one warm process, 2,000-row windows, chunk sizes
+#: alternating window by window, 2026-12-02): at 1 << 23 (64 MiB temporaries) the kernel faulted in
+#: and zeroed fresh pages chunk after chunk, 0.6-0.8 system CPU-s per window in ``explain`` and
+#: 0.3-0.6 in ``diagnose`` (0.36-0.42 and 0.10-0.21 even with :func:`fairmon.pipeline.frames.reuse_freed_memory`);
+#: at 1 << 20, 0.07-0.19 and 0.05-0.06; the same user time and the same attributions bit for bit
+#: (chunks only group rows; each row's design has its own seed)
+_MAX_ELEMENTS = 1 << 20
 #: on a GPU a chunk of many rows amortises the per-chunk kernel launches and host syncs (one row per
 #: chunk at the CPU bound left an H200 at 3.4 ms/row, mostly launch overhead); float32 temporaries of
 #: ~0.5 GiB at this bound

@@ -40,7 +40,7 @@ from fairmon.validation import load_suite
 if TYPE_CHECKING:
     from fairmon.registry.model import Model
 
-__all__ = ["window_columns", "as_categories", "as_texts", "predict_proba", "predict", "release_freed_memory", "TEXT_CATEGORIES", "PREDICT_CHUNK_ROWS"]
+__all__ = ["window_columns", "as_categories", "as_texts", "predict_proba", "predict", "release_freed_memory", "reuse_freed_memory", "TEXT_CATEGORIES", "PREDICT_CHUNK_ROWS"]
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +191,43 @@ def _libc() -> ctypes.CDLL | None:
     except OSError:
         return None
     return lib if lib is not None and hasattr(lib, "malloc_trim") else None
+
+
+#: glibc's ``mallopt`` parameters (``malloc.h``) and the values :func:`reuse_freed_memory` sets
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD_BYTES = 256 << 20
+TRIM_THRESHOLD_BYTES = 512 << 20
+_reusing: list[bool] = []  # set once per process (a forked task inherits its parent's setting)
+
+
+def reuse_freed_memory() -> bool:
+    """Let the C heap reuse freed blocks up to 256 MiB within a step (glibc ``mallopt``); False where the
+    C library is not glibc. Once per process; :func:`fairmon.pipeline.run_step` calls it.
+
+    Why: glibc serves a block above its mmap threshold (dynamic, at most 32 MiB) with a fresh ``mmap``
+    and unmaps it on ``free``, so a step that allocates and frees the same large temporaries chunk
+    after chunk (KernelSHAP's coalition rows, LIME's samples, the models on them) makes the kernel
+    fault in and zero new pages every time. Measured (demo fleet spec at the spec defaults, one warm
+    process, 2,000-row windows, 2026-12-02): 0.58-0.66 system CPU-s per window in ``explain`` and
+    0.49-0.66 in ``diagnose`` without these thresholds, 0.13-0.25 and 0.03-0.06 with them, the user
+    time unchanged.
+    :func:`release_freed_memory` still hands the freed memory back between steps (``malloc_trim``
+    releases it whatever the thresholds), so a window's memory between steps is unchanged; within a
+    step freed blocks are kept for the next allocation instead of being returned at once.
+
+    Examples
+    --------
+    >>> reuse_freed_memory() in (True, False)
+    True
+    """
+    if not _reusing:
+        lib = _libc()
+        ok = lib is not None and hasattr(lib, "mallopt")
+        if ok and lib is not None:
+            ok = bool(lib.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(
+                lib.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
+        _reusing.append(ok)
+    return _reusing[0]
 
 
 def release_freed_memory() -> bool:

@@ -26,7 +26,7 @@ from fairmon.errors import AttemptSupersededError, ConfigError, DataValidationEr
 from fairmon.pipeline import runs
 from fairmon.pipeline.artifacts import MissingArtifactError
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.frames import release_freed_memory
+from fairmon.pipeline.frames import release_freed_memory, reuse_freed_memory
 from fairmon.pipeline.steps import STEPS
 from fairmon.pipeline.table import A_DRIFT, A_PERSIST, AFTER_PERSIST, STEP_ORDER
 from fairmon.pipeline.table import step as step_row
@@ -143,6 +143,7 @@ def run_step(
     if step not in STEPS:
         raise ConfigError(ERR_UNKNOWN_STEP.format(step=step, steps=", ".join(STEP_ORDER)))
     thread_settings()  # OpenMP settings of the batched explainers, before any step loads torch
+    reuse_freed_memory()  # large temporaries reused within a step, not re-faulted chunk after chunk
     own = context is None
     ctx = context if context is not None else step_context(
         step, spec, window, db_url=db_url, notify=notify, slack_token=slack_token, attempt=attempt,

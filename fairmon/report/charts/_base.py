@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 
-__all__ = ["png", "full_axes", "fmt_num", "DPI", "PER_GROUP_METRICS", "GROUP_COLOR", "REST_COLOR"]
+__all__ = ["png", "full_axes", "Margins", "place_axes", "text_width_in", "tick_labels_in", "line_in", "fmt_num", "DPI", "PER_GROUP_METRICS", "GROUP_COLOR", "REST_COLOR"]
 
 #: resolution of every report image (keeps a report a few hundred KB)
 DPI = 100
@@ -51,6 +53,105 @@ def full_axes(fig: Figure) -> Any:
     width, height = fig.get_size_inches()
     pad_w, pad_h = _PAD_IN / float(width), _PAD_IN / float(height)
     return fig.add_axes((pad_w, pad_h, 1.0 - 2 * pad_w, 1.0 - 2 * pad_h))
+
+
+#: points per inch, and the room (points) matplotlib's defaults give a tick: its length plus its label pad
+_PT = 72.0
+_TICK_PT = 3.5 + 3.5
+#: a line of text at ``size`` points takes ``size * _LINE`` points (matplotlib's default line spacing)
+_LINE = 1.2
+#: an axes title's pad (matplotlib's ``axes.titlepad``) and the margin kept at the figure's edge
+_TITLE_PAD_PT = 6.0
+_EDGE_PT = 4.0
+
+
+def text_width_in(fig: Figure, texts: Iterable[str], size: float) -> float:
+    """Width in inches of the widest line of ``texts`` at ``size`` points, measured with the figure's
+    renderer (one text layout per line, not a layout of the figure).
+
+    >>> fig = _figure(2, 1, layout=False)
+    >>> text_width_in(fig, ["a", "a longer label"], 9) > text_width_in(fig, ["a"], 9) > 0
+    True
+    """
+    from matplotlib.font_manager import FontProperties
+
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    prop = FontProperties(size=size)
+    widest = 0.0
+    for text in texts:
+        for line in str(text).split("\n"):
+            if line:
+                widest = max(widest, float(renderer.get_text_width_height_descent(line, prop, ismath=False)[0]))
+    return widest / float(fig.dpi)
+
+
+def tick_labels_in(axis: Any, size: float) -> float:
+    """Width in inches of the widest major tick label ``axis`` will draw (its locator and formatter
+    at the current limits; multi-line labels by their widest line). Call it once the data is drawn.
+
+    >>> fig = _figure(3, 2, layout=False)
+    >>> ax = fig.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1000])
+    >>> tick_labels_in(ax.yaxis, 8) > tick_labels_in(ax.xaxis, 8) > 0
+    True
+    """
+    _ = axis.axes.viewLim  # applies a pending autoscale: the limits the figure will be drawn with
+    lo, hi = sorted(axis.get_view_interval())
+    locs = [float(v) for v in axis.get_major_locator()() if lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)]
+    labels = axis.get_major_formatter().format_ticks(locs)
+    return text_width_in(axis.get_figure(root=True), labels, size)
+
+
+def line_in(size: float, lines: int = 1) -> float:
+    """Height in inches of ``lines`` lines of text at ``size`` points."""
+    return lines * size * _LINE / _PT
+
+
+@dataclass(frozen=True)
+class Margins:
+    """Room in inches around a grid of axes (``left`` ... ``bottom``) and between its cells.
+
+    Why not constrained layout: it measures every text of the figure with an extra draw, about half
+    of a report chart's CPU (benchmarks/fleet/README.md); a chart knows its texts, so it sizes its
+    margins from its widest labels (:func:`text_width_in`) and font sizes instead.
+    """
+
+    left: float
+    right: float
+    top: float
+    bottom: float
+    wspace: float = 0.0
+    hspace: float = 0.0
+
+    @staticmethod
+    def ticks(label_width_in: float) -> float:
+        """Room for tick labels ``label_width_in`` wide (or tall), with the ticks and the edge margin."""
+        return label_width_in + (_TICK_PT + _EDGE_PT) / _PT
+
+    @staticmethod
+    def title(size: float = 10.0) -> float:
+        """Room above an axes for a one-line title at ``size`` points."""
+        return line_in(size) + (_TITLE_PAD_PT + _EDGE_PT) / _PT
+
+
+def place_axes(fig: Figure, margins: Margins, *, nrows: int = 1, ncols: int = 1) -> None:
+    """Place the figure's grid of ``nrows`` x ``ncols`` axes with fixed ``margins`` (inches).
+
+    >>> fig = _figure(4, 2, layout=False)
+    >>> ax = fig.subplots()
+    >>> place_axes(fig, Margins(left=0.5, right=0.1, top=0.3, bottom=0.4))
+    >>> [round(float(v), 3) for v in ax.get_position().bounds]
+    [0.125, 0.2, 0.85, 0.65]
+    """
+    width, height = (float(v) for v in fig.get_size_inches())
+    inner_w = width - margins.left - margins.right
+    inner_h = height - margins.top - margins.bottom
+    cell_w = (inner_w - (ncols - 1) * margins.wspace) / ncols
+    cell_h = (inner_h - (nrows - 1) * margins.hspace) / nrows
+    fig.subplots_adjust(left=margins.left / width, right=1.0 - margins.right / width,
+                        bottom=margins.bottom / height, top=1.0 - margins.top / height,
+                        wspace=margins.wspace / cell_w if ncols > 1 else 0.0,
+                        hspace=margins.hspace / cell_h if nrows > 1 else 0.0)
 
 
 def png(fig: Figure) -> bytes:

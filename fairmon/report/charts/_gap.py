@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fairmon.report.charts._base import GROUP_COLOR, REST_COLOR, _figure, _ok, png
+from fairmon.report.charts._base import (
+    GROUP_COLOR,
+    REST_COLOR,
+    Margins,
+    _figure,
+    _ok,
+    line_in,
+    place_axes,
+    png,
+    text_width_in,
+)
 
 __all__ = ["attribution_gap_chart", "MAX_BARS"]
 
@@ -24,7 +34,7 @@ def attribution_gap_chart(features: Sequence[Mapping[str, Any]], *, title: str =
     rows = [f for f in features if _ok(f.get("difference"))][:MAX_BARS]
     if not rows:
         return None
-    fig = _figure(7.0, max(1.8, 0.34 * len(rows) + 1.0))
+    fig = _figure(7.0, max(1.8, 0.34 * len(rows) + 1.0), layout=False)
     ax = fig.subplots()
     diffs, below, above = [], [], []
     for f in rows:
@@ -45,4 +55,8 @@ def attribution_gap_chart(features: Sequence[Mapping[str, Any]], *, title: str =
     ax.tick_params(labelsize=9)
     if title:
         ax.set_title(title, fontsize=10)
+    names = [str(f["feature"]) for f in rows]  # the feature names left, x ticks and the x label below
+    place_axes(fig, Margins(left=Margins.ticks(text_width_in(fig, names, 9)), right=0.25,
+                            top=Margins.title() if title else 0.15,
+                            bottom=Margins.ticks(line_in(9)) + line_in(9) + 0.05))
     return png(fig)

@@ -11,7 +11,20 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
 
     from fairmon.store import MetricRecord
-from fairmon.report.charts._base import _PALETTE, _PER_GROUP, _TITLES, _figure, _ok, fmt_num, png
+from fairmon.report.charts._base import (
+    _PALETTE,
+    _PER_GROUP,
+    _TITLES,
+    Margins,
+    _figure,
+    _ok,
+    fmt_num,
+    line_in,
+    place_axes,
+    png,
+    text_width_in,
+    tick_labels_in,
+)
 
 __all__ = ["outcome_chart", "gesd_chart", "GroupStabilityRow"]
 
@@ -48,7 +61,7 @@ def outcome_chart(metrics: Sequence[MetricRecord]) -> bytes | None:
     )
     labels = [f"{a} = {g}" for a, g in rows]
     height = max(2.2, 0.34 * len(rows) + 1.3)
-    fig = _figure(min(4.2 * len(panels) + 1.6, 13.0), height)
+    fig = _figure(min(4.2 * len(panels) + 1.6, 13.0), height, layout=False)
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     attrs = sorted({a for a, _ in rows}, key=lambda a: ("&" in a, a))
     colors = {a: _PALETTE[i % len(_PALETTE)] for i, a in enumerate(attrs)}
@@ -77,6 +90,9 @@ def outcome_chart(metrics: Sequence[MetricRecord]) -> bytes | None:
         ax.tick_params(labelsize=9)
     axes[0].set_yticks(range(len(rows)), labels)
     axes[0].set_ylim(len(rows) - 0.5, -0.5)
+    # the shared y axis labels only the first panel; the x ticks are fixed by the limits
+    place_axes(fig, Margins(left=Margins.ticks(text_width_in(fig, labels, 9)), right=0.25, top=Margins.title(),
+                            bottom=Margins.ticks(line_in(9)), wspace=0.3), ncols=len(panels))
     return png(fig)
 
 
@@ -106,7 +122,7 @@ def gesd_chart(rows: Sequence[GroupStabilityRow]) -> bytes | None:
     if not rows:
         return None
 
-    fig = _figure(max(4.5, 1.6 * len(rows) + 2.0), 3.3)
+    fig = _figure(max(4.5, 1.6 * len(rows) + 2.0), 3.3, layout=False)
     ax = fig.add_subplot()
     xs = np.arange(len(rows))
     if all(len(r.instances) >= 2 for r in rows):
@@ -135,4 +151,8 @@ def gesd_chart(rows: Sequence[GroupStabilityRow]) -> bytes | None:
     ax.set_xticks(xs, labels)
     ax.tick_params(labelsize=9)
     ax.grid(axis="y", alpha=0.3)
+    # two-line group labels below; the y label (10 pt, rotated) left of the y tick labels
+    vertical = {"top": 0.15, "bottom": Margins.ticks(line_in(9, 2)), "right": 0.15}
+    place_axes(fig, Margins(left=0.9, **vertical))
+    place_axes(fig, Margins(left=Margins.ticks(tick_labels_in(ax.yaxis, 9)) + line_in(10) + 0.05, **vertical))
     return png(fig)

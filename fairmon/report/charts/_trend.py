@@ -10,7 +10,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from fairmon.report.data import TrendPoint
     from fairmon.store import FEUCandidateRecord
-from fairmon.report.charts._base import _ACCENT, _PALETTE, GROUP_COLOR, REST_COLOR, _figure, _ok, png
+from fairmon.report.charts._base import (
+    _ACCENT,
+    _PALETTE,
+    GROUP_COLOR,
+    REST_COLOR,
+    Margins,
+    _figure,
+    _ok,
+    line_in,
+    place_axes,
+    png,
+    tick_labels_in,
+)
 
 __all__ = ["trend_chart", "pareto_chart"]
 
@@ -38,7 +50,7 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
 
     xs = [p.window_start for p in trend]
     attrs = sorted({a for p in trend for a in (*p.dp_difference, *p.dp_ratio) if "&" not in a})[:4]
-    fig = _figure(11.5, 5.6)
+    fig = _figure(11.5, 5.6, layout=False)
     axes = fig.subplots(2, 2, sharex=True).ravel()
     panels: list[tuple[Any, str]] = [
         (axes[0], "DP difference (max − min selection rate)"),
@@ -122,6 +134,15 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
 
         for ax in axes:
             ax.set_xlim(xs[0] - timedelta(days=1), xs[0] + timedelta(days=1))
+    # margins from the tick labels the axes will draw (8 pt; the top row shares the bottom row's
+    # dates); the vertical ones first, since how many y ticks an axis gets depends on its height
+    date_lines = 1 if len(xs) <= 14 else 2  # ConciseDateFormatter adds an offset line (year, month)
+    rows = {"top": Margins.title(), "bottom": Margins.ticks(line_in(8, date_lines)), "hspace": Margins.title() + 0.05}
+    place_axes(fig, Margins(left=0.6, right=0.1, wspace=0.75, **rows), nrows=2, ncols=2)
+    left_w = max(tick_labels_in(axes[i].yaxis, 8) for i in (0, 2))
+    right_w = max(tick_labels_in(axes[i].yaxis, 8) for i in (1, 3))
+    place_axes(fig, Margins(left=Margins.ticks(left_w), right=0.1, wspace=Margins.ticks(right_w) + 0.15, **rows),
+               nrows=2, ncols=2)
     return png(fig)
 
 
