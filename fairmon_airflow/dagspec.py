@@ -106,7 +106,8 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
             f"- heavy steps (predict, RUMIE, explanations, FEU) run on queue `{ex.queue}`, pool "
             f"`{ex.pool or DEFAULT_POOL}`; layout `{ex.layout}` (`warm`: predict, outcome, RUMIE and "
             "explain in one task `compute`)",
-            f"- late data: waits up to {spec.data.max_lateness_s} s for the window's data, then skips it",
+            (f"- late data: waits up to {spec.data.max_lateness_s} s for the window's data, then skips it"
+             if spec.data.max_lateness_s else "- late data: none awaited (`data.max_lateness_s` 0: no sensor task)"),
             f"- results: Asset `{results_asset_uri(spec.name)}` (persist task's outlet)",
             f"- alerts: Slack `{spec.alerts.slack_channel or '$FAIRMON_SLACK_CHANNEL'}`, "
             f"min severity `{spec.alerts.min_severity}`",

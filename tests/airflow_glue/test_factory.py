@@ -56,6 +56,17 @@ def test_one_task_per_layout_row_with_its_upstream_edges(settings: DagSettings, 
     assert [a.uri for a in dag.get_task("persist").outlets] == ["fairmon://demo/results"]
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_no_sensor_task_when_the_spec_awaits_no_late_data(settings: DagSettings, layout: str) -> None:
+    """``data.max_lateness_s`` 0 (the default): the task pulling the data follows resolve_window."""
+    assert settings.max_lateness_s > 0  # the demo spec waits an hour
+    dag = build_dag(replace(settings, layout=layout, max_lateness_s=0))
+    assert "wait_for_data" not in dag.task_ids
+    rows = task_rows(layout)
+    pull = next(r for r in rows if "pull_data" in r.steps)
+    assert dag.get_task(pull.name).upstream_task_ids == (set(pull.upstream) or {rows[0].name})
+
+
 def test_the_steps_layout_is_the_step_table() -> None:
     rows = task_rows("steps")
     assert [(r.name, r.steps, r.upstream, r.heavy, r.group) for r in rows] == [
