@@ -10,16 +10,16 @@ import os
 import sys
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from fairmon.errors import DeviceError
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["resolve_device", "torch_generator", "thread_settings", "blas_threads", "THREAD_ENV", "ERR_NO_CUDA", "ERR_UNKNOWN_DEVICE"]
+__all__ = ["resolve_device", "torch_generator", "thread_settings", "blas_threads", "thread_pools", "THREAD_ENV", "ERR_NO_CUDA", "ERR_UNKNOWN_DEVICE"]
 
 #: OpenMP settings the batched explainers need: without ``PASSIVE`` torch's OpenMP threads spin-wait
 #: on shared CPUs (measured ~9x slower KernelSHAP at load 3, benchmarks/explainers/README.md)
@@ -71,8 +71,29 @@ def blas_threads(limit: int | None) -> Iterator[None]:
     if limit is None:
         yield
         return
-    with threadpool_limits(limits=limit, user_api="blas"):
+    with thread_pools().limit(limits=limit, user_api="blas"):
         yield
+
+
+#: packages that bring BLAS libraries of their own: a controller is found again when one was imported
+_BLAS_PACKAGES = ("numpy", "scipy", "sklearn", "torch")
+_CONTROLLERS: dict[tuple[bool, ...], Any] = {}
+
+
+def thread_pools() -> Any:
+    """threadpoolctl's controller of this process's loaded thread-pool libraries, found once per set of
+    imported BLAS-bearing packages. Why: finding them walks every loaded shared library (~400 in a
+    worker, 0.07 CPU-s, most of a light heavy-queue task's own work); a Celery worker's preload finds
+    them before it forks, so its tasks never do.
+
+    >>> thread_pools() is thread_pools()
+    True
+    """
+    key = tuple(name in sys.modules for name in _BLAS_PACKAGES)
+    found = _CONTROLLERS.get(key)
+    if found is None:
+        found = _CONTROLLERS[key] = ThreadpoolController()
+    return found
 
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:

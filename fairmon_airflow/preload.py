@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from fairmon._device import thread_settings
+from fairmon._device import thread_pools, thread_settings
 from fairmon._logs import quiet_third_party
 from fairmon.config import ENV_MONITORS_DIR
 
@@ -70,13 +70,25 @@ PRELOAD: tuple[str, ...] = (
 
 
 def _warm_up() -> dict[str, float]:
-    """fairmon's first-use costs (:func:`fairmon.pipeline.warm.warm_up`), after the imports; and one
-    monitor's DAG built from ``FAIRMON_MONITORS_DIR`` (the code paths every task's DAG-file parse
-    takes: 0.07 CPU-s the first time in a process, 0.015 after)."""
+    """fairmon's first-use costs (:func:`fairmon.pipeline.warm.warm_up`), after the imports; every spec
+    of ``FAIRMON_MONITORS_DIR`` parsed into :func:`fairmon.config.load_spec`'s cache (a task loads its
+    spec two or three times, 0.02-0.04 CPU-s each otherwise); and one monitor's DAG built (the code
+    paths every task's DAG-file parse takes: 0.07 CPU-s the first time in a process, 0.015 after)."""
     warm: Callable[[], dict[str, float]] = importlib.import_module("fairmon.pipeline.warm").warm_up
     took = {f"warm_up:{k}": v for k, v in warm().items()}
+    t0 = time.perf_counter()
+    thread_pools()  # the BLAS libraries found once, before the fork (every heavy step limits their threads)
+    took["warm_up:thread_pools"] = round(time.perf_counter() - t0, 3)
     folder = os.environ.get(ENV_MONITORS_DIR)
     specs = sorted(Path(folder).glob("*.yaml")) if folder else []
+    t0 = time.perf_counter()
+    load_spec = importlib.import_module("fairmon.config").load_spec
+    for path in specs:  # parsed once here, before the fork: every task's loads of its spec hit this
+        try:
+            load_spec(path)
+        except Exception:  # noqa: BLE001, S112 - a broken spec is its own DAG file's import error
+            continue
+    took["warm_up:specs"] = round(time.perf_counter() - t0, 3)
     if specs:
         t0 = time.perf_counter()
         factory = importlib.import_module("fairmon_airflow.factory")

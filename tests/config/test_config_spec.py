@@ -404,3 +404,37 @@ def test_yaml_merge_keys_work() -> None:
     )
     spec = parse_spec(text)
     assert spec.schedule.cron == "0 1 * * *" and spec.schedule.start_date == dt.date(2026, 1, 1)
+
+
+def test_a_file_read_again_is_not_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """load_spec keeps parsed specs by file, text, working directory and the variables the text names:
+    the same file gives the same (frozen) object; an edit, a named variable's change or another
+    working directory parse anew; a broken file raises every time."""
+    import fairmon.config._loading as loading
+
+    calls: list[str] = []
+    real = loading.parse_spec
+
+    def counting(text: str, *, source: str | Path = "<string>") -> MonitorSpec:
+        calls.append(str(source))
+        return real(text, source=source)
+
+    monkeypatch.setattr(loading, "parse_spec", counting)
+    path = tmp_path / "credit.yaml"
+    path.write_text(MINIMAL.replace("data/{start", "${DATA_ROOT:-../data}/{start"))
+    first = load_spec(path)
+    assert load_spec(str(path)) is first and len(calls) == 1
+    monkeypatch.setenv("AIRFLOW_CTX_DAG_ID", "fairmon_credit")  # a variable the spec does not name
+    assert load_spec(path) is first and len(calls) == 1
+    monkeypatch.setenv("DATA_ROOT", "/srv/data")
+    assert load_spec(path) is not first and len(calls) == 2
+    path.write_text(MINIMAL.replace("credit", "credit2"))  # same file, new text
+    assert load_spec(path).name == "credit2" and len(calls) == 3
+    monkeypatch.chdir(tmp_path)
+    load_spec(path)
+    assert len(calls) == 4
+    path.write_text("spec_version: 1\n")
+    for _ in range(2):
+        with pytest.raises(ConfigError):
+            load_spec(path)
+    assert len(calls) == 6
