@@ -74,6 +74,7 @@ def _settings(args: argparse.Namespace) -> Any:
     return FEUSettings(
         **mode,
         group_thresholds=bool(getattr(args, "group_thresholds", False)),
+        **({"cv_deploy": args.cv_deploy} if getattr(args, "cv_deploy", None) else {}),
         selection_scale=args.selection_scale,
         population=args.population,
         generations=args.generations,
@@ -152,6 +153,14 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
                     "dp_improvement_lb": sel.dp_improvement_lb,
                     "validation_rate_margin": (sel.recommendation_gate or {}).get("rate_margin"),
                     "gate_critical_value": (sel.recommendation_gate or {}).get("critical_value")})
+        dep = sel.deployment or {}
+        row["deployed"] = dep.get("model")
+        if dep.get("model") == "fold_ensemble":  # the searched network beside it, and the gate's out-of-fold rate
+            gate = sel.recommendation_gate or {}
+            row.update({f"searched_{k}": dep["searched"]["test"].get(k) for k in ("balanced_accuracy", "selection_rate", "dp")})
+            row["members_test_selection_rate"] = dep.get("members_test_selection_rate")
+            row["oof_rate_diff"], row["oof_utility_diff"] = gate.get("rate_diff"), gate.get("utility_diff")
+            row["searched_validation_rate_margin"] = (gate.get("validation_gate") or {}).get("rate_margin")
     for b, parts in res.baselines.items():
         row.update({f"{b}_{m}": parts["test"].get(m) for m in REPORTED})
         row[f"{b}_validation_selection_rate"] = parts["validation"].get("selection_rate")
@@ -354,6 +363,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--group-thresholds", action="store_true",
                    help="default mode with the opt-in group-specific thresholds (parity shift; mode label default+gt)")
     p.add_argument("--no-paper-gesd", action="store_true", help="skip the m=100, N=10 GESD of the selected model")
+    p.add_argument("--cv-deploy", choices=("ensemble", "searched"), default=None,
+                   help="what the cross-validated gate deploys (FEUSettings.cv_deploy; default: its default)")
     fg.add_arguments(p)
     p.add_argument("--jobs", type=int, default=1, help="runs in parallel processes")
     p.add_argument("--device", default="cpu", help="torch device of training and GESD (cpu, cuda)")
