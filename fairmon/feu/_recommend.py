@@ -29,8 +29,9 @@ steps 2-3 read **out-of-fold** decisions instead: each feasible candidate's reci
 stand-in are refit on ``cv_folds`` stratified folds of train ∪ validation, and the same gate, the
 utility floor re-checked out of fold, and the lowest-DP choice are applied to the pooled rows — the
 search selected on the validation split, so its figures there are optimistic on few rows
-(:mod:`fairmon.feu._crossval`). The band margin of 2b is then required twice: of the recipe's
-out-of-fold rate and of the searched model's own validation rate (the model that would be deployed).
+(:mod:`fairmon.feu._crossval`). What is then deployed is the recipe's fold ensemble (the models the gate
+judged; ``FEUSettings.cv_deploy``, :mod:`fairmon.feu._ensemble`), or with ``cv_deploy="searched"`` the
+searched model, whose own validation rate must then pass the band margin of 2b as well.
 
 Why a simultaneous gate (2a). The front holds ~15 feasible candidates, each compared with the one
 production model. With a per-candidate one-sided 95% gate the chance that *some* candidate passes
