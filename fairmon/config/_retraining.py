@@ -186,8 +186,11 @@ class RetrainingSpec(SpecSection):
     validation split alone but refits every feasible candidate's recipe (and FEU's production
     stand-in) on ``cv_folds`` stratified folds of train ∪ validation and applies the same rule to the
     out-of-fold decisions (:mod:`fairmon.feu._crossval`): on a small validation split the searched
-    candidates' validation figures are optimistic, since the search selected on them. The
-    registered candidate is still the searched model.
+    candidates' validation figures are optimistic, since the search selected on them.
+    ``cv_deploy`` (default ``"ensemble"``) says what that gate registers: the chosen recipe's fold
+    ensemble (the ``cv_folds`` fold models the gate judged, averaging their probabilities;
+    :mod:`fairmon.feu._ensemble`) or ``"searched"``, the searched model (the band then also held by
+    its own validation rate).
     """
 
     enabled: bool = False
@@ -210,6 +213,7 @@ class RetrainingSpec(SpecSection):
     group_thresholds: StrictBool = False
     cv_below_rows: Annotated[int, Field(ge=0)] = 1000
     cv_folds: Annotated[int, Field(ge=2, le=20)] = 5
+    cv_deploy: Literal["ensemble", "searched"] = "ensemble"
     n_jobs: Annotated[int, Field(ge=1, le=MAX_N_JOBS)] = 1
     random_state: int = 42
 

@@ -11,16 +11,19 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from fairmon._device import resolve_device
 from fairmon.errors import InsufficientDataError
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
-from fairmon.feu._crossval import NO_BETTER_CV, CVGate, Recipe, cv_gate, out_of_fold, use_cv
+from fairmon.feu._crossval import NO_BETTER_CV, CVGate, OutOfFold, Recipe, cv_gate, out_of_fold, use_cv
+from fairmon.feu._ensemble import fold_ensemble, member_proba
 from fairmon.feu._evaluate import _Evaluator
+from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles
 from fairmon.feu._metrics import outcome_metrics
 from fairmon.feu._recommend import (
     NO_BETTER_CANDIDATE,
@@ -29,7 +32,7 @@ from fairmon.feu._recommend import (
     choose_lowest_dp,
     simultaneous_gate,
 )
-from fairmon.feu._result import chebyshev_select
+from fairmon.feu._result import Candidate, chebyshev_select
 from fairmon.feu._train import predict_proba, train_mlps
 from fairmon.registry.model import Model
 from fairmon.schema import FeatureSchema
@@ -104,6 +107,8 @@ class _Recommendation:
     gate: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: which rows the gate read: ``{"selection": "validation"}`` or ``"cv5"`` with folds, rows and cost
     selection: dict[str, Any] = field(default_factory=dict)
+    #: the recommended recipe's fold models when its fold ensemble is deployed (``cv_deploy="ensemble"``)
+    members: list[Any] | None = None
 
 
 def _recommend(
@@ -137,14 +142,18 @@ def _recommend(
     ok, dp, dp_se, util, lb, records = g.eligible, Fv[:, 1], g.dp_se, 1.0 - Fv[:, 0], g.lower_bound, val_gate
     where, prod_dp = "on validation", float(anchor.validation["dp"])
     prod_util, prod_rate = float(anchor.validation[st.utility]), float(anchor.validation["selection_rate"])
+    members: list[list[Any]] = []
     if use_cv(len(prep.y["validation"]), st.cv_below_rows):
-        cv, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible], random_state,
-                                         selection)
-        if cv is not None:
-            # the band is also held by the searched model itself, on validation with its noise margin: the
-            # out-of-fold rate is its recipe's, and the fold models' rates differ from the deployed one's
-            # (fairmon.feu._crossval, "The band")
-            own_band = np.array([bool(v["band_ok"]) for v in val_gate])
+        cv, oof, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible],
+                                              random_state, selection)
+        if cv is not None and oof is not None:
+            # deploying the searched model, the band is also held by it, on validation with its noise margin:
+            # the out-of-fold rate is its recipe's, and one fit's rate differs from the fold models'
+            # (fairmon.feu._crossval); deploying the fold ensemble, the gate's models are the deployed ones
+            ensemble = st.cv_deploy == "ensemble"
+            own_band = np.array([ensemble or bool(v["band_ok"]) for v in val_gate])
+            members = oof.fold_models if ensemble else []
+            selection["deploy"] = "fold_ensemble" if ensemble else "searched"
             ok, dp, dp_se, util, lb = cv.eligible & own_band, cv.dp, cv.dp_se, cv.utility, cv.lower_bound
             records = [{**r, "validation_gate": v, "eligible": bool(r["eligible"] and b)}
                        for r, v, b in zip(cv.records, val_gate, own_band)]
@@ -175,14 +184,16 @@ def _recommend(
         f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "
         f"the gain {dp_lb[pos]:.3f}), {st.utility} {prod_util:.3f} -> {float(util[j]):.3f}, positive rate "
         f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {RATE_MARGIN_Z} SE "
-        f"{gate[pos]['rate_margin']:.3f})"
+        f"{gate[pos]['rate_margin']:.3f})" + (f"; deployed: the fold ensemble of its {len(members[j])} fold models"
+                                             if members else "")
     )
-    return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate, selection)
+    return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate, selection,
+                           members[j] if members else None)
 
 
 def _cross_validated(
     evaluator: _Evaluator, anchor: _Anchor, rows: list[dict[str, Any]], random_state: int, selection: dict[str, Any],
-) -> tuple[CVGate | None, dict[str, Any]]:
+) -> tuple[CVGate | None, OutOfFold | None, dict[str, Any]]:
     """The out-of-fold gate of the feasible candidates (:mod:`fairmon.feu._crossval`), or None and why not."""
     st, prep = evaluator.settings, evaluator.prep
     parts = ("train", "validation")
@@ -195,11 +206,48 @@ def _cross_validated(
                           random_state=random_state, batch_size=st.batch_size, hidden=st.hidden,
                           device=evaluator.device)
     except InsufficientDataError as exc:  # too few rows of a class for the folds: the validation gate decides
-        return None, {**selection, "cv_skipped": str(exc)}
+        return None, None, {**selection, "cv_skipped": str(exc)}
     c0 = time.process_time()
     cv = cv_gate(oof, utility=st.utility, tolerance=st.utility_tolerance, band=st.positive_rate_band,
                  n_boot=st.recommend_bootstrap, random_state=random_state)
-    return cv, {**selection, "selection": f"cv{oof.folds}", "folds": oof.folds, "oof_rows": int(len(y)),
+    return cv, oof, {**selection, "selection": f"cv{oof.folds}", "folds": oof.folds, "oof_rows": int(len(y)),
                 "cv_below_rows": st.cv_below_rows, "production_refit": oof.production_refit,
                 "candidates_refit": len(rows), "cv_cpu_s": round(oof.cpu_s + time.process_time() - c0, 3),
                 "cv_wall_s": oof.wall_s, "production_oof": cv.production}
+
+
+def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
+              searched: Candidate) -> tuple[Candidate, Model]:
+    """The recommended model as deployed: the searched network, or its recipe's fold ensemble (:mod:`._ensemble`)."""
+    if rec.members is None:
+        net = evaluator.rebuild(row["state"])
+        return (replace(searched, deployment={"model": "searched"}),
+                evaluator.model(net, row["threshold"], row.get("group_thresholds")))
+    st, prep = evaluator.settings, evaluator.prep
+    net = fold_ensemble(rec.members, n_inputs=prep.schema.n_encoded, hidden=st.hidden)
+    net = net.to(resolve_device(evaluator.device)).eval()
+    thr, shift = float(row["threshold"]), row.get("parity_shift")
+    gthr = None
+    if shift is not None:  # the ensemble's own quantiles, on the rows its members were trained on
+        pooled = np.vstack([prep.Z["train"], prep.Z["validation"]])
+        s = np.concatenate([prep.s["train"], prep.s["validation"]])
+        gthr = group_thresholds(thr, parity_quantiles(predict_proba(net, pooled), s, thr), float(shift))
+    parts: dict[str, dict[str, float]] = {}
+    for part in ("validation", "test"):
+        cut = evaluator.row_thresholds(part, thr, gthr)
+        parts[part] = outcome_metrics(prep.y[part], predict_proba(net, prep.Z[part]), prep.s[part], cut)
+        parts[part]["gesd"], parts[part]["gesd_p_value"] = evaluator.gesd_value(net, part, thr, gthr)
+    rates = (member_proba(net, prep.Z["test"]) >= evaluator.row_thresholds("test", thr, gthr)).mean(axis=1)
+    val, g = parts["validation"], parts["validation"]["gesd"]
+    deployment = {
+        "model": "fold_ensemble", "members": len(rec.members), "combine": "mean of the members' P(favourable)",
+        "trained_on": f"each member on {len(rec.members) - 1} of {len(rec.members)} folds of train + validation",
+        "validation_held_out": False, "held_out_evidence": "recommendation_gate (out of fold); test split",
+        "members_test_selection_rate": float(rates.mean()), "members_test_selection_rate_sd": float(rates.std(ddof=1)),
+        "searched": {"validation": searched.validation, "test": searched.test,
+                     "group_thresholds": searched.group_thresholds},
+    }
+    objectives = (1.0 - val[st.utility], val["dp"], g if math.isfinite(g) else 1.0)
+    cand = replace(searched, validation=val, test=parts["test"], objectives=objectives, group_thresholds=gthr,
+                   deployment=deployment)
+    return cand, evaluator.model(net, thr, gthr)

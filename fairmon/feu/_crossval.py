@@ -40,12 +40,13 @@ of 200 (German), halving the standard errors.
 
 Documented choices:
 
-* **The recommended model stays the searched one** (trained on the training split, the weights the
-  search scored and the test split measures). The gate judges its *recipe*; a refit on train ∪
-  validation would be a model no held-out rows have checked before deployment, and with group
-  thresholds its quantiles would move. The fold models are trained on ``(k−1)/k`` of train ∪
-  validation (560 rows on German vs the searched model's 500), so their OOF behaviour estimates the
-  searched model's generalisation without that model's validation luck.
+* **What is deployed** (``FEUSettings.cv_deploy``, since session 9): ``"ensemble"`` (default)
+  registers the chosen recipe's **fold ensemble** — the ``k`` fold models trained here, predicting
+  the mean of their probabilities (:mod:`fairmon.feu._ensemble`), whose out-of-fold decisions are
+  the gate's evidence; ``"searched"`` registers the searched model (one fit on the training split,
+  the weights the search scored). A refit on all of train ∪ validation would be a model no held-out
+  rows have checked. The fold models (``fold_models``) are trained on ``(k−1)/k`` of train ∪
+  validation (560 rows on German vs the searched model's 500).
 * **Fresh initialisations per fold** (seed ``seed + 104729 * (fold + 1)``): a lucky initialisation is
   not part of a recipe, so it must not carry into the check.
 * **The encoding** (scaler, one-hot categories) stays the one fit on the training split: it reads no
@@ -61,9 +62,9 @@ Documented choices:
 * **Pooled out-of-fold metrics**: DP, positive rate and the threshold-dependent utilities are
   computed over all pooled rows at once (each row decided by the model that did not see it); with
   ``utility="auc"`` the pooled AUC compares scores of different fold models, a known small bias.
-* **The band is held twice.** A candidate is eligible only when its recipe's out-of-fold positive
-  rate is inside the band by its noise (the gate above) **and** the searched model's own validation
-  rate is too (the validation gate's band margin, ``validation_gate.band_ok`` in the record). The
+* **With ``cv_deploy="searched"`` the band is held twice.** A candidate is eligible only when its
+  recipe's out-of-fold positive rate is inside the band by its noise (the gate above) **and** the
+  searched model's own validation rate is too (the validation gate's band margin, ``validation_gate.band_ok`` in the record). The
   out-of-fold rate describes the recipe; the deployed model is one fit of it, whose rate differs from
   the fold models' by more than the pooled SE says (the SE ignores the fit-to-fit variance). Measured,
   German seed 42, session 8, with the out-of-fold band alone: out-of-fold rate difference −0.076
@@ -74,7 +75,8 @@ Documented choices:
   model's. With both, German (seeds 42-46, session 8): 0 of 3 recommendations outside the band on
   test, balanced accuracy 0.5997 vs the floor 0.6004, DP 0.82x production's; with the out-of-fold
   band alone both floors held (0.622 vs 0.600; 0.33x) and 2 of 3 left the band
-  (``benchmarks/feu_paper/README.md``, "Session 8 run").
+  (``benchmarks/feu_paper/README.md``, "Session 8 run"). With the fold ensemble deployed, the
+  searched model's own rate says nothing about the deployed model and is recorded, not required.
 * Too few rows for the folds (a class with fewer rows than folds): the validation gate is used and
   the result says why (``selection.cv_skipped``).
 
@@ -89,6 +91,7 @@ Example
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,7 +101,7 @@ import numpy as np
 from fairmon.errors import InsufficientDataError, MethodError
 from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
 from fairmon.feu._metrics import auc, decision_metrics, outcome_metrics
-from fairmon.feu._recommend import simultaneous_gate
+from fairmon.feu._recommend import bootstrap_weights, simultaneous_gate
 from fairmon.feu._train import predict_proba, train_mlps
 
 __all__ = ["NO_BETTER_CV", "ERR_FOLDS", "ERR_PRODUCTION", "Recipe", "OutOfFold", "CVGate", "fold_ids",
@@ -150,6 +153,8 @@ class OutOfFold:
     wall_s: float = 0.0
     y: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     s: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))
+    #: per recipe, its ``k`` fold models (fold ``f`` trained without fold ``f``): the fold ensemble's members
+    fold_models: list[list[Any]] = field(default_factory=list)
 
     @property
     def decisions(self) -> np.ndarray:
@@ -197,8 +202,26 @@ def out_of_fold(
 
     ``Z, y, s, codes`` are the pooled rows (encoded features, labels, groups, integer group codes).
     With ``production=None`` the given ``production_proba`` (a real model's scores on the rows) is
-    used as is. One :func:`train_mlps` call per fold trains all recipes of that fold together.
+    used as is. One :func:`train_mlps` call per fold trains all recipes of that fold together, with at
+    most half the cores' torch threads (torch's default of all cores oversubscribes a loaded host).
     """
+    import torch
+
+    from fairmon._device import resolve_device
+    from fairmon.fairness._rumie_core import torch_threads
+
+    threads = min(torch.get_num_threads(), max(1, (os.cpu_count() or 2) // 2))
+    with torch_threads(threads, resolve_device(device).type):
+        return _out_of_fold(Z, y, s, codes, recipes, production=production, production_proba=production_proba,
+                            production_threshold=production_threshold, folds=folds, random_state=random_state,
+                            batch_size=batch_size, hidden=hidden, device=device)
+
+
+def _out_of_fold(
+    Z: np.ndarray, y: np.ndarray, s: np.ndarray, codes: np.ndarray, recipes: list[Recipe], *,
+    production: Recipe | None, production_proba: np.ndarray | None, production_threshold: float, folds: int,
+    random_state: int, batch_size: int, hidden: tuple[int, ...], device: str | None,
+) -> OutOfFold:
     t0, c0 = time.perf_counter(), time.process_time()
     n, K = len(y), len(recipes)
     if production is None and (production_proba is None or len(production_proba) != n):
@@ -209,12 +232,14 @@ def out_of_fold(
     covered = np.zeros(n, dtype=int)
     prod_p = np.full(n, np.nan) if production is not None else np.asarray(production_proba, dtype=float).copy()
     stack = recipes + ([production] if production is not None else [])
+    models: list[list[Any]] = [[] for _ in recipes]
     for f in range(folds):
         fit, held = fold != f, fold == f
         configs = [(r.lr, r.epochs, r.seed + FOLD_SEED_STEP * (f + 1)) for r in stack]
         nets = train_mlps(Z[fit], y[fit], configs, batch_size=batch_size, hidden=hidden, device=device,
                           fairness_weights=[r.fairness_weight for r in stack], groups=codes[fit])
         for j, (r, net) in enumerate(zip(recipes, nets)):
+            models[j].append(net)
             proba[j, held] = predict_proba(net, Z[held])
             if r.parity_shift is None:
                 thr[j, held] = r.threshold
@@ -229,7 +254,7 @@ def out_of_fold(
     prod_thr = production.threshold if production is not None else production_threshold
     return OutOfFold(fold, proba, thr, (prod_p >= prod_thr).astype(int), prod_p, production is not None, covered,
                      round(time.process_time() - c0, 3), round(time.perf_counter() - t0, 3), np.asarray(y),
-                     np.asarray(s))
+                     np.asarray(s), models)
 
 
 def _utility_boot(W: np.ndarray, M: np.ndarray, y: np.ndarray, utility: str) -> np.ndarray | None:
@@ -281,8 +306,7 @@ def cv_gate(
     u = np.array([c[utility] for c in cand])
     diff = u - prod[utility]
     n = len(y)
-    rng = np.random.default_rng(random_state + 1)
-    W = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(n_boot)]).astype(float)
+    W = bootstrap_weights(n, n_boot, random_state=random_state).astype(float)  # the gate's own resamples
     ub = _utility_boot(W, np.vstack([oof.production, D]).astype(float), y, utility)
     diff_se = (ub[:, 1:] - ub[:, :1]).std(axis=0, ddof=1) if ub is not None else np.full(len(D), np.nan)
     util_ok = np.ones(len(D), dtype=bool) if tolerance is None else diff >= -tolerance - 1e-12

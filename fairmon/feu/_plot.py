@@ -43,9 +43,11 @@ def pareto_plot(result: FEUResult, path: str | Path, *, title: str | None = None
         ax.scatter(allF[:, j], 1 - allF[:, 0], s=10, color="0.75", label="evaluated")
         sc = ax.scatter(P[:, j], 1 - P[:, 0], s=36, c=P[:, c], cmap="viridis", edgecolors="k", linewidths=0.4,
                         label="Pareto set")
-        if result.selected is not None:
-            sel = result.selected.objectives
-            ax.scatter([sel[j]], [1 - sel[0]], s=160, marker="*", color="red", edgecolors="k", label="recommended")
+        if result.selected is not None:  # at its Pareto point (a fold ensemble's validation is not held out)
+            sel = next((c.objectives for c in result.pareto if c.id == result.selected.id), result.selected.objectives)
+            ens = (result.selected.deployment or {}).get("model") == "fold_ensemble"
+            ax.scatter([sel[j]], [1 - sel[0]], s=160, marker="*", color="red", edgecolors="k",
+                       label="recommended (its fold ensemble deployed)" if ens else "recommended")
         x_prod = prod.get("dp") if j == 1 else prod.get("gesd")
         if x_prod is not None and prod.get(result.settings.utility) is not None:
             ax.scatter([x_prod], [prod[result.settings.utility]], s=90, marker="s", color="orange", edgecolors="k",

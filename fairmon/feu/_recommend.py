@@ -29,8 +29,9 @@ steps 2-3 read **out-of-fold** decisions instead: each feasible candidate's reci
 stand-in are refit on ``cv_folds`` stratified folds of train ∪ validation, and the same gate, the
 utility floor re-checked out of fold, and the lowest-DP choice are applied to the pooled rows — the
 search selected on the validation split, so its figures there are optimistic on few rows
-(:mod:`fairmon.feu._crossval`). The band margin of 2b is then required twice: of the recipe's
-out-of-fold rate and of the searched model's own validation rate (the model that would be deployed).
+(:mod:`fairmon.feu._crossval`). What is then deployed is the recipe's fold ensemble (the models the gate
+judged; ``FEUSettings.cv_deploy``, :mod:`fairmon.feu._ensemble`), or with ``cv_deploy="searched"`` the
+searched model, whose own validation rate must then pass the band margin of 2b as well.
 
 Why a simultaneous gate (2a). The front holds ~15 feasible candidates, each compared with the one
 production model. With a per-candidate one-sided 95% gate the chance that *some* candidate passes
@@ -101,7 +102,7 @@ import numpy as np
 from fairmon.errors import MethodError
 
 __all__ = ["DPGain", "dp_gain", "dp_improvement_lower_bound", "Gate", "simultaneous_gate", "choose_lowest_dp",
-           "NO_BETTER_CANDIDATE", "RULE", "RATE_MARGIN_Z"]
+           "bootstrap_weights", "NO_BETTER_CANDIDATE", "RULE", "RATE_MARGIN_Z"]
 
 NO_BETTER_CANDIDATE = (
     "no candidate better than production: none of the {n} feasible Pareto candidates improves the DP "
@@ -169,6 +170,19 @@ def _dp_and_rate(W: np.ndarray, M: np.ndarray, onehot: np.ndarray) -> tuple[np.n
     return dp, (W @ M.T) / W.sum(axis=1, keepdims=True)
 
 
+def bootstrap_weights(n: int, n_boot: int, *, random_state: int) -> np.ndarray:
+    """The gate's ``(n_boot, n)`` row multiplicities: resample ``b`` drew row ``i`` ``W[b, i]`` times.
+
+    :func:`simultaneous_gate` draws exactly these for its ``random_state``, so other statistics of the
+    same rows (the cross-validated gate's utility difference) can be paired with its resamples.
+
+    >>> bootstrap_weights(4, 2, random_state=0).sum(axis=1).tolist()
+    [4, 4]
+    """
+    idx = np.random.default_rng(random_state).integers(0, n, (n_boot, n))
+    return np.bincount((np.arange(n_boot)[:, None] * n + idx).ravel(), minlength=n_boot * n).reshape(n_boot, n)
+
+
 def simultaneous_gate(
     yhat_production: np.ndarray, yhat_candidates: np.ndarray, s: np.ndarray, *, band: float | None, n_boot: int,
     random_state: int, level: float = 0.95, z: float = RATE_MARGIN_Z,
@@ -195,9 +209,7 @@ def simultaneous_gate(
     _, codes = np.unique(np.asarray(s), return_inverse=True)
     onehot = np.eye(int(codes.max()) + 1)[codes.ravel()]
     M = np.vstack([P, C])
-    rng = np.random.default_rng(random_state)
-    idx = rng.integers(0, n, (n_boot, n))
-    W = np.bincount((np.arange(n_boot)[:, None] * n + idx).ravel(), minlength=n_boot * n).reshape(n_boot, n)
+    W = bootstrap_weights(n, n_boot, random_state=random_state)
     dp_b, rate_b = _dp_and_rate(W.astype(float), M, onehot)
     dp0, rate0 = _dp_and_rate(np.ones((1, n)), M, onehot)
     gain_b = dp_b[:, :1] - dp_b[:, 1:]

@@ -50,6 +50,10 @@ class Candidate:
     recommendation_gate: dict[str, Any] | None = None
     parity_shift: float | None = None  #: the group-threshold variable s (None: the setting is off)
     group_thresholds: dict[str, float] | None = None  #: {group: threshold} when group thresholds are on
+    #: the recommended candidate only: which model is deployed — ``{"model": "searched"}`` (this network) or
+    #: ``{"model": "fold_ensemble", ...}`` (the recipe's fold models, :mod:`fairmon.feu._ensemble`; then
+    #: ``validation`` / ``test`` / ``objectives`` are the ensemble's and its validation is not held out)
+    deployment: dict[str, Any] | None = None
 
     @property
     def feasible(self) -> bool:
@@ -80,6 +84,7 @@ class Candidate:
             "dp_improvement_lb": self.dp_improvement_lb,
             "recommendation_gate": self.recommendation_gate,
             "group_thresholds": self.group_thresholds,
+            "deployment": self.deployment,
         }
 
 
@@ -93,7 +98,9 @@ class FEUResult:
     """Pareto set, the recommended candidate (saved as a registry ``candidate``) and the baselines.
 
     ``selected`` is None when no feasible candidate is better than production by more than noise
-    (``recommendation`` then says so and nothing is registered).
+    (``recommendation`` then says so and nothing is registered). It is the **deployed** model: the
+    Pareto candidate of the same ``id``, or with the cross-validated gate's fold ensemble
+    (``FEUSettings.cv_deploy``) that ensemble's figures (``selected.deployment`` says which).
     """
 
     pareto: list[Candidate]

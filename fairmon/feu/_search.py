@@ -39,8 +39,8 @@ Documented choices of fairmon:
   validation GESD or DP a hair lower (German, 5 seeds: held-out AUC 0.709 with ``"range"``, see
   ``benchmarks/feu_paper``).
 * **Reported metrics** (AUC, F1, DP, EOD, GESD) of every Pareto candidate are on the **test** split,
-  which the search never sees. The selected candidate is the trained network itself (no retraining),
-  so its saved weights are the ones measured.
+  which the search never sees. The deployed model is the searched network, or with the cross-validated
+  gate its recipe's fold ensemble (``cv_deploy``, :mod:`fairmon.feu._ensemble`); its saved weights are the ones measured.
 * **Common random numbers.** Every GESD evaluation uses the same seed (same sampled rows, same
   perturbations), so candidates are compared on equal terms; network initialisation and batch order
   use a per-evaluation seed derived from ``random_state`` and the evaluation id.
@@ -84,7 +84,7 @@ import pandas as pd
 
 from fairmon.errors import ConfigError, MethodError
 from fairmon.feu._baselines import _group_decoder, baseline_metrics
-from fairmon.feu._choose import _production, _recommend
+from fairmon.feu._choose import _deployed, _production, _recommend
 from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
@@ -287,11 +287,9 @@ def search(
         test = evaluator.test_metrics(r["state"], r["threshold"], r.get("group_thresholds"))
         pareto.append(_candidate(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos),
                                   gate=rec.gate.get(pos)))
-    selected = None if rec.position is None else pareto[rec.position]
-    model = None
-    if rec.position is not None:
-        chosen = archive[front[rec.position]]
-        model = evaluator.model(evaluator.rebuild(chosen["state"]), chosen["threshold"], chosen.get("group_thresholds"))
+    # the deployed model: the searched network, or the chosen recipe's fold ensemble (FEUSettings.cv_deploy)
+    selected, model = (None, None) if rec.position is None else _deployed(evaluator, rec, archive[front[rec.position]],
+                                                                         pareto[rec.position])
     baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state,
                                  production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result) if st.baselines else {
         "production": {"validation": anchor.validation, "test": anchor.test}}
@@ -322,6 +320,7 @@ def search(
                 "recommendation_gate": selected.recommendation_gate,
                 "selection": rec.selection,
                 "decision": _decision_record(selected, list(prep.summary["sensitive"])),
+                "deployment": selected.deployment,
                 "gesd_noise_floor": rec.noise_floor,
                 "baselines": baselines,
                 "pareto_size": len(pareto),

@@ -97,7 +97,15 @@ class FEUSettings:
         the validation split's (:mod:`fairmon.feu._crossval`). Why: the search selects on validation,
         so on a small split the front's validation figures are optimistic (German's 200 rows:
         session 7's recommended candidate on seed 46 lost 0.059 balanced accuracy on test while
-        within the tolerance on validation). The recommended model stays the searched one.
+        within the tolerance on validation).
+    cv_deploy
+        What the cross-validated gate recommends and registers (default ``"ensemble"``): the chosen
+        recipe's fold ensemble (its ``cv_folds`` fold models, the mean of their probabilities: the
+        models whose out-of-fold decisions the gate judged; :mod:`fairmon.feu._ensemble`), or
+        ``"searched"``, the searched model (one fit on the training split; the positive-rate band is
+        then also required of its own validation rate). Why the ensemble: the gate judges a recipe,
+        and one fit of it on German's 500 training rows moved its test rate and utility by
+        0.05-0.08 from the recipe's (``benchmarks/feu_paper/README.md``, sessions 8-9).
     group_thresholds
         Opt-in (default False): one more decision variable, the "parity shift" ``s`` in ``[0, 1]``,
         moving each protected group's threshold from the candidate's ``tau`` towards the score where
@@ -134,6 +142,7 @@ class FEUSettings:
     recommend_bootstrap: int = 200
     cv_below_rows: int = 1000
     cv_folds: int = 5
+    cv_deploy: Literal["ensemble", "searched"] = "ensemble"
     baselines: bool = True
     group_thresholds: bool = False
 
@@ -190,6 +199,9 @@ class FEUSettings:
                                                  why="need an integer >= 0 (0: no cross-validated gate)"))
         if isinstance(self.cv_folds, bool) or not isinstance(self.cv_folds, int) or not 2 <= self.cv_folds <= 20:
             raise ConfigError(ERR_SETTING.format(name="cv_folds", value=self.cv_folds, why="need an integer in 2..20"))
+        if self.cv_deploy not in ("ensemble", "searched"):
+            raise ConfigError(ERR_SETTING.format(name="cv_deploy", value=self.cv_deploy,
+                                                 why="need 'ensemble' or 'searched'"))
         if self.recommend_bootstrap < 20:
             raise ConfigError(ERR_SETTING.format(name="recommend_bootstrap", value=self.recommend_bootstrap,
                                                  why="need >= 20 resamples"))
@@ -237,8 +249,8 @@ class FEUSettings:
         ``threshold``), ``population``, ``generations``, ``max_evaluations``, ``time_budget_s``,
         ``selection_weights`` (or ``weights``), ``selection_scale``, ``gesd``, ``utility``,
         ``positive_rate_band``, ``utility_tolerance`` and ``fairness_weight_bounds`` (for these three an
-        explicit None switches the constraint or variable off), ``group_thresholds``, ``cv_below_rows`` and
-        ``cv_folds``. Absent fields keep the defaults.
+        explicit None switches the constraint or variable off), ``group_thresholds``, ``cv_below_rows``,
+        ``cv_folds`` and ``cv_deploy``. Absent fields keep the defaults.
 
         Example
         -------
@@ -259,7 +271,7 @@ class FEUSettings:
 
         kw: dict[str, Any] = {}
         for key in ("population", "generations", "max_evaluations", "time_budget_s", "selection_scale", "utility",
-                    "group_thresholds", "cv_below_rows", "cv_folds"):
+                    "group_thresholds", "cv_below_rows", "cv_folds", "cv_deploy"):
             v = get(retraining, key)
             if v is not None:
                 kw[key] = v

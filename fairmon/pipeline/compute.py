@@ -368,9 +368,11 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     candidates = []
     selected_index = None
     for i, c in enumerate(full["pareto"]):
+        deployment = None
+        if c["id"] == sel_id:  # the registered model's figures: the searched network's or its fold ensemble's
+            selected_index, deployment = i, full["selected"].get("deployment")
+            c = {**c, **{k: full["selected"][k] for k in ("test", "validation", "objectives", "group_thresholds")}}
         test = c.get("test") or {}
-        if c["id"] == sel_id:
-            selected_index = i
         candidates.append(
             {
                 "index": i,
@@ -379,7 +381,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
                 "metrics": {"test": test, "validation": c.get("validation"), "objectives": c.get("objectives"),
                             "chebyshev": c.get("chebyshev"), "feasible": c.get("feasible"),
                             "constraints": c.get("constraints"), "dp_improvement_lb": c.get("dp_improvement_lb"),
-                            "recommendation_gate": c.get("recommendation_gate")},
+                            "recommendation_gate": c.get("recommendation_gate"), "deployment": deployment},
                 "pareto": True,
                 "auc": test.get("auc"),
                 "balanced_accuracy": test.get("balanced_accuracy"),

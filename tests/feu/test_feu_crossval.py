@@ -166,9 +166,9 @@ def test_the_cv_gate_is_taken_below_the_threshold_and_not_above(both) -> None:  
         if c.feasible:
             g = c.recommendation_gate
             assert g is not None and g["selection"] == "cv5" and g["oof_rows"] == 350
-            # the recipe's out-of-fold band and the searched model's own validation band both hold
-            assert g["eligible"] == (g["gain_ok"] and g["band_ok"] and g["utility_ok"]
-                                     and g["validation_gate"]["band_ok"])
+            # the recipe's out-of-fold band; the searched model's own validation band is recorded (required only
+            # when the searched model is deployed, cv_deploy="searched": test_feu_ensemble.py)
+            assert g["eligible"] == (g["gain_ok"] and g["band_ok"] and g["utility_ok"])
             assert g["validation_gate"]["selection"] == "validation"
             assert c.dp_improvement_lb == g["simultaneous_lb"]
     for c in val.pareto:

@@ -1,0 +1,127 @@
+"""The fold ensemble: what the cross-validated gate deploys (``FEUSettings.cv_deploy="ensemble"``, session 9).
+
+The cross-validated gate (:mod:`fairmon.feu._crossval`) judges a candidate's *recipe* by the
+out-of-fold decisions of its ``k`` fold models. Deploying the searched model instead — one more fit
+of that recipe, on the training split — deploys a model the gate did not check: on German's 500
+training rows one fit's test positive rate and balanced accuracy differ from the recipe's
+out-of-fold ones by 0.05-0.08 (fit-to-fit variance of small networks; session 8). So by default the
+recommended and registered model is the **fold ensemble**: the ``k`` fold models the gate judged,
+predicting the mean of their probabilities.
+
+Documented choices:
+
+* **Mean of probabilities**, emitted as one logit ``log(p̄) - log(1 - p̄)`` computed stably as
+  ``logsumexp_k log σ(z_k) - logsumexp_k log σ(-z_k)`` (the ``log k`` terms cancel), so the module is
+  an ordinary one-logit torch model: :class:`fairmon.registry.Model` serves it (softmax of ``[0, z]``
+  is ``p̄``), gradients flow (GESD's and the stability metrics' explainers), and ``first_hidden`` is
+  the members' first hidden layers side by side.
+* **Decisions**: ``p̄ >= tau`` with the recipe's threshold. With group thresholds (parity shift
+  ``s``) the group quantiles ``q_g`` are fit on the **ensemble's** scores of the rows its members were
+  trained on (train ∪ validation), as the search fits a candidate's on the scores of its training
+  rows and each fold model's on its fold's training rows (``_crossval``): the quantiles belong to the
+  model that decides with them. Then ``tau_g = (1 - s) tau + s q_g`` (:mod:`fairmon.feu._group_thresholds`).
+* **Registry**: stored through the registry's importable-builder path (``builder: import``,
+  :mod:`fairmon.registry._torch_module`) with :func:`build_fold_ensemble` as the builder, so a load
+  rebuilds the members from the config and reads the tensors with ``weights_only=True``.
+* **What its figures mean.** Every member saw ``(k−1)/k`` of train ∪ validation, so the ensemble's
+  **validation** figures are *not* held out (each validation row trained ``k−1`` of the ``k``
+  members); they are recorded with ``deployment.validation_held_out = False``. Its held-out evidence
+  is the gate's out-of-fold figures (``recommendation_gate``: each row decided by the member that did
+  not see it); the **test** split is untouched by the search, the folds and the ensemble.
+* **An ensemble is not its members.** The out-of-fold decisions are single members'; averaging
+  probabilities smooths the score, so the ensemble's rate at ``tau`` can differ from its members'
+  mean rate. The record keeps the members' mean test rate beside the ensemble's
+  (``deployment.members_test_selection_rate``) so the difference is measured, not assumed.
+
+Example
+-------
+>>> import torch
+>>> ens = build_fold_ensemble(n_inputs=3, hidden=[4], members=2)
+>>> x = torch.zeros(5, 3)
+>>> p = torch.sigmoid(ens(x)); q = torch.stack([torch.sigmoid(m(x)) for m in ens.members]).mean(0)
+>>> bool(torch.allclose(p, q, atol=1e-6)), tuple(ens.first_hidden(x).shape)
+(True, (5, 8))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fairmon.registry.model import build_mlp
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["ENSEMBLE_BUILDER", "build_fold_ensemble", "fold_ensemble", "member_proba"]
+
+#: the importable builder the registry rebuilds a fold ensemble with (``builder: import``)
+ENSEMBLE_BUILDER = "fairmon.feu._ensemble:build_fold_ensemble"
+
+
+def build_fold_ensemble(n_inputs: int, hidden: Sequence[int], members: int) -> torch.nn.Module:
+    """An untrained fold ensemble of ``members`` MLPs ``build_mlp(n_inputs, hidden)`` (the registry's builder)."""
+    module: torch.nn.Module = _ensemble_class()(int(n_inputs), tuple(int(h) for h in hidden), int(members))
+    return module
+
+
+def fold_ensemble(nets: Sequence[Any], *, n_inputs: int, hidden: Sequence[int]) -> torch.nn.Module:
+    """The registrable fold ensemble of trained ``nets`` (copies of them, on the CPU, behind the builder wrapper).
+
+    Example
+    -------
+    >>> nets = [build_mlp(3, (4,)) for _ in range(3)]
+    >>> m = fold_ensemble(nets, n_inputs=3, hidden=(4,))
+    >>> m.config()["target"], m.config()["kwargs"]
+    ('fairmon.feu._ensemble:build_fold_ensemble', {'n_inputs': 3, 'hidden': [4], 'members': 3})
+    """
+    from fairmon.registry._torch_module import imported_module
+
+    kwargs = {"n_inputs": int(n_inputs), "hidden": [int(h) for h in hidden], "members": len(nets)}
+    ens = build_fold_ensemble(**kwargs)  # type: ignore[arg-type]
+    for member, net in zip(ens.members, nets):  # type: ignore[arg-type]
+        member.load_state_dict({k: v.detach().cpu() for k, v in net.state_dict().items()})
+    ens.eval()
+    return imported_module(ENSEMBLE_BUILDER, kwargs, input="encoded", n_inputs=int(n_inputs), inner=ens)
+
+
+def member_proba(module: Any, Z: np.ndarray) -> np.ndarray:
+    """``(members, n)`` P(favourable) of each member of a fold ensemble (or of its registry wrapper)."""
+    import torch
+
+    ens = getattr(module, "inner", module)
+    dev = next(ens.parameters()).device
+    with torch.no_grad():
+        x = torch.as_tensor(np.asarray(Z, dtype=np.float32), device=dev)
+        return torch.stack([torch.sigmoid(m(x).reshape(-1)) for m in ens.members]).double().cpu().numpy()
+
+
+def _ensemble_class() -> type:
+    cls = globals().get("_ENSEMBLE_CLASS")
+    if cls is not None:
+        return cls  # type: ignore[no-any-return]
+    import torch
+
+    class FoldEnsemble(torch.nn.Module):
+        """``k`` MLPs; one logit of the mean of their probabilities (module docstring)."""
+
+        def __init__(self, n_inputs: int, hidden: tuple[int, ...], members: int) -> None:
+            super().__init__()
+            self.n_inputs = n_inputs
+            self.members = torch.nn.ModuleList([build_mlp(n_inputs, hidden) for _ in range(members)])
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            z = torch.stack([m(x).reshape(-1) for m in self.members])  # (members, n) logits
+            F = torch.nn.functional
+            out: torch.Tensor = torch.logsumexp(F.logsigmoid(z), 0) - torch.logsumexp(F.logsigmoid(-z), 0)
+            return out
+
+        def first_hidden(self, x: torch.Tensor) -> torch.Tensor | None:
+            parts = [getattr(m, "first_hidden")(x) for m in self.members]  # noqa: B009 - an MLP method
+            return None if any(p is None for p in parts) else torch.cat(parts, dim=1)
+
+    FoldEnsemble.__module__ = __name__
+    globals()["_ENSEMBLE_CLASS"] = FoldEnsemble
+    return FoldEnsemble
