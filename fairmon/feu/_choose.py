@@ -21,7 +21,7 @@ from fairmon.errors import InsufficientDataError
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
 from fairmon.feu._crossval import NO_BETTER_CV, CVGate, OutOfFold, Recipe, cv_gate, out_of_fold, use_cv
-from fairmon.feu._ensemble import fold_ensemble, member_proba
+from fairmon.feu._ensemble import ensemble_threshold, fold_ensemble, member_proba
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles
 from fairmon.feu._metrics import outcome_metrics
@@ -226,12 +226,14 @@ def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
     st, prep = evaluator.settings, evaluator.prep
     net = fold_ensemble(rec.members, n_inputs=prep.schema.n_encoded, hidden=st.hidden)
     net = net.to(resolve_device(evaluator.device)).eval()
-    thr, shift = float(row["threshold"]), row.get("parity_shift")
-    gthr = None
+    recipe_thr, shift = float(row["threshold"]), row.get("parity_shift")
+    pooled = np.vstack([prep.Z["train"], prep.Z["validation"]])
+    thr, gthr = recipe_thr, None
     if shift is not None:  # the ensemble's own quantiles, on the rows its members were trained on
-        pooled = np.vstack([prep.Z["train"], prep.Z["validation"]])
         s = np.concatenate([prep.s["train"], prep.s["validation"]])
         gthr = group_thresholds(thr, parity_quantiles(predict_proba(net, pooled), s, thr), float(shift))
+    else:  # the members' rate, not the averaged score's: matched on the same rows (ensemble_threshold)
+        thr = ensemble_threshold(predict_proba(net, pooled), member_proba(net, pooled), recipe_thr)
     parts: dict[str, dict[str, float]] = {}
     for part in ("validation", "test"):
         cut = evaluator.row_thresholds(part, thr, gthr)
@@ -241,6 +243,7 @@ def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
     val, g = parts["validation"], parts["validation"]["gesd"]
     deployment = {
         "model": "fold_ensemble", "members": len(rec.members), "combine": "mean of the members' P(favourable)",
+        "recipe_threshold": recipe_thr, "threshold": thr,
         "trained_on": f"each member on {len(rec.members) - 1} of {len(rec.members)} folds of train + validation",
         "validation_held_out": False, "held_out_evidence": "recommendation_gate (out of fold); test split",
         "members_test_selection_rate": float(rates.mean()), "members_test_selection_rate_sd": float(rates.std(ddof=1)),
@@ -248,6 +251,6 @@ def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
                      "group_thresholds": searched.group_thresholds},
     }
     objectives = (1.0 - val[st.utility], val["dp"], g if math.isfinite(g) else 1.0)
-    cand = replace(searched, validation=val, test=parts["test"], objectives=objectives, group_thresholds=gthr,
+    cand = replace(searched, validation=val, test=parts["test"], objectives=objectives, threshold=thr, group_thresholds=gthr,
                    deployment=deployment)
     return cand, evaluator.model(net, thr, gthr)

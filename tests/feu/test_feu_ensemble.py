@@ -113,9 +113,15 @@ def test_the_deployed_ensemble_is_the_gates_fold_models(runs) -> None:  # type: 
     model = Registry(str(reg)).load(res.snapshot.name, res.snapshot.version, device="cpu")
     P = member_proba(model.estimator, Z)
     oof = P[fold, np.arange(len(y))]
-    m = outcome_metrics(y, oof, s, sel.threshold)
+    tau = dep["recipe_threshold"]  # the members decide at the recipe's threshold, the ensemble at its own
+    assert dep["threshold"] == sel.threshold
+    m = outcome_metrics(y, oof, s, tau)
     assert m["dp"] == pytest.approx(gate["oof"]["dp"], abs=1e-9)
     assert m["selection_rate"] == pytest.approx(gate["oof"]["selection_rate"], abs=1e-9)
+    # the ensemble's threshold approves on train + validation the share its members approve there
+    pooled = pd.concat([prep.X["train"], prep.X["validation"]], ignore_index=True)
+    ensemble_rate = float((model.predict_proba(pooled)[:, 1] >= sel.threshold).mean())
+    assert abs(ensemble_rate - float((P >= tau).mean())) <= 1.0 / len(y) + 1e-12
     # and the registered ensemble is what the result reports on test
     assert outcome_metrics(prep.y["test"], model.predict_proba(prep.X["test"])[:, 1], prep.s["test"],
                            sel.threshold)["dp"] == pytest.approx(sel.test["dp"], abs=1e-9)
