@@ -239,7 +239,7 @@ def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
         cut = evaluator.row_thresholds(part, thr, gthr)
         parts[part] = outcome_metrics(prep.y[part], predict_proba(net, prep.Z[part]), prep.s[part], cut)
         parts[part]["gesd"], parts[part]["gesd_p_value"] = evaluator.gesd_value(net, part, thr, gthr)
-    rates = (member_proba(net, prep.Z["test"]) >= evaluator.row_thresholds("test", thr, gthr)).mean(axis=1)
+    rates = (member_proba(net, prep.Z["test"]) >= evaluator.row_thresholds("test", recipe_thr, gthr)).mean(axis=1)
     val, g = parts["validation"], parts["validation"]["gesd"]
     deployment = {
         "model": "fold_ensemble", "members": len(rec.members), "combine": "mean of the members' P(favourable)",
