@@ -98,7 +98,9 @@ from typing import Any
 
 import numpy as np
 
+from fairmon._device import resolve_device
 from fairmon.errors import InsufficientDataError, MethodError
+from fairmon.fairness._rumie_core import torch_threads
 from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
 from fairmon.feu._metrics import auc, decision_metrics, outcome_metrics
 from fairmon.feu._recommend import bootstrap_weights, simultaneous_gate
@@ -206,9 +208,6 @@ def out_of_fold(
     most half the cores' torch threads (torch's default of all cores oversubscribes a loaded host).
     """
     import torch
-
-    from fairmon._device import resolve_device
-    from fairmon.fairness._rumie_core import torch_threads
 
     threads = min(torch.get_num_threads(), max(1, (os.cpu_count() or 2) // 2))
     with torch_threads(threads, resolve_device(device).type):

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairmon.registry._torch_module import imported_module
 from fairmon.registry.model import build_mlp
 
 if TYPE_CHECKING:
@@ -77,8 +78,6 @@ def fold_ensemble(nets: Sequence[Any], *, n_inputs: int, hidden: Sequence[int]) 
     >>> m.config()["target"], m.config()["kwargs"]
     ('fairmon.feu._ensemble:build_fold_ensemble', {'n_inputs': 3, 'hidden': [4], 'members': 3})
     """
-    from fairmon.registry._torch_module import imported_module
-
     kwargs = {"n_inputs": int(n_inputs), "hidden": [int(h) for h in hidden], "members": len(nets)}
     ens = build_fold_ensemble(**kwargs)  # type: ignore[arg-type]
     for member, net in zip(ens.members, nets):  # type: ignore[arg-type]
