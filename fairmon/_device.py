@@ -6,6 +6,7 @@ without a GPU is an error rather than a silent CPU fallback, so a mis-routed GPU
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterator, MutableMapping
@@ -77,7 +78,6 @@ def blas_threads(limit: int | None) -> Iterator[None]:
 
 #: packages that bring BLAS libraries of their own: a controller is found again when one was imported
 _BLAS_PACKAGES = ("numpy", "scipy", "sklearn", "torch")
-_CONTROLLERS: dict[tuple[bool, ...], Any] = {}
 
 
 def thread_pools() -> Any:
@@ -89,11 +89,13 @@ def thread_pools() -> Any:
     >>> thread_pools() is thread_pools()
     True
     """
-    key = tuple(name in sys.modules for name in _BLAS_PACKAGES)
-    found = _CONTROLLERS.get(key)
-    if found is None:
-        found = _CONTROLLERS[key] = ThreadpoolController()
-    return found
+    return _controller(tuple(name in sys.modules for name in _BLAS_PACKAGES))
+
+
+@functools.cache
+def _controller(imported: tuple[bool, ...]) -> Any:
+    """One controller per set of imported BLAS-bearing packages (``imported`` is only the cache key)."""
+    return ThreadpoolController()
 
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:

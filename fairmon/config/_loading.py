@@ -10,8 +10,8 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import os
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -84,23 +84,27 @@ def spec_json_schema() -> dict[str, Any]:
     return schema
 
 
-#: parsed specs by (file, its bytes, the working directory, the environment): the same file read again
-#: in one process is not parsed again. Why: a spec's YAML parse and validation cost 0.02-0.04 CPU-s,
-#: and an Airflow task loads its spec two or three times (its DAG file, the connection lookup, the
-#: step), ~0.3-0.6 CPU-s per window of the fleet's 11 tasks; a preloaded Celery worker fills this
-#: before it forks (``fairmon_airflow.preload``). The key holds everything the result depends on (the
-#: text, the file's folder for relative paths, the working directory, the environment variables the
-#: text names for ``${VAR}`` expansion and ``HOME`` for ``~``), so an edited file or a changed variable
-#: is parsed anew; specs are frozen models, safe to share.
-_PARSED: OrderedDict[tuple[str, bytes, str, tuple[tuple[str, str | None], ...]], MonitorSpec] = OrderedDict()
-_PARSED_MAX = 1024
-
-
 def _environment_key(text: str) -> tuple[tuple[str, str | None], ...]:
     """The values of the environment variables a spec's paths may expand (Airflow sets its own
     ``AIRFLOW_CTX_*`` variables before a task runs: they must not make the same spec a new one)."""
     names = {m.group(1) or m.group(3) for m in VAR_RE.finditer(text)} | {"HOME"}
     return tuple((n, os.environ.get(n)) for n in sorted(names))
+
+
+# parsed specs by (file, its bytes, the working directory, the environment): the same file read again
+# in one process is not parsed again. Why: a spec's YAML parse and validation cost 0.02-0.04 CPU-s,
+# and an Airflow task loads its spec two or three times (its DAG file, the connection lookup, the
+# step), ~0.3-0.6 CPU-s per window of the fleet's 11 tasks; a preloaded Celery worker fills this
+# before it forks (``fairmon_airflow.preload``). The key holds everything the result depends on (the
+# text, the file's folder for relative paths, the working directory, the environment variables the
+# text names for ``${VAR}`` expansion and ``HOME`` for ``~``), so an edited file or a changed variable
+# is parsed anew; specs are frozen models, safe to share.
+@functools.lru_cache(maxsize=1024)
+def _parsed(text: str, given: str, resolved: str, cwd: str,
+            environment: tuple[tuple[str, str | None], ...]) -> MonitorSpec:
+    """The spec ``text`` read from ``given``; the other arguments are only the cache key (a spec that
+    fails to load is not kept: it raises again, every time)."""
+    return parse_spec(text, source=Path(given))
 
 
 def load_spec(path: str | os.PathLike[str]) -> MonitorSpec:
@@ -134,15 +138,7 @@ def load_spec(path: str | os.PathLike[str]) -> MonitorSpec:
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(ERR_FILE_UNREADABLE.format(file=p, error=excerpt(str(exc)))) from exc
-    key = (str(p.resolve()), raw, os.getcwd(), _environment_key(text))
-    spec = _PARSED.get(key)
-    if spec is None:  # a spec that fails to load is not kept: it raises again, every time
-        spec = _PARSED[key] = parse_spec(text, source=p)
-        while len(_PARSED) > _PARSED_MAX:
-            _PARSED.popitem(last=False)
-    else:
-        _PARSED.move_to_end(key)
-    return spec
+    return _parsed(text, str(p), str(p.resolve()), os.getcwd(), _environment_key(text))
 
 
 def _spec_files(folder: str | os.PathLike[str]) -> list[Path]:

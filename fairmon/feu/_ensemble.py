@@ -45,6 +45,7 @@ Example
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -132,10 +133,8 @@ def ensemble_threshold(ensemble_p: np.ndarray, members_p: np.ndarray, tau: float
     return float((p[k - 1] + p[k]) / 2.0) if p[k - 1] > p[k] else float(p[k - 1])
 
 
+@functools.cache  # one class per process: torch is imported on first use
 def _ensemble_class() -> type:
-    cls = globals().get("_ENSEMBLE_CLASS")
-    if cls is not None:
-        return cls  # type: ignore[no-any-return]
     import torch
 
     class FoldEnsemble(torch.nn.Module):
@@ -157,5 +156,4 @@ def _ensemble_class() -> type:
             return None if any(p is None for p in parts) else torch.cat(parts, dim=1)
 
     FoldEnsemble.__module__ = __name__
-    globals()["_ENSEMBLE_CLASS"] = FoldEnsemble
     return FoldEnsemble

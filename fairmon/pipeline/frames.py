@@ -197,9 +197,7 @@ def _libc() -> ctypes.CDLL | None:
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD_BYTES = 256 << 20
 TRIM_THRESHOLD_BYTES = 512 << 20
-_reusing: list[bool] = []  # set once per process (a forked task inherits its parent's setting)
-
-
+@functools.cache  # once per process (a forked task inherits its parent's setting)
 def reuse_freed_memory() -> bool:
     """Let the C heap reuse freed blocks up to 256 MiB within a step (glibc ``mallopt``); False where the
     C library is not glibc. Once per process; :func:`fairmon.pipeline.run_step` calls it.
@@ -220,14 +218,11 @@ def reuse_freed_memory() -> bool:
     >>> reuse_freed_memory() in (True, False)
     True
     """
-    if not _reusing:
-        lib = _libc()
-        ok = lib is not None and hasattr(lib, "mallopt")
-        if ok and lib is not None:
-            ok = bool(lib.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(
-                lib.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
-        _reusing.append(ok)
-    return _reusing[0]
+    lib = _libc()
+    if lib is None or not hasattr(lib, "mallopt"):
+        return False
+    return bool(lib.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(
+        lib.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
 
 
 def release_freed_memory() -> bool:
