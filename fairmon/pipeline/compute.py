@@ -1,7 +1,8 @@
-"""Spec → method calls for the heavy steps (RUMIE, GESD/OpenXAI, FEU) and their JSON results.
+"""Spec → method calls for the heavy steps RUMIE and GESD/OpenXAI, and their JSON results (FEU:
+:mod:`fairmon.pipeline.retrain`).
 
 Only translation lives here: every number comes from the method modules (:func:`fairmon.fairness.rumie.mine`,
-:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`, :func:`fairmon.feu.search`).
+:func:`fairmon.explain.gesd.gesd`, :func:`fairmon.explain.evaluate`).
 """
 
 from __future__ import annotations
@@ -17,24 +18,21 @@ from fairmon._codes import factorizes_exactly
 from fairmon._numbers import finite_float
 from fairmon._progress import advance, set_total
 from fairmon.config import ExplanationsSpec
-from fairmon.errors import ConfigError, InsufficientDataError, MethodError, SchemaError
+from fairmon.errors import InsufficientDataError, MethodError, SchemaError
 from fairmon.explain import evaluate, explain
 from fairmon.explain.gesd import gesd
 from fairmon.fairness.rumie import mine
-from fairmon.feu import search
-from fairmon.feu.settings import FEUSettings
 from fairmon.pipeline.budget import explanations_within_budget
-from fairmon.pipeline.context import RunContext, model_name, model_registry
+from fairmon.pipeline.context import RunContext, model_registry
 from fairmon.pipeline.records import RumieOutput, previous_evidence
 from fairmon.pipeline.table import A_DATA, A_SNAPSHOT
-from fairmon.registry.model import Model
 from fairmon.rules import jaccard, membership
 from fairmon.schema import FeatureSchema
 from fairmon.sources import load_file
 
 log = logging.getLogger(__name__)
 
-__all__ = ["run_rumie", "run_explanations", "run_feu", "reference_frame"]
+__all__ = ["run_rumie", "run_explanations", "reference_frame", "gesd_settings"]
 
 
 # ------------------------------------------------------------------------------------------ RUMIE
@@ -159,7 +157,7 @@ def _gesd_rows(
     g = e.gesd
     try:
         res = gesd(model, X, _texts(groups), X_train=X_train,
-                   random_state=e.random_state, device=ctx.device, **_gesd_settings(ctx, e))
+                   random_state=e.random_state, device=ctx.device, **gesd_settings(ctx, e))
     except InsufficientDataError as exc:
         log.warning("GESD across %s undefined in this window: %s", attr, exc)
         gd: dict[str, Any] = {"metric": "gesd", "attribute": attr, "value": None, "p_value": None,
@@ -196,7 +194,7 @@ def _texts(s: pd.Series) -> np.ndarray:
     return texts[codes] if len(texts) else np.asarray(s.astype(str).to_numpy(), dtype=object)
 
 
-def _gesd_settings(ctx: RunContext, e: ExplanationsSpec | None = None) -> dict[str, Any]:
+def gesd_settings(ctx: RunContext, e: ExplanationsSpec | None = None) -> dict[str, Any]:
     """Keyword arguments of :func:`fairmon.explain.gesd.gesd` from the spec (``explanations.gesd`` and
     the explainer sizes). The window's GESD and FEU's GESD objective both use them, so the candidates'
     explanation fairness is measured exactly as the monitor measures it. ``e``: the window's settings
@@ -320,105 +318,3 @@ def _undefined_reason(note: str, n: Any) -> str:
     if at >= 0:
         return note[at:]
     return f"undefined: none of the {n} explained rows has a value (n_nan)"
-
-
-# ------------------------------------------------------------------------------------------ FEU
-
-
-def run_feu(ctx: RunContext) -> dict[str, Any]:
-    """FEU retraining candidates on the spec's training data (NSGA-II; proposed, never deployed)."""
-    rt = ctx.spec.retraining
-    td = rt.training_data
-    label = ctx.spec.columns.label
-    if td is None or label is None:  # a validated spec with retraining enabled has both; guards direct calls
-        raise ConfigError(f"{ctx.spec.name}: FEU needs retraining.training_data and columns.label")
-    p = ctx.spec.resolve_path(td.path)
-    data = load_file(p, td.format or ("parquet" if p.endswith((".parquet", ".pq")) else "csv"))
-    attr = ctx.spec.explanations.gesd.attribute or ctx.spec.columns.sensitive[0]
-    cols = [*ctx.spec.columns.features, attr, label]
-    # The selected candidate is saved in the monitored model's registry (status ``candidate``: never
-    # ``latest``, never deployed). A retried or re-run window reuses the candidate it already saved.
-    registry, name = model_registry(ctx), model_name(ctx)
-    window_key = f"{ctx.spec.name}@{ctx.window.start.isoformat()}"
-    saved = next(
-        (v for v in registry.versions(name) if v.status == "candidate" and v.metrics.get("feu_window") == window_key),
-        None,
-    )
-    set_total(rt.generations)  # progress: FEU generations
-    res = search(
-        data[list(dict.fromkeys(cols))],
-        progress=lambda generation, n_eval, elapsed: advance(),
-        production=_production_model(ctx),
-        features=list(ctx.spec.columns.features),
-        sensitive=attr,
-        label=label,
-        favorable=ctx.spec.favorable.label_value,
-        settings=FEUSettings.from_spec(rt, gesd=_gesd_settings(ctx)),
-        registry=registry if saved is None else None,
-        name=name,
-        registry_metadata={"feu_window": window_key, "proposed_by": "fairmon feu"},
-        random_state=rt.random_state,
-        n_jobs=rt.n_jobs,
-        device=ctx.device,
-    )
-    snapshot = saved if saved is not None else res.snapshot
-    registry_version = snapshot.version if snapshot is not None else None
-    full = res.to_dict()
-    sel_id = full["selected"]["id"] if full["selected"] is not None else None
-    candidates = []
-    selected_index = None
-    for i, c in enumerate(full["pareto"]):
-        deployment = None
-        if c["id"] == sel_id:  # the registered model's figures: the searched network's or its fold ensemble's
-            selected_index, deployment = i, full["selected"].get("deployment")
-            c = {**c, **{k: full["selected"][k] for k in ("test", "validation", "objectives", "group_thresholds")}}
-        test = c.get("test") or {}
-        candidates.append(
-            {
-                "index": i,
-                "id": c["id"],
-                "hyperparameters": c["hyperparameters"],
-                "metrics": {"test": test, "validation": c.get("validation"), "objectives": c.get("objectives"),
-                            "chebyshev": c.get("chebyshev"), "feasible": c.get("feasible"),
-                            "constraints": c.get("constraints"), "dp_improvement_lb": c.get("dp_improvement_lb"),
-                            "recommendation_gate": c.get("recommendation_gate"), "deployment": deployment},
-                "pareto": True,
-                "auc": test.get("auc"),
-                "balanced_accuracy": test.get("balanced_accuracy"),
-                "selection_rate": test.get("selection_rate"),
-                "dp": test.get("dp"),
-                "gesd": test.get("gesd"),
-                "feasible": c.get("feasible"),
-                "selected": c["id"] == sel_id,
-                "registry_version": registry_version if c["id"] == sel_id else None,
-            }
-        )
-    return {
-        "candidates": candidates,
-        "selected": selected_index,
-        "n_evaluations": full["n_evaluations"],
-        "generations_run": full["generations_run"],
-        "stopped_by": full["stopped_by"],
-        "elapsed_s": full["elapsed_s"],
-        "settings": full["settings"],
-        "recommendation": full["recommendation"],
-        "baselines": full["baselines"],
-        "gesd_noise_floor": full["gesd_noise_floor"],
-    }
-
-
-def _production_model(ctx: RunContext) -> Model | None:
-    """The window's production model (the FEU constraints' anchor and first baseline), when it has one.
-
-    None (FEU then trains the paper's network at reference settings as the stand-in) for monitors of
-    logged decisions or scores, and when the favourable class is not the model's class 1.
-    """
-    cols, fav = ctx.spec.columns, ctx.spec.favorable
-    if cols.decision is not None or cols.score is not None or fav.class_ not in (None, 1):
-        return None
-    registry = model_registry(ctx)
-    if ctx.artifacts.exists(A_SNAPSHOT):  # the version this window was scored with
-        snap = ctx.artifacts.get_json(A_SNAPSHOT)
-        return registry.load(snap["name"], snap["version"], device=ctx.device)
-    info = registry.resolve(model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
-    return registry.load(info.name, info.version, device=ctx.device)

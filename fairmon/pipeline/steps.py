@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fairmon.fairness.outcome import DEFAULT_METRICS, outcome_metrics
-from fairmon.pipeline import compute, judge, notify, records
+from fairmon.pipeline import compute, judge, notify, records, retrain
 from fairmon.pipeline import diagnose as diagnosis
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.ingest import (
@@ -249,7 +249,7 @@ def feu(ctx: RunContext) -> dict[str, Any]:
     if reason is not None:
         ctx.artifacts.put_json(A_FEU, {"status": "skipped", "reason": reason})
         return timed(ctx, "feu", t0, {"status": "skipped", "reason": reason})
-    result = compute.run_feu(ctx)
+    result = retrain.run_feu(ctx)
     n = records.save_feu(ctx, result)
     out = {"status": "done", "candidates": n, "selected": result.get("selected"), "requested": ctx.feu_requested}
     ctx.artifacts.put_json(A_FEU, {**out, "result": result})

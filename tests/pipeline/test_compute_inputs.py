@@ -202,10 +202,10 @@ def test_window_and_feu_gesd_share_the_spec_settings(tmp_path: Path) -> None:
 
     from fairmon.explain.gesd import gesd
     from fairmon.feu.settings import FEUSettings
-    from fairmon.pipeline.compute import _gesd_settings
+    from fairmon.pipeline.compute import gesd_settings
 
     spec = _spec(tmp_path, explanations={"gesd": {"baseline": 0.5, "stratify": False}})
-    kw = _gesd_settings(_ctx(spec, _frame()))
+    kw = gesd_settings(_ctx(spec, _frame()))
     assert set(kw) <= set(inspect.signature(gesd).parameters)
     feu = FEUSettings.from_spec(spec.retraining, gesd=kw).gesd
     assert (feu["baseline"], feu["stratify"], feu["sample_size"]) == (0.5, False, spec.explanations.gesd.sample_size)
