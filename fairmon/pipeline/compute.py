@@ -23,9 +23,9 @@ from fairmon.explain import evaluate, explain
 from fairmon.explain.gesd import gesd
 from fairmon.fairness.rumie import mine
 from fairmon.pipeline.budget import explanations_within_budget
-from fairmon.pipeline.context import RunContext, model_registry
+from fairmon.pipeline.context import RunContext, window_model
 from fairmon.pipeline.records import RumieOutput, previous_evidence
-from fairmon.pipeline.table import A_DATA, A_SNAPSHOT
+from fairmon.pipeline.table import A_DATA
 from fairmon.rules import jaccard, membership
 from fairmon.schema import FeatureSchema
 from fairmon.sources import load_file
@@ -127,8 +127,7 @@ def run_explanations(ctx: RunContext) -> dict[str, Any]:
     is stored as NULL with ``status`` saying why; the window still succeeds with its other results.
     """
     frame = ctx.artifacts.get_frame(A_DATA)
-    snap = ctx.artifacts.get_json(A_SNAPSHOT)
-    model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
+    model = window_model(ctx)
     e = explanations_within_budget(ctx.spec, model, frame)  # the spec's sizes unless a budget is set
     features = list(ctx.spec.columns.features)
     ref = reference_frame(ctx, frame)

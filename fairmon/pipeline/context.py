@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from fairmon._device import resolve_device
 from fairmon.config import ENV_ARTIFACT_LOCATION, ENV_DEVICE, ENV_SLACK_TOKEN, MonitorSpec
 from fairmon.pipeline.artifacts import ArtifactStore
+from fairmon.pipeline.table import A_SNAPSHOT
 from fairmon.registry import Registry
 from fairmon.registry.mlflow import MlflowRegistry
+from fairmon.registry.model import Model
 from fairmon.store import Store, get_engine, require_head
 from fairmon.window import Window
 
-__all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE", "ENV_SLACK_TOKEN", "model_name", "model_registry"]
+__all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE", "ENV_SLACK_TOKEN", "model_name", "model_registry",
+           "window_model"]
 
 
 
@@ -145,3 +148,10 @@ def model_registry(ctx: RunContext) -> Registry:
         reference=ctx.spec.resolve_path(src.reference) if src.reference is not None else None,
         label=src.label,
     )
+
+
+def window_model(ctx: RunContext) -> Model:
+    """The model version this window was scored with (the ``pull_snapshot`` step's record), on the
+    window's device: the one model every later step of the window explains, diagnoses or compares."""
+    snap = ctx.artifacts.get_json(A_SNAPSHOT)
+    return model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)

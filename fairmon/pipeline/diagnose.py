@@ -35,7 +35,7 @@ from fairmon.fairness.rescore import RUMIE_METRICS, Rescore, rescore_outcome, re
 from fairmon.pipeline.budget import explanations_within_budget
 from fairmon.pipeline.checks import check_favorable_class, favorable_from_scores
 from fairmon.pipeline.compute import reference_frame
-from fairmon.pipeline.context import RunContext, model_name, model_registry
+from fairmon.pipeline.context import RunContext, model_name, model_registry, window_model
 from fairmon.pipeline.frames import predict_proba as chunked_proba
 from fairmon.pipeline.records import read_outcome, read_rumie
 from fairmon.pipeline.table import A_DATA, A_PREDICTIONS, A_SNAPSHOT
@@ -63,11 +63,6 @@ FIRED = ("open", "ongoing")
 def _scores_with_model(ctx: RunContext) -> bool:
     cols = ctx.spec.columns
     return cols.decision is None and cols.score is None
-
-
-def _model(ctx: RunContext) -> Model:
-    snap = ctx.artifacts.get_json(A_SNAPSHOT)
-    return model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
 
 
 def _rumie_group(ctx: RunContext, frame: pd.DataFrame) -> tuple[str, np.ndarray] | None:
@@ -114,7 +109,7 @@ def attribution_gaps(ctx: RunContext) -> list[GroupAttributionGap]:
                                                 ("declared", _declared_group(ctx, frame))) if found is not None]
     if not groups:
         return []
-    model = _model(ctx)
+    model = window_model(ctx)
     e = explanations_within_budget(ctx.spec, model, frame)  # the spec's sizes unless a budget is set
     g = e.attribution_gap
     features = list(ctx.spec.columns.features)

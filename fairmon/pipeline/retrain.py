@@ -15,7 +15,7 @@ from fairmon.errors import ConfigError
 from fairmon.feu import search
 from fairmon.feu.settings import FEUSettings
 from fairmon.pipeline.compute import gesd_settings
-from fairmon.pipeline.context import RunContext, model_name, model_registry
+from fairmon.pipeline.context import RunContext, model_name, model_registry, window_model
 from fairmon.pipeline.table import A_SNAPSHOT
 from fairmon.registry.model import Model
 from fairmon.sources import load_file
@@ -114,9 +114,8 @@ def _production_model(ctx: RunContext) -> Model | None:
     cols, fav = ctx.spec.columns, ctx.spec.favorable
     if cols.decision is not None or cols.score is not None or fav.class_ not in (None, 1):
         return None
-    registry = model_registry(ctx)
     if ctx.artifacts.exists(A_SNAPSHOT):  # the version this window was scored with
-        snap = ctx.artifacts.get_json(A_SNAPSHOT)
-        return registry.load(snap["name"], snap["version"], device=ctx.device)
+        return window_model(ctx)
+    registry = model_registry(ctx)
     info = registry.resolve(model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
     return registry.load(info.name, info.version, device=ctx.device)
