@@ -276,6 +276,16 @@ def _gated_rate_diff(r: dict[str, Any]) -> float:
     return float(r["validation_selection_rate"] - r["production_validation_selection_rate"])
 
 
+def _outside(rs: list[dict[str, Any]]) -> str:
+    """Per mitigator: on how many seeds its test positive rate leaves production's ±0.10 band, and the range
+    of its rate difference — a DP a team with that band would not deploy."""
+    parts = []
+    for b in MITIGATORS:
+        d = [r[f"{b}_selection_rate"] - r["production_selection_rate"] for r in rs]
+        parts.append(f"{b} {sum(abs(x) > 0.10 for x in d)} of {len(d)} ({min(d):+.3f} to {max(d):+.3f})")
+    return ", ".join(parts)
+
+
 def _ms(vals: list[float]) -> str:
     a = np.array([v for v in vals if v is not None], dtype=float)
     if not len(a):
@@ -308,7 +318,9 @@ def comparison(out: Path, datasets: list[str], mode: str) -> tuple[str, dict[str
             lines.append(f"| {LABELS[b]} | {len(rs)} | " + " | ".join(_ms([r.get(f'{b}_{m}') for r in rs]) for m in REPORTED) + " |")
         notes = sorted({r.get(f"{b}_gesd_note") for r in rs for b in MITIGATORS if r.get(f"{b}_gesd_note")})
         lines += [""] + [f"- GESD note: {n}" for n in notes]
-        c: dict[str, Any] = {"seeds": len(rs), "recommended": len(rec)}
+        c: dict[str, Any] = {"seeds": len(rs), "recommended": len(rec), "mitigators_outside_band_test": _outside(rs)}
+        lines.append(f"- mitigators' test positive rate outside production's ±0.10 band (FEU's constraint): "
+                     f"{c['mitigators_outside_band_test']}")
         if mode.startswith("default") and rec:
             c["outside_band_validation"] = sum(
                 abs(_gated_rate_diff(r)) > 0.10 + 1e-9 for r in rec)
