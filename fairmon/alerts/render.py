@@ -297,9 +297,13 @@ def _baseline_lines(baselines: Any) -> list[str]:
     out = []
     for key, label in _BASELINE_NAMES.items():
         test = (baselines.get(key) or {}).get("test") or {}
+        val = (baselines.get(key) or {}).get("validation") or {}
+        # why a mitigator with a lower DP is not what FEU proposes (fairmon.feu._baselines.check_constraints)
+        flag = (" (outside FEU's positive-rate band on validation)" if val.get("band_ok") is False else
+                " (below FEU's utility floor on validation)" if val.get("utility_ok") is False else "")
         if test:
             out.append(f"{label}: bal. acc. {num(test.get('balanced_accuracy'))}, positive rate "
-                       f"{num(test.get('selection_rate'))}, DP {num(test.get('dp'))}")
+                       f"{num(test.get('selection_rate'))}, DP {num(test.get('dp'))}{flag}")
     return out
 
 

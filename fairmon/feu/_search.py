@@ -83,7 +83,7 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import ConfigError, MethodError
-from fairmon.feu._baselines import _group_decoder, baseline_metrics
+from fairmon.feu._baselines import _group_decoder, baseline_metrics, constraints_note
 from fairmon.feu._choose import _deployed, _production, _recommend
 from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
@@ -295,6 +295,8 @@ def search(
         "production": {"validation": anchor.validation, "test": anchor.test}}
     baselines["production"]["validation"]["gesd"] = anchor.gesd.get("validation")
     baselines["production"]["test"]["gesd"] = anchor.gesd.get("test")
+    note = "" if st.paper_mode else constraints_note(baselines, band=st.positive_rate_band, tolerance=st.utility_tolerance,
+                                                     utility=st.utility)
 
     stopped_by = _stopped_by(st, state["generation"], len(archive), time.perf_counter() - t0)
     snapshot = None
@@ -340,7 +342,7 @@ def search(
         stopped_by=stopped_by,
         elapsed_s=round(time.perf_counter() - t0, 3),
         data=prep.summary,
-        recommendation=rec.message,
+        recommendation=rec.message + note,
         baselines=baselines,
         gesd_noise_floor=rec.noise_floor,
         selection=rec.selection,

@@ -109,6 +109,23 @@ def test_feu_and_data_validation_templates() -> None:
     assert EVIDENCE["rules"][0] not in dv.text
 
 
+def test_feu_followup_flags_baselines_outside_feus_constraints() -> None:
+    """A mitigator whose lower DP comes from leaving the band is marked, so the reader sees why FEU
+    does not propose it."""
+    def part(rate: float, ba: float, dp: float, **checks: bool) -> dict[str, object]:
+        return {"selection_rate": rate, "balanced_accuracy": ba, "dp": dp, **checks}
+    feu = {"candidates": [{"auc": 0.81, "dp": 0.04, "gesd": 0.01, "selected": True}],
+           "baselines": {"production": {"test": part(0.8, 0.66, 0.10), "validation": part(0.8, 0.66, 0.10)},
+                         "threshold_optimizer": {"test": part(0.64, 0.70, 0.0),
+                                                 "validation": part(0.63, 0.69, 0.0, band_ok=False, utility_ok=True)},
+                         "exponentiated_gradient": {"test": part(0.8, 0.60, 0.03),
+                                                    "validation": part(0.8, 0.61, 0.03, band_ok=True, utility_ok=False)}}}
+    text = render_feu_followup(feu, ctx(), parent_fingerprint="p").text
+    assert "ThresholdOptimizer (DP): bal. acc. 0.700, positive rate 0.640, DP 0.000 (outside FEU's positive-rate band on validation)" in text
+    assert "ExponentiatedGradient (DP): bal. acc. 0.600, positive rate 0.800, DP 0.030 (below FEU's utility floor on validation)" in text
+    assert "production: bal. acc. 0.660, positive rate 0.800, DP 0.100\n" in text + "\n"
+
+
 def test_feu_requested_without_drift_alert_is_a_message_of_its_own_once_per_channel() -> None:
     from fairmon.alerts import InMemoryOutboxRepository, Outbox, alert_fingerprint
 

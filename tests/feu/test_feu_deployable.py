@@ -80,6 +80,29 @@ def test_fairlearn_baselines_on_the_same_split(unfair_runs) -> None:  # type: ig
 
 
 @pytest.mark.slow
+def test_mitigators_are_checked_against_feus_own_constraints(unfair_runs) -> None:  # type: ignore[no-untyped-def]
+    """Each mitigator says, per split, whether it keeps FEU's band and utility floor, from the same metrics
+    the result stores, and the recommendation names which of them meet the constraints on validation."""
+    for res in unfair_runs:
+        prod = res.baselines["production"]
+        for name, label in (("threshold_optimizer", "ThresholdOptimizer"), ("exponentiated_gradient", "ExponentiatedGradient")):
+            for part in ("validation", "test"):
+                m = res.baselines[name][part]
+                d = m["selection_rate"] - prod[part]["selection_rate"]
+                assert m["rate_diff_vs_production"] == pytest.approx(d)
+                assert m["band_ok"] == (abs(d) <= 0.10 + 1e-12)
+                u = m["balanced_accuracy"] - prod[part]["balanced_accuracy"]
+                assert m["utility_ok"] == (u >= -0.02 - 1e-12)
+            v = res.baselines[name]["validation"]
+            inside = f"{label} inside FEU's constraints (DP {v['dp']:.3f}"
+            assert (inside in res.recommendation) == bool(v["band_ok"] and v["utility_ok"])
+            assert f"{label} outside FEU's constraints" in res.recommendation or inside in res.recommendation
+        if res.snapshot is not None:  # the registry candidate records the same checks
+            assert res.snapshot.metrics["baselines"]["threshold_optimizer"]["validation"]["band_ok"] == \
+                res.baselines["threshold_optimizer"]["validation"]["band_ok"]
+
+
+@pytest.mark.slow
 def test_no_candidate_better_than_a_fair_production_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
     res = search(_data(400, 5, effect=0.0), features=["x1", "x2", "sex"], sensitive="sex", label="y",
                  settings=FEUSettings.small(**LIGHT, baselines=False), registry=str(tmp_path), random_state=5,
