@@ -198,11 +198,16 @@ def fit_mitigators(
     production_proba: dict[str, np.ndarray],
     *,
     production_score: Callable[[np.ndarray], np.ndarray] | str | None = None,
+    tol: float | None = None,
+    eps: float = 0.01,
 ) -> Mitigators:
     """Fit ThresholdOptimizer (on the production scores) and ExponentiatedGradient on ``prep``'s training rows.
 
     ``production_proba`` and ``production_score`` are those of :func:`baseline_metrics`. Both fits are
-    deterministic (no random state: fairlearn randomises only its predictions).
+    deterministic (no random state: fairlearn randomises only its predictions). ``tol`` (the DP
+    ThresholdOptimizer may leave; None: exact parity) and ``eps`` (ExponentiatedGradient's allowed
+    constraint violation) are the mitigators' own trade-off knobs: FEU's baselines use the defaults,
+    ``benchmarks/feu_paper/frontier.py`` sweeps them.
 
     Example
     -------
@@ -227,8 +232,8 @@ def fit_mitigators(
     from sklearn.linear_model import LogisticRegression
 
     to = ThresholdOptimizer(estimator=_score_column(), constraints="demographic_parity", objective="balanced_accuracy_score",
-                            prefit=True, predict_method="predict_proba")
-    eg = ExponentiatedGradient(LogisticRegression(max_iter=1000), constraints=DemographicParity(), eps=0.01)
+                            prefit=True, predict_method="predict_proba", tol=tol)
+    eg = ExponentiatedGradient(LogisticRegression(max_iter=1000), constraints=DemographicParity(), eps=eps)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fairlearn warns that a prefit estimator is not checked
         to.fit(production_proba["train"].reshape(-1, 1), prep.y["train"], sensitive_features=prep.s["train"])
