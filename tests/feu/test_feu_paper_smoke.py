@@ -111,3 +111,39 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     (tmp_path / "default" / "feu_paper_smoke_default_comparison.md").unlink()
     mod.main(["--smoke", "--aggregate-only", "--out", str(tmp_path / "default")])
     assert (tmp_path / "default" / "feu_paper_smoke_default_comparison.md").read_text() == table
+
+
+def _frontier() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_feu_paper_frontier", REPO / "benchmarks" / "feu_paper" / "frontier.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_frontier_picks_the_lowest_dp_setting_at_feus_utility_or_above() -> None:
+    fr = _frontier()
+    curve = [{"test_balanced_accuracy": ba, "test_dp": dp, "test_selection_rate": rate}
+             for ba, dp, rate in ((0.70, 0.01, 0.50), (0.745, 0.03, 0.62), (0.80, 0.02, 0.75), (0.76, 0.00, 0.95))]
+    assert fr._pick(curve, 0.75, 0.70, in_band=False)["test_dp"] == 0.00  # higher utility counts too
+    assert fr._pick(curve, 0.75, 0.70, in_band=True)["test_dp"] == 0.02  # 0.95 is outside the ±0.10 band
+    assert fr._pick(curve, 0.85, 0.70, in_band=False) is None
+
+
+@pytest.mark.slow
+@pytest.mark.datasets
+def test_frontier_smoke_reproduces_the_run_and_sweeps_both_knobs(tmp_path: Path, data_dir: Path) -> None:
+    """On a committed German run file: the run's own mitigator fits are reproduced, every setting of both
+    knobs is evaluated, and the chosen setting obeys the rule."""
+    fr = _frontier()
+    (row,) = fr.main(["--smoke", "--out", str(tmp_path)])
+    assert row["reproduced"] is True and len(row["curve"]) == len(fr.TOLS) + len(fr.EPSS)
+    assert {c["knob"] for c in row["curve"]} == {"tol", "eps"}
+    for view, in_band in (("any", False), ("in_band", True)):
+        ok = [c for c in row["curve"] if c["test_balanced_accuracy"] >= row["feu_balanced_accuracy"] - 0.01 - 1e-12
+              and (not in_band or abs(c["test_selection_rate"] - row["production_selection_rate"]) <= 0.10 + 1e-12)]
+        if ok:
+            assert row[f"{view}_dp"] == min(c["test_dp"] for c in ok)
+        else:
+            assert row[f"{view}_goal"] == "no mitigator setting reaches FEU's bal. acc."
+    assert (tmp_path / "frontier_smoke.md").is_file() and (tmp_path / "frontier_smoke_curves.json").is_file()
