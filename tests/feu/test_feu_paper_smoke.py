@@ -123,11 +123,18 @@ def _frontier() -> ModuleType:
 
 def test_frontier_picks_the_lowest_dp_setting_at_feus_utility_or_above() -> None:
     fr = _frontier()
-    curve = [{"test_balanced_accuracy": ba, "test_dp": dp, "test_selection_rate": rate}
-             for ba, dp, rate in ((0.70, 0.01, 0.50), (0.745, 0.03, 0.62), (0.80, 0.02, 0.75), (0.76, 0.00, 0.95))]
-    assert fr._pick(curve, 0.75, 0.70, in_band=False)["test_dp"] == 0.00  # higher utility counts too
-    assert fr._pick(curve, 0.75, 0.70, in_band=True)["test_dp"] == 0.02  # 0.95 is outside the ±0.10 band
-    assert fr._pick(curve, 0.85, 0.70, in_band=False) is None
+    curve = [{"test_balanced_accuracy": ba, "test_dp": dp, "test_selection_rate": rate, "validation_balanced_accuracy": vba,
+              "validation_dp": vdp, "validation_selection_rate": vrate}
+             for ba, dp, rate, vba, vdp, vrate in ((0.70, 0.01, 0.50, 0.70, 0.00, 0.52), (0.745, 0.03, 0.62, 0.74, 0.02, 0.63),
+                                                  (0.80, 0.02, 0.75, 0.79, 0.05, 0.74), (0.76, 0.00, 0.95, 0.76, 0.00, 0.90))]
+    views = fr._views({"balanced_accuracy": 0.75, "production_selection_rate": 0.70},
+                      {"selection_rate": 0.70, "balanced_accuracy": 0.75})
+    assert fr._pick(curve, *views["any"])["test_dp"] == 0.00  # higher utility counts too
+    assert fr._pick(curve, *views["in_band"])["test_dp"] == 0.02  # 0.95 is outside the ±0.10 band
+    assert fr._pick(curve, *views["feu_rule"])["validation_dp"] == 0.02  # on validation: band and utility floor
+    high = fr._views({"balanced_accuracy": 0.85, "production_selection_rate": 0.70},
+                     {"selection_rate": 0.70, "balanced_accuracy": 0.75})
+    assert fr._pick(curve, *high["any"]) is None
 
 
 @pytest.mark.slow
@@ -146,4 +153,5 @@ def test_frontier_smoke_reproduces_the_run_and_sweeps_both_knobs(tmp_path: Path,
             assert row[f"{view}_dp"] == min(c["test_dp"] for c in ok)
         else:
             assert row[f"{view}_goal"] == "no mitigator setting reaches FEU's bal. acc."
+    assert row.get("feu_rule_mitigator") or row["feu_rule_goal"] == "no mitigator setting inside FEU's constraints on validation"
     assert (tmp_path / "frontier_smoke.md").is_file() and (tmp_path / "frontier_smoke_curves.json").is_file()
