@@ -220,8 +220,8 @@ def feu_records(result: Mapping[str, Any]) -> list[FEUCandidateRecord]:
 
 
 def save_feu(ctx: RunContext, result: Mapping[str, Any]) -> int:
-    """Store the FEU candidates under this window's run; returns how many."""
+    """Store the FEU candidates and their baselines under this window's run; returns how many candidates."""
     run_id = int(ctx.artifacts.get_json(A_PERSIST)["run_id"])
     rows = feu_records(result)
-    ctx.store.save_feu_candidates(run_id, rows, attempt_id=ctx.attempt_id)
+    ctx.store.save_feu_candidates(run_id, rows, baselines=result.get("baselines"), attempt_id=ctx.attempt_id)
     return len(rows)

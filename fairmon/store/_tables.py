@@ -32,6 +32,7 @@ __all__ = [
     "explanation_metrics",
     "findings",
     "feu_candidates",
+    "feu_baselines",
     "alerts",
     "attribution_gaps",
     "model_rescores",
@@ -189,6 +190,15 @@ feu_candidates = sa.Table(
     sa.Column("pareto", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("selected", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("registry_version", sa.Text),
+    sa.Column("created_at", _TS, nullable=False, server_default=_now()),
+)
+
+feu_baselines = sa.Table(
+    "feu_baselines",
+    metadata,
+    sa.Column("run_id", sa.BigInteger, sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("baseline", sa.Text, primary_key=True),
+    sa.Column("metrics", _JSON, nullable=False, server_default="{}"),
     sa.Column("created_at", _TS, nullable=False, server_default=_now()),
 )
 

@@ -142,8 +142,12 @@ def test_cli_feu_json_without_notify_and_with_retraining_disabled(
     with eng.connect() as c:
         n_alerts = c.execute(sa.text("SELECT count(*) FROM alerts")).scalar_one()
         n_cand = c.execute(sa.text("SELECT count(*) FROM feu_candidates")).scalar_one()
+        # the baselines the candidates were compared with, beside them (an analyst's SQL sees both)
+        base = dict(c.execute(sa.text("SELECT baseline, metrics -> 'test' ->> 'dp' FROM feu_baselines")).all())
     eng.dispose()
     assert n_alerts == 0 and n_cand == out["steps"]["feu"]["candidates"] > 0
+    assert set(base) == {"production", "constant", "threshold_optimizer", "exponentiated_gradient"}
+    assert float(base["constant"]) == 0.0
 
     (tmp_path / "off").mkdir()
     off = write_demo_spec(tmp_path / "off", {"retraining.enabled": False})

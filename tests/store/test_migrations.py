@@ -26,6 +26,7 @@ TABLES = {
     "explanation_metrics",
     "findings",
     "feu_candidates",
+    "feu_baselines",
     "alerts",
 }
 VIEWS = {"metric_series", "latest_metrics", "drift_events", "alert_history", "alert_history_findings",

@@ -64,6 +64,7 @@ STORE_METHODS = {
     "explanation_metrics_of_run",
     "findings_of_run",
     "feu_candidates",
+    "feu_baselines",
     "read_window",
     "history",
     "metric_series",

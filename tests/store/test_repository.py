@@ -31,6 +31,7 @@ RESULT_TABLES = (
     "explanation_metrics",
     "findings",
     "feu_candidates",
+    "feu_baselines",
 )
 VOLATILE = {"created_at", "updated_at"}
 
@@ -217,6 +218,19 @@ def test_feu_candidates_roundtrip_and_one_selected(store: Store) -> None:
         )
     with pytest.raises(RecordError, match="no run with id 999999"):
         store.save_feu_candidates(999999, cands)
+
+
+def test_feu_baselines_are_replaced_with_the_candidates(store: Store) -> None:
+    """The baselines an FEU result was compared with are stored beside its candidates, as one set."""
+    run_id = store.write_window(window("demo", 1))
+    base = {"production": {"validation": {"dp": 0.1, "selection_rate": 0.8}, "test": {"dp": 0.12}},
+            "threshold_optimizer": {"validation": {"dp": 0.0, "band_ok": False}, "test": {"dp": 0.01, "gesd": None}}}
+    store.save_feu_candidates(run_id, [FEUCandidateRecord(0, selected=True)], baselines=base)
+    assert store.feu_baselines(run_id) == base
+    store.save_feu_candidates(run_id, [FEUCandidateRecord(0)], baselines={"constant": {"test": {"dp": 0.0}}})
+    assert store.feu_baselines(run_id) == {"constant": {"test": {"dp": 0.0}}}  # replaced, not merged
+    store.save_feu_candidates(run_id, [])
+    assert store.feu_baselines(run_id) == {} and store.feu_baselines(999999) == {}
 
 
 def test_read_window_roundtrip(store: Store) -> None:

@@ -148,8 +148,11 @@ def seed(store: Store) -> dict[str, Any]:
         ids[5],
         [
             FEUCandidateRecord(0, {"lr": 0.01}, {"auc": 0.7}, pareto=True),
-            FEUCandidateRecord(1, {"lr": 0.001}, {"auc": 0.72}, pareto=True, selected=True),
+            FEUCandidateRecord(1, {"lr": 0.001}, {"auc": 0.72, "test": {"balanced_accuracy": 0.7, "dp": 0.03}},
+                               pareto=True, selected=True),
         ],
+        baselines={"production": {"test": {"balanced_accuracy": 0.71, "dp": 0.12}},
+                   "threshold_optimizer": {"validation": {"band_ok": False}, "test": {"balanced_accuracy": 0.73, "dp": 0.0}}},
     )
     return ids
 
@@ -278,6 +281,10 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
     ),
     "feu_recommended_candidates.sql": lambda rows: (
         [(r["monitor"], r["window_start"], r["candidate_index"]) for r in rows] == [("demo", ago(5), 1)]
+    ),
+    "feu_recommendation_vs_baselines.sql": lambda rows: (
+        [(r["baseline"], r["candidate_dp"], r["baseline_dp"], r["baseline_inside_band"]) for r in rows]
+        == [("production", 0.03, 0.12, None), ("threshold_optimizer", 0.03, 0.0, False)]
     ),
 }
 
