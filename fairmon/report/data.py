@@ -91,6 +91,8 @@ class ReportData:
     explanations: tuple[ExplanationMetricRecord, ...] = ()
     findings: tuple[FindingRecord, ...] = ()
     feu: tuple[FEUCandidateRecord, ...] = ()
+    #: what the FEU candidates were compared with (``Store.feu_baselines``): name -> validation/test metrics
+    feu_baselines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     alerts: tuple[AlertRecord, ...] = ()
     trend: tuple[TrendPoint, ...] = ()
     rumie_method: str = "ie-dt"
@@ -244,6 +246,7 @@ def load_report_data(
         explanations=tuple(store.explanation_metrics_of_run(rid)),
         findings=tuple(store.findings_of_run(rid)),
         feu=tuple(store.feu_candidates(rid)),
+        feu_baselines=store.feu_baselines(rid),
         alerts=alerts,
         trend=trend,
         rumie_method=method,

@@ -405,7 +405,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "trend_img": draw(charts.trend_chart, data.trend, current=run.window_start),
         "trend_rows": _trend_rows(data),
         "n_trend": len(data.trend),
-        "feu_img": draw(charts.pareto_chart, data.feu),
+        "feu_img": draw(charts.pareto_chart, data.feu, data.feu_baselines),
         "feu_rows": _feu_rows(data),
         "sections": SECTIONS,
         "run_id": run.run_id,

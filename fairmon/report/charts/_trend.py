@@ -157,25 +157,46 @@ def _test_metric(c: FEUCandidateRecord, name: str) -> float | None:
     return None
 
 
-def pareto_chart(candidates: Sequence[FEUCandidateRecord]) -> bytes | None:
-    """FEU candidates: AUC against DP difference, coloured by GESD, the recommended one starred.
+#: the baselines an FEU result is compared with (``feu_baselines``): legend label and marker
+_BASELINE_MARKS = {"production": ("production", "s"), "constant": ("approve everyone", "X"),
+                   "threshold_optimizer": ("fairlearn ThresholdOptimizer", "^"),
+                   "exponentiated_gradient": ("fairlearn ExponentiatedGradient", "v")}
 
-    The Pareto set is three-dimensional (AUC, DP, GESD), so its 2-D projection is drawn as points
-    (a connecting line would suggest a front that is not there).
+
+def pareto_chart(candidates: Sequence[FEUCandidateRecord],
+                 baselines: Mapping[str, Mapping[str, Any]] | None = None) -> bytes | None:
+    """FEU candidates: utility against DP difference on test, coloured by GESD, the recommended one
+    starred, beside the baselines it was compared with (production, approve-everyone, fairlearn's
+    mitigators).
+
+    The utility axis is balanced accuracy (the default utility, threshold-aware) when every candidate
+    has it, AUC otherwise (paper mode and rows stored before it). The Pareto set is three-dimensional
+    (utility, DP, GESD), so its 2-D projection is drawn as points (a connecting line would suggest a
+    front that is not there).
 
     >>> from fairmon.store import FEUCandidateRecord
     >>> c = FEUCandidateRecord(0, metrics={"test": {"auc": 0.8, "dp": 0.05, "gesd": 0.01}}, pareto=True,
     ...                        selected=True)
     >>> pareto_chart([c])[1:4] == b"PNG", pareto_chart([])
     (True, None)
+    >>> base = {"production": {"test": {"auc": 0.82, "balanced_accuracy": 0.7, "dp": 0.12}}}
+    >>> pareto_chart([c], base)[1:4] == b"PNG"
+    True
     """
+    y_name = "balanced_accuracy" if candidates and all(
+        _test_metric(c, "balanced_accuracy") is not None for c in candidates) else "auc"
     pts: list[tuple[FEUCandidateRecord, float, float, float | None]] = []
     for c in candidates:
-        dp, auc = _test_metric(c, "dp"), _test_metric(c, "auc")
-        if dp is not None and auc is not None:
-            pts.append((c, dp, auc, _test_metric(c, "gesd")))
+        dp, y = _test_metric(c, "dp"), _test_metric(c, y_name)
+        if dp is not None and y is not None:
+            pts.append((c, dp, y, _test_metric(c, "gesd")))
     if not pts:
         return None
+    marks = []  # (label, marker, dp, utility) of each baseline with both numbers on test
+    for name, (label, marker) in _BASELINE_MARKS.items():
+        test = ((baselines or {}).get(name) or {}).get("test") or {}
+        if _ok(test.get("dp")) and _ok(test.get(y_name)):
+            marks.append((label, marker, float(test["dp"]), float(test[y_name])))
     fig = _figure(6.4, 4.0)
     ax = fig.add_subplot()
     g = [p[3] for p in pts]
@@ -185,21 +206,24 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord]) -> bytes | None:
         fig.colorbar(sc, ax=ax, label="GESD (test)")
     else:
         ax.scatter([p[1] for p in pts], [p[2] for p in pts], color=_ACCENT, s=70, zorder=3)
-    for c, dp, auc, _ in pts:
-        ax.annotate(f"#{c.candidate_index}", (dp, auc), xytext=(5, 4), textcoords="offset points", fontsize=8)
+    for c, dp, y, _ in pts:
+        ax.annotate(f"#{c.candidate_index}", (dp, y), xytext=(5, 4), textcoords="offset points", fontsize=8)
         if c.selected:
-            ax.scatter([dp], [auc], marker="*", s=420, facecolors="none", edgecolors=GROUP_COLOR,
+            ax.scatter([dp], [y], marker="*", s=420, facecolors="none", edgecolors=GROUP_COLOR,
                        linewidths=1.8, zorder=4, label="recommended")
+    for (label, marker, dp, y), color in zip(marks, _PALETTE[1:] + _PALETTE):
+        ax.scatter([dp], [y], marker=marker, s=60, color=color, edgecolors="#1d2433", linewidths=0.5, zorder=2,
+                   label=label)
     from matplotlib.ticker import MaxNLocator
 
     ax.set_xlabel("DP difference (test, lower is fairer)")
-    ax.set_ylabel("AUC (test)")
+    ax.set_ylabel(("balanced accuracy" if y_name == "balanced_accuracy" else "AUC") + " (test)")
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.grid(alpha=0.3)
-    if len(pts) == 1:  # one candidate: centre it in a readable window
-        _, dp, auc, _ = pts[0]
+    if len(pts) == 1 and not marks:  # one candidate alone: centre it in a readable window
+        _, dp, y, _ = pts[0]
         ax.set_xlim(max(0.0, dp - 0.05), dp + 0.05)
-        ax.set_ylim(auc - 0.05, auc + 0.05)
-    if any(c.selected for c, *_ in pts):
-        ax.legend(fontsize=8, loc="best", frameon=True)
+        ax.set_ylim(y - 0.05, y + 0.05)
+    if marks or any(c.selected for c, *_ in pts):
+        ax.legend(fontsize=7, loc="best", frameon=True)
     return png(fig)
