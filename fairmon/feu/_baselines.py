@@ -53,8 +53,9 @@ from fairmon.feu._data import _Prepared
 from fairmon.feu._metrics import auc, decision_metrics
 from fairmon.registry.model import Model
 
-__all__ = ["BASELINES", "MITIGATORS", "DecisionProbability", "Mitigators", "baseline_metrics", "check_constraints",
-           "constraints_note", "fit_mitigators", "ERR_TO_GROUP_NOT_A_FEATURE", "ERR_TO_PRODUCTION_COLUMNS"]
+__all__ = ["BASELINES", "MITIGATORS", "DecisionProbability", "Mitigators", "baseline_metrics", "fit_mitigators",
+           "fit_threshold_optimizer", "threshold_optimizer_explained", "ERR_TO_GROUP_NOT_A_FEATURE",
+           "ERR_TO_PRODUCTION_COLUMNS"]
 
 BASELINES = ("production", "constant", "threshold_optimizer", "exponentiated_gradient")
 PARTS = ("validation", "test")
@@ -227,36 +228,60 @@ def fit_mitigators(
     """
     import warnings
 
-    from fairlearn.postprocessing import ThresholdOptimizer  # heavy: imported when FEU runs
-    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+    from fairlearn.reductions import DemographicParity, ExponentiatedGradient  # heavy: imported when FEU runs
     from sklearn.linear_model import LogisticRegression
 
-    to = ThresholdOptimizer(estimator=_score_column(), constraints="demographic_parity", objective="balanced_accuracy_score",
-                            prefit=True, predict_method="predict_proba", tol=tol)
+    to = fit_threshold_optimizer(prep, production_proba["train"], tol)
     eg = ExponentiatedGradient(LogisticRegression(max_iter=1000), constraints=DemographicParity(), eps=eps)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # fairlearn warns that a prefit estimator is not checked
-        to.fit(production_proba["train"].reshape(-1, 1), prep.y["train"], sensitive_features=prep.s["train"])
+        warnings.simplefilter("ignore")
         eg.fit(prep.Z["train"], prep.y["train"], sensitive_features=prep.s["train"])
     out = Mitigators(to, eg)
     out.explained["exponentiated_gradient"] = Model(
         DecisionProbability(lambda Z: eg._pmf_predict(Z)[:, 1]), prep.schema, framework="sklearn")
+    model, note = threshold_optimizer_explained(to, prep, production_score)
+    if model is not None:
+        out.explained["threshold_optimizer"] = model
+    else:
+        out.notes["threshold_optimizer"] = str(note)
+    return out
+
+
+def fit_threshold_optimizer(prep: _Prepared, train_proba: np.ndarray, tol: float | None) -> Any:
+    """fairlearn's ThresholdOptimizer (demographic parity, balanced-accuracy objective, ``tol`` the DP
+    it may leave) post-processing the production scores of ``prep``'s training rows."""
+    import warnings
+
+    from fairlearn.postprocessing import ThresholdOptimizer
+
+    to = ThresholdOptimizer(estimator=_score_column(), constraints="demographic_parity", objective="balanced_accuracy_score",
+                            prefit=True, predict_method="predict_proba", tol=tol)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fairlearn warns that a prefit estimator is not checked
+        to.fit(train_proba.reshape(-1, 1), prep.y["train"], sensitive_features=prep.s["train"])
+    return to
+
+
+def threshold_optimizer_explained(
+    to: Any, prep: _Prepared, production_score: Callable[[np.ndarray], np.ndarray] | str | None,
+) -> tuple[Model | None, str | None]:
+    """The function whose GESD is ThresholdOptimizer's (module docstring), or None and why there is none."""
+    import warnings
+
     decode = _group_decoder(prep)
     if decode is None:
-        out.notes["threshold_optimizer"] = ERR_TO_GROUP_NOT_A_FEATURE.format(
+        return None, ERR_TO_GROUP_NOT_A_FEATURE.format(
             columns=[c for c in prep.summary["sensitive"] if c not in prep.schema.names])
-    elif not callable(production_score):
-        out.notes["threshold_optimizer"] = production_score or "GESD undefined: no production score of the encoded features"
-    else:
-        score_fn, decode_fn = production_score, decode
+    if not callable(production_score):
+        return None, production_score or "GESD undefined: no production score of the encoded features"
+    score_fn, decode_fn = production_score, decode
 
-        def to_proba(Z: np.ndarray) -> np.ndarray:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return np.asarray(to._pmf_predict(score_fn(Z).reshape(-1, 1), sensitive_features=decode_fn(Z))[:, 1])
+    def to_proba(Z: np.ndarray) -> np.ndarray:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.asarray(to._pmf_predict(score_fn(Z).reshape(-1, 1), sensitive_features=decode_fn(Z))[:, 1])
 
-        out.explained["threshold_optimizer"] = Model(DecisionProbability(to_proba), prep.schema, framework="sklearn")
-    return out
+    return Model(DecisionProbability(to_proba), prep.schema, framework="sklearn"), None
 
 
 def baseline_metrics(
@@ -313,65 +338,3 @@ def baseline_metrics(
                 out[name][part].update(_gesd_of(gesd_of, model, part))
     return out
 
-
-def check_constraints(
-    baselines: dict[str, dict[str, dict[str, Any]]], *, band: float | None, tolerance: float | None, utility: str,
-) -> None:
-    """Add to each mitigator's metrics (per split) whether it meets FEU's own constraints there, in place.
-
-    The constraints are the search's: positive rate within ``band`` of production's, ``utility`` no worse
-    than production's minus ``tolerance``. Point estimates (no noise margin): they tell a reader why a
-    mitigator with a lower DP is not what FEU would propose (its DP bought by moving the approval rate,
-    or its utility below the floor), not whether it is better than production.
-
-    Example
-    -------
-    >>> b = {"production": {"validation": {"selection_rate": 0.8, "balanced_accuracy": 0.66}},
-    ...      "threshold_optimizer": {"validation": {"selection_rate": 0.64, "balanced_accuracy": 0.70}}}
-    >>> check_constraints(b, band=0.10, tolerance=0.02, utility="balanced_accuracy")
-    >>> {k: round(v, 2) if isinstance(v, float) else v for k, v in b["threshold_optimizer"]["validation"].items()
-    ...  if k.endswith(("_production", "_ok"))}
-    {'rate_diff_vs_production': -0.16, 'band_ok': False, 'utility_diff_vs_production': 0.04, 'utility_ok': True}
-    """
-    for part in PARTS:
-        prod = (baselines.get("production") or {}).get(part)
-        for name in MITIGATORS:
-            m = (baselines.get(name) or {}).get(part)
-            if not prod or not m or utility not in m or utility not in prod:
-                continue
-            d, u = float(m["selection_rate"] - prod["selection_rate"]), float(m[utility] - prod[utility])
-            m.update(rate_diff_vs_production=d, band_ok=None if band is None else bool(abs(d) <= band + 1e-12),
-                     utility_diff_vs_production=u, utility_ok=None if tolerance is None else bool(u >= -tolerance - 1e-12))
-
-
-def constraints_note(
-    baselines: dict[str, dict[str, dict[str, Any]]], *, band: float | None, tolerance: float | None, utility: str,
-) -> str:
-    """Check the mitigators against FEU's constraints (:func:`check_constraints`, in place) and say, in one
-    sentence for the recommendation, which of them meet them on validation.
-
-    A team comparing FEU's proposal with what it would pick instead needs to know when fairlearn's
-    lower DP comes from leaving the band. Empty without mitigators or constraints.
-
-    Example
-    -------
-    >>> v = lambda rate, ba, dp: {"validation": {"selection_rate": rate, "balanced_accuracy": ba, "dp": dp}}
-    >>> b = {"production": v(0.80, 0.66, 0.10), "threshold_optimizer": v(0.64, 0.70, 0.0),
-    ...      "exponentiated_gradient": v(0.82, 0.64, 0.03)}
-    >>> print(constraints_note(b, band=0.10, tolerance=0.02, utility="balanced_accuracy"))
-    ; fairlearn's mitigators on validation (point estimates, not gated): ExponentiatedGradient inside FEU's constraints (DP 0.030, balanced_accuracy 0.640), ThresholdOptimizer outside FEU's constraints (positive rate -0.16 from production's, band ±0.10)
-    """
-    check_constraints(baselines, band=band, tolerance=tolerance, utility=utility)
-    parts = []
-    for name, label in (("exponentiated_gradient", "ExponentiatedGradient"), ("threshold_optimizer", "ThresholdOptimizer")):
-        m = (baselines.get(name) or {}).get("validation") or {}
-        if m.get("band_ok") is None and m.get("utility_ok") is None:
-            continue
-        if m.get("band_ok") is not False and m.get("utility_ok") is not False:
-            parts.append(f"{label} inside FEU's constraints (DP {m['dp']:.3f}, {utility} {m[utility]:.3f})")
-        elif m.get("band_ok") is False:
-            parts.append(f"{label} outside FEU's constraints (positive rate {m['rate_diff_vs_production']:+.2f} from production's, "
-                         f"band ±{band:.2f})")
-        else:
-            parts.append(f"{label} outside FEU's constraints ({utility} {m['utility_diff_vs_production']:+.3f} from production's)")
-    return "; fairlearn's mitigators on validation (point estimates, not gated): " + ", ".join(parts) if parts else ""

@@ -83,11 +83,12 @@ import numpy as np
 import pandas as pd
 
 from fairmon.errors import ConfigError, MethodError
-from fairmon.feu._baselines import _group_decoder, baseline_metrics, constraints_note
+from fairmon.feu._baselines import _group_decoder, baseline_metrics
 from fairmon.feu._choose import _deployed, _production, _recommend
 from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
+from fairmon.feu._mitigator_constraints import compare_with_mitigators
 from fairmon.feu._recommend import RULE
 from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
 from fairmon.feu.settings import FEUSettings
@@ -295,8 +296,9 @@ def search(
         "production": {"validation": anchor.validation, "test": anchor.test}}
     baselines["production"]["validation"]["gesd"] = anchor.gesd.get("validation")
     baselines["production"]["test"]["gesd"] = anchor.gesd.get("test")
-    note = "" if st.paper_mode else constraints_note(baselines, band=st.positive_rate_band, tolerance=st.utility_tolerance,
-                                                     utility=st.utility)
+    note = "" if st.paper_mode else compare_with_mitigators(
+        baselines, prep, anchor.proba, band=st.positive_rate_band, tolerance=st.utility_tolerance, utility=st.utility,
+        random_state=random_state, production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result)
 
     stopped_by = _stopped_by(st, state["generation"], len(archive), time.perf_counter() - t0)
     snapshot = None

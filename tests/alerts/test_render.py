@@ -119,11 +119,14 @@ def test_feu_followup_flags_baselines_outside_feus_constraints() -> None:
                          "threshold_optimizer": {"test": part(0.64, 0.70, 0.0),
                                                  "validation": part(0.63, 0.69, 0.0, band_ok=False, utility_ok=True)},
                          "exponentiated_gradient": {"test": part(0.8, 0.60, 0.03),
-                                                    "validation": part(0.8, 0.61, 0.03, band_ok=True, utility_ok=False)}}}
+                                                    "validation": part(0.8, 0.61, 0.03, band_ok=True, utility_ok=False)},
+                         "threshold_optimizer_tuned": {"test": {**part(0.74, 0.66, 0.05), "tol": 0.04},
+                                                       "validation": part(0.75, 0.66, 0.04, band_ok=True, utility_ok=True)}}}
     text = render_feu_followup(feu, ctx(), parent_fingerprint="p").text
     assert "ThresholdOptimizer (DP): bal. acc. 0.700, positive rate 0.640, DP 0.000 (outside FEU's positive-rate band on validation)" in text
     assert "ExponentiatedGradient (DP): bal. acc. 0.600, positive rate 0.800, DP 0.030 (below FEU's utility floor on validation)" in text
     assert "production: bal. acc. 0.660, positive rate 0.800, DP 0.100\n" in text + "\n"
+    assert "fairlearn ThresholdOptimizer (DP, tol 0.04 by FEU's rule): bal. acc. 0.660, positive rate 0.740, DP 0.050" in text
 
 
 def test_feu_requested_without_drift_alert_is_a_message_of_its_own_once_per_channel() -> None:

@@ -14,6 +14,7 @@ from _feu_data import group_effect_frame
 
 from fairmon.errors import ConfigError
 from fairmon.feu import FEUSettings, dp_difference, predict_proba, search, train_mlps
+from fairmon.feu._mitigator_constraints import TOLS
 from fairmon.feu._recommend import NO_BETTER_CANDIDATE
 
 #: ``cv_below_rows=0``: these tests pin the validation-split gate (their 100-row validation splits would
@@ -61,8 +62,9 @@ def test_recommended_candidates_stay_in_the_positive_rate_band_and_beat_producti
                 assert g is not None and g["eligible"] == (g["gain_ok"] and g["band_ok"])
         assert c.validation["dp"] < prod["dp"]
         assert res.snapshot is not None and res.snapshot.metrics["constraints"]["positive_rate_band"] == 0.10
-        assert set(res.snapshot.metrics["baselines"]) == {"production", "constant", "threshold_optimizer",
-                                                          "exponentiated_gradient"}
+        assert {"production", "constant", "threshold_optimizer", "exponentiated_gradient"} <= set(
+            res.snapshot.metrics["baselines"]) <= {"production", "constant", "threshold_optimizer",
+                                                   "exponentiated_gradient", "threshold_optimizer_tuned"}
     assert any(res.selected is not None for res in unfair_runs)  # a strong effect leaves room to improve
 
 
@@ -100,6 +102,15 @@ def test_mitigators_are_checked_against_feus_own_constraints(unfair_runs) -> Non
         if res.snapshot is not None:  # the registry candidate records the same checks
             assert res.snapshot.metrics["baselines"]["threshold_optimizer"]["validation"]["band_ok"] == \
                 res.baselines["threshold_optimizer"]["validation"]["band_ok"]
+        tuned = res.baselines.get("threshold_optimizer_tuned")
+        if tuned is not None:  # ThresholdOptimizer at the tol FEU's constraints pick on validation
+            v = tuned["validation"]
+            assert v["tol"] in TOLS and v["band_ok"] and v["utility_ok"] and tuned["test"]["tol"] == v["tol"]
+            assert v["dp"] <= res.baselines["threshold_optimizer"]["validation"]["dp"] + 1e-12 or \
+                not res.baselines["threshold_optimizer"]["validation"]["band_ok"] or \
+                not res.baselines["threshold_optimizer"]["validation"]["utility_ok"]
+            assert f"ThresholdOptimizer tuned by FEU's rule (tol {v['tol']}) inside FEU's constraints" in res.recommendation
+    assert any("threshold_optimizer_tuned" in res.baselines for res in unfair_runs)
 
 
 @pytest.mark.slow

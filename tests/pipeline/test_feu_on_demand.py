@@ -146,7 +146,7 @@ def test_cli_feu_json_without_notify_and_with_retraining_disabled(
         base = dict(c.execute(sa.text("SELECT baseline, metrics -> 'test' ->> 'dp' FROM feu_baselines")).all())
     eng.dispose()
     assert n_alerts == 0 and n_cand == out["steps"]["feu"]["candidates"] > 0
-    assert set(base) == {"production", "constant", "threshold_optimizer", "exponentiated_gradient"}
+    assert {"production", "constant", "threshold_optimizer", "exponentiated_gradient"} <= set(base)
     assert float(base["constant"]) == 0.0
 
     (tmp_path / "off").mkdir()

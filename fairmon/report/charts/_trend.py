@@ -160,7 +160,8 @@ def _test_metric(c: FEUCandidateRecord, name: str) -> float | None:
 #: the baselines an FEU result is compared with (``feu_baselines``): legend label and marker
 _BASELINE_MARKS = {"production": ("production", "s"), "constant": ("approve everyone", "X"),
                    "threshold_optimizer": ("fairlearn ThresholdOptimizer", "^"),
-                   "exponentiated_gradient": ("fairlearn ExponentiatedGradient", "v")}
+                   "exponentiated_gradient": ("fairlearn ExponentiatedGradient", "v"),
+                   "threshold_optimizer_tuned": ("fairlearn ThresholdOptimizer, tol by FEU's rule", "<")}
 
 
 def pareto_chart(candidates: Sequence[FEUCandidateRecord],
