@@ -13,12 +13,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_feu_paper_run", REPO / "benchmarks" / "feu_paper" / "run.py")
+def _load(script: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_feu_paper_{script}", REPO / "benchmarks" / "feu_paper" / f"{script}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _bench() -> ModuleType:
+    return _load("run")
 
 
 def test_final_gesd_paired_difference_and_verdicts() -> None:
@@ -114,11 +118,7 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
 
 
 def _frontier() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_feu_paper_frontier", REPO / "benchmarks" / "feu_paper" / "frontier.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _load("frontier")
 
 
 def test_frontier_picks_the_lowest_dp_setting_at_feus_utility_or_above() -> None:
