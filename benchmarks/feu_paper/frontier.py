@@ -51,9 +51,11 @@ import numpy as np  # noqa: E402
 
 from benchmarks._meta import write_results  # noqa: E402
 from benchmarks.feu_paper import final_gesd as fg  # noqa: E402
+from fairmon.feu._mitigator_constraints import TOLS as _TOLS  # noqa: E402
 
-#: ThresholdOptimizer's ``tol`` (None: exact demographic parity, the run's baseline)
-TOLS: tuple[float | None, ...] = (None, 0.02, 0.04, 0.06, 0.08, 0.10, 0.15, 0.20)
+#: ThresholdOptimizer's ``tol`` (None: exact demographic parity, the run's baseline): the values the
+#: product's tuned baseline tries (``fairmon.feu._mitigator_constraints``)
+TOLS = _TOLS
 #: ExponentiatedGradient's ``eps`` (0.01: the run's baseline)
 EPSS: tuple[float, ...] = (0.01, 0.02, 0.04, 0.06, 0.08, 0.10, 0.15, 0.20)
 EQUAL_BA = fg.EQUAL_BA
