@@ -322,12 +322,20 @@ TEMPLATE = (
   <div class="two">
     <div>{% if feu_img %}<div class="fig"><img src="{{ feu_img }}" alt="FEU Pareto front"></div>{% endif %}</div>
     <div>
-      <table><tr><th>#</th><th>hyperparameters</th><th class="num">AUC</th><th class="num">F1</th>
-        <th class="num">DP</th><th class="num">EOD</th><th class="num">GESD</th></tr>
+      <table><tr><th>#</th><th>hyperparameters</th><th class="num">bal. acc.</th><th class="num">positive rate</th>
+        <th class="num">AUC</th><th class="num">F1</th><th class="num">DP</th><th class="num">EOD</th><th class="num">GESD</th></tr>
       {% for c in feu_rows %}
       <tr{% if c.selected %} class="selected"{% endif %}><td>{{ c.index }}{% if c.selected %} ★{% endif %}</td>
-        <td>{{ c.hyper }}</td><td class="num">{{ c.auc }}</td><td class="num">{{ c.f1 }}</td>
+        <td>{{ c.hyper }}</td><td class="num">{{ c.balanced_accuracy }}</td><td class="num">{{ c.selection_rate }}</td>
+        <td class="num">{{ c.auc }}</td><td class="num">{{ c.f1 }}</td>
         <td class="num">{{ c.dp }}</td><td class="num">{{ c.eod }}</td><td class="num">{{ c.gesd }}</td></tr>
+      {% endfor %}
+      {% if feu_baselines %}<tr><th colspan="9">compared with (same split and seed)</th></tr>{% endif %}
+      {% for b in feu_baselines %}
+      <tr><td colspan="2">{{ b.name }}{% if b.note %} <span class="muted">({{ b.note }})</span>{% endif %}</td>
+        <td class="num">{{ b.balanced_accuracy }}</td><td class="num">{{ b.selection_rate }}</td>
+        <td class="num">{{ b.auc }}</td><td class="num">{{ b.f1 }}</td>
+        <td class="num">{{ b.dp }}</td><td class="num">{{ b.eod }}</td><td class="num">{{ b.gesd }}</td></tr>
       {% endfor %}
       </table>
       <p class="muted">NSGA-II Pareto set trading utility (balanced accuracy by default, AUC in paper mode)

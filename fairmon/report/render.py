@@ -289,10 +289,12 @@ def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
         hp = dict(c.hyperparameters or {})
         out.append(
             {
-                "index": c.candidate_index,
+                "index": c.candidate_index + 1,  # as the Slack follow-up and the chart number them
                 "selected": c.selected,
                 "pareto": c.pareto,
                 "hyper": ", ".join(f"{k} {fmt_num(v)}" for k, v in sorted(hp.items())),
+                "balanced_accuracy": fmt_num(test.get("balanced_accuracy")),
+                "selection_rate": fmt_num(test.get("selection_rate")),
                 "auc": fmt_num(test.get("auc")),
                 "f1": fmt_num(test.get("f1")),
                 "dp": fmt_num(test.get("dp")),
@@ -301,6 +303,29 @@ def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
                 "registry_version": c.registry_version or "",
             }
         )
+    return out
+
+
+#: the report's names of the stored FEU baselines (``feu_baselines``), in table order
+_BASELINE_LABELS = {"production": "production", "constant": "approve everyone",
+                    "threshold_optimizer": "fairlearn ThresholdOptimizer (DP)",
+                    "exponentiated_gradient": "fairlearn ExponentiatedGradient (DP)",
+                    "threshold_optimizer_tuned": "fairlearn ThresholdOptimizer (DP), tol {tol} by FEU's rule"}
+
+
+def _feu_baseline_rows(data: ReportData) -> list[dict[str, Any]]:
+    """The baselines beside the candidates (test split), with why a mitigator is not what FEU proposes."""
+    out = []
+    for name, label in _BASELINE_LABELS.items():
+        parts = data.feu_baselines.get(name) or {}
+        test, val = parts.get("test") or {}, parts.get("validation") or {}
+        if not test:
+            continue
+        note = ("outside FEU's positive-rate band on validation" if val.get("band_ok") is False else
+                "below FEU's utility floor on validation" if val.get("utility_ok") is False else "")
+        out.append({"name": label.format(tol=test.get("tol")), "note": note,
+                    **{k: fmt_num(test.get(k)) for k in ("balanced_accuracy", "selection_rate", "auc", "f1", "dp",
+                                                         "eod", "gesd")}})
     return out
 
 
@@ -407,6 +432,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "n_trend": len(data.trend),
         "feu_img": draw(charts.pareto_chart, data.feu, data.feu_baselines),
         "feu_rows": _feu_rows(data),
+        "feu_baselines": _feu_baseline_rows(data),
         "sections": SECTIONS,
         "run_id": run.run_id,
         "spec_fingerprint": (run.spec_fingerprint or "")[:12],

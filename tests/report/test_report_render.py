@@ -84,6 +84,11 @@ def test_drift_window_has_every_section_and_images_decode(reports: tuple[Path, l
     ):
         assert text in html, text
     assert 'class="selected"' in html  # the recommended FEU candidate is marked
+    # numbered as the Slack follow-up numbers them (1-based), beside the stored baselines
+    assert "<td>3 ★</td>" in html and "compared with (same split and seed)" in html
+    for text in ("approve everyone", "fairlearn ExponentiatedGradient (DP)",
+                 "fairlearn ThresholdOptimizer (DP) <span class=\"muted\">(outside FEU&#39;s positive-rate band on validation)"):
+        assert text in html, text
 
 
 def test_window_without_feu_or_instances_says_so(reports: tuple[Path, list[Any]]) -> None:

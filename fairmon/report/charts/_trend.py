@@ -208,7 +208,7 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord],
     else:
         ax.scatter([p[1] for p in pts], [p[2] for p in pts], color=_ACCENT, s=70, zorder=3)
     for c, dp, y, _ in pts:
-        ax.annotate(f"#{c.candidate_index}", (dp, y), xytext=(5, 4), textcoords="offset points", fontsize=8)
+        ax.annotate(f"#{c.candidate_index + 1}", (dp, y), xytext=(5, 4), textcoords="offset points", fontsize=8)
         if c.selected:
             ax.scatter([dp], [y], marker="*", s=420, facecolors="none", edgecolors=GROUP_COLOR,
                        linewidths=1.8, zorder=4, label="recommended")
