@@ -94,24 +94,28 @@ def _result(doc: dict[str, Any]) -> Any:
 
 def settings_curve(prep: Any, proba: dict[str, np.ndarray], score: Any, seed: int) -> list[dict[str, Any]]:
     """Test (and validation) metrics of every mitigator setting; the fitted mitigators kept for GESD."""
-    from fairmon.feu._baselines import fit_mitigators
+    from fairmon.feu._baselines import fit_mitigators, fit_threshold_optimizer, threshold_optimizer_explained
     from fairmon.feu._metrics import decision_metrics
 
     out = []
     for knob, values in (("tol", TOLS), ("eps", EPSS)):
         for v in values:
             c0 = time.process_time()
-            mit = fit_mitigators(prep, proba, production_score=score, **({"tol": v} if knob == "tol" else {"eps": v}))
-            name = "threshold_optimizer" if knob == "tol" else "exponentiated_gradient"
-            entry: dict[str, Any] = {"mitigator": name, "knob": knob, "value": v, "_mitigators": mit}
+            if knob == "tol":  # ThresholdOptimizer alone (fit_mitigators would refit ExponentiatedGradient too)
+                name, fitted = "threshold_optimizer", fit_threshold_optimizer(prep, proba["train"], v)
+                model, note = threshold_optimizer_explained(fitted, prep, score)
+            else:
+                mit = fit_mitigators(prep, proba, production_score=score, eps=float(v or 0.01))
+                name, fitted = "exponentiated_gradient", mit.exponentiated_gradient
+                model, note = mit.explained.get(name), mit.notes.get(name)
+            entry: dict[str, Any] = {"mitigator": name, "knob": knob, "value": v, "_model": model, "_note": note}
             for part in ("validation", "test"):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     if knob == "tol":
-                        yhat = mit.threshold_optimizer.predict(proba[part].reshape(-1, 1), sensitive_features=prep.s[part],
-                                                               random_state=seed)
+                        yhat = fitted.predict(proba[part].reshape(-1, 1), sensitive_features=prep.s[part], random_state=seed)
                     else:
-                        yhat = mit.exponentiated_gradient.predict(prep.Z[part], random_state=seed)
+                        yhat = fitted.predict(prep.Z[part], random_state=seed)
                 m = decision_metrics(prep.y[part], np.asarray(yhat, dtype=int), prep.s[part])
                 entry.update({f"{part}_{k}": m[k] for k in ("balanced_accuracy", "dp", "selection_rate")})
             entry["fit_cpu_s"] = round(time.process_time() - c0, 2)
@@ -200,9 +204,9 @@ def one_run(doc: dict[str, Any], *, final_gesd: bool, device: str | None) -> dic
 def _gesd_vs_feu(prep: Any, c: dict[str, Any], feu: Any, fs: dict[str, Any], seed: int,
                  device: str | None) -> dict[str, Any]:
     """The chosen setting's final GESD (the run's settings, rows and seed) and its paired difference from FEU's."""
-    model = c["_mitigators"].explained.get(c["mitigator"])
+    model = c["_model"]
     if model is None:
-        return {"gesd_note": c["_mitigators"].notes.get(c["mitigator"])}
+        return {"gesd_note": c["_note"]}
     entries, results = fg.compute(prep, {c["mitigator"]: model}, fs, random_state=seed, device=device)
     e = entries[c["mitigator"]]
     out = {"gesd": e.get("value"), "gesd_p_value": e.get("p_value"), "gesd_noise_floor": e.get("noise_floor"),

@@ -337,4 +337,3 @@ def baseline_metrics(
             else:
                 out[name][part].update(_gesd_of(gesd_of, model, part))
     return out
-

@@ -180,7 +180,7 @@ def _recommend(
     _, T = chebyshev_select(Fc, st.weights, scale=st.selection_scale)
     pos, j = eligible[k], el[k]
     message = (
-        f"candidate #{archive[front[pos]]['id']} recommended ({RULE}; {where}; {len(eligible)} of {len(feasible)} "
+        f"the candidate of evaluation {archive[front[pos]]['id']} recommended ({RULE}; {where}; {len(eligible)} of {len(feasible)} "
         f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "
         f"the gain {dp_lb[pos]:.3f}), {st.utility} {prod_util:.3f} -> {float(util[j]):.3f}, positive rate "
         f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {RATE_MARGIN_Z} SE "

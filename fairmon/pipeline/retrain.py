@@ -77,6 +77,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
                 "id": c["id"],
                 "hyperparameters": c["hyperparameters"],
                 "metrics": {"test": test, "validation": c.get("validation"), "objectives": c.get("objectives"),
+                            "utility": full["settings"].get("utility"),
                             "chebyshev": c.get("chebyshev"), "feasible": c.get("feasible"),
                             "constraints": c.get("constraints"), "dp_improvement_lb": c.get("dp_improvement_lb"),
                             "recommendation_gate": c.get("recommendation_gate"), "deployment": deployment},

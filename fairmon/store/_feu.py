@@ -33,7 +33,7 @@ class FEUCandidates(StoreBase):
         at most one ``selected``; refused for a superseded ``attempt_id``).
 
         ``baselines`` maps a baseline name (``production``, ``constant``, ``threshold_optimizer``,
-        ``exponentiated_gradient``) to its ``{"validation": metrics, "test": metrics}``
+        ``exponentiated_gradient``, ``threshold_optimizer_tuned``) to its ``{"validation": metrics, "test": metrics}``
         (``FEUResult.baselines``); None or empty stores none.
 
         Examples

@@ -54,3 +54,13 @@ def test_feu_chart_falls_back_to_auc_without_balanced_accuracy() -> None:
     fig = _figure_of(_cands(False), BASELINES)
     assert fig.axes[0].get_ylabel() == "AUC (test)"
     assert _trend.pareto_chart(_cands(True)) is not None  # no baselines stored: the candidates alone
+
+
+def test_feu_chart_plots_the_utility_the_candidates_were_searched_on() -> None:
+    """Paper-mode candidates carry balanced accuracy too; the axis follows the stored utility."""
+    cands = [FEUCandidateRecord(i, metrics={"utility": "auc", "test": {"auc": 0.8 - i / 50, "balanced_accuracy": 0.6,
+                                                                       "dp": 0.1 - i / 40}}) for i in range(2)]
+    assert _figure_of(cands, BASELINES).axes[0].get_ylabel() == "AUC (test)"
+    for c in cands:
+        c.metrics["utility"] = "balanced_accuracy"  # type: ignore[index]
+    assert _figure_of(cands, BASELINES).axes[0].get_ylabel() == "balanced accuracy (test)"

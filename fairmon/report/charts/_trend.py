@@ -170,8 +170,9 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord],
     starred, beside the baselines it was compared with (production, approve-everyone, fairlearn's
     mitigators).
 
-    The utility axis is balanced accuracy (the default utility, threshold-aware) when every candidate
-    has it, AUC otherwise (paper mode and rows stored before it). The Pareto set is three-dimensional
+    The utility axis is the utility the candidates were searched on (stored with them: balanced
+    accuracy by default, AUC in paper mode); for rows stored without it, balanced accuracy when every
+    candidate has it, AUC otherwise. The Pareto set is three-dimensional
     (utility, DP, GESD), so its 2-D projection is drawn as points (a connecting line would suggest a
     front that is not there).
 
@@ -184,7 +185,8 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord],
     >>> pareto_chart([c], base)[1:4] == b"PNG"
     True
     """
-    y_name = "balanced_accuracy" if candidates and all(
+    searched = {str((c.metrics or {}).get("utility")) for c in candidates} - {"None"}
+    y_name = searched.pop() if len(searched) == 1 else "balanced_accuracy" if candidates and all(
         _test_metric(c, "balanced_accuracy") is not None for c in candidates) else "auc"
     pts: list[tuple[FEUCandidateRecord, float, float, float | None]] = []
     for c in candidates:
@@ -193,11 +195,11 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord],
             pts.append((c, dp, y, _test_metric(c, "gesd")))
     if not pts:
         return None
-    marks = []  # (label, marker, dp, utility) of each baseline with both numbers on test
-    for name, (label, marker) in _BASELINE_MARKS.items():
+    marks = []  # (label, marker, colour, dp, utility) of each baseline with both numbers on test
+    for (name, (label, marker)), color in zip(_BASELINE_MARKS.items(), _PALETTE[1:] + _PALETTE):
         test = ((baselines or {}).get(name) or {}).get("test") or {}
         if _ok(test.get("dp")) and _ok(test.get(y_name)):
-            marks.append((label, marker, float(test["dp"]), float(test[y_name])))
+            marks.append((label, marker, color, float(test["dp"]), float(test[y_name])))
     fig = _figure(6.4, 4.0)
     ax = fig.add_subplot()
     g = [p[3] for p in pts]
@@ -212,13 +214,13 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord],
         if c.selected:
             ax.scatter([dp], [y], marker="*", s=420, facecolors="none", edgecolors=GROUP_COLOR,
                        linewidths=1.8, zorder=4, label="recommended")
-    for (label, marker, dp, y), color in zip(marks, _PALETTE[1:] + _PALETTE):
+    for label, marker, color, dp, y in marks:
         ax.scatter([dp], [y], marker=marker, s=60, color=color, edgecolors="#1d2433", linewidths=0.5, zorder=2,
                    label=label)
     from matplotlib.ticker import MaxNLocator
 
     ax.set_xlabel("DP difference (test, lower is fairer)")
-    ax.set_ylabel(("balanced accuracy" if y_name == "balanced_accuracy" else "AUC") + " (test)")
+    ax.set_ylabel({"balanced_accuracy": "balanced accuracy", "auc": "AUC", "f1": "F1"}.get(y_name, y_name) + " (test)")
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.grid(alpha=0.3)
     if len(pts) == 1 and not marks:  # one candidate alone: centre it in a readable window
