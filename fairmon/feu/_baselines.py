@@ -54,7 +54,7 @@ from fairmon.feu._metrics import auc, decision_metrics
 from fairmon.registry.model import Model
 
 __all__ = ["BASELINES", "MITIGATORS", "DecisionProbability", "Mitigators", "baseline_metrics", "fit_mitigators",
-           "fit_threshold_optimizer", "threshold_optimizer_explained", "ERR_TO_GROUP_NOT_A_FEATURE",
+           "fit_threshold_optimizer", "threshold_optimizer_explained", "threshold_optimizer_metrics", "ERR_TO_GROUP_NOT_A_FEATURE",
            "ERR_TO_PRODUCTION_COLUMNS"]
 
 BASELINES = ("production", "constant", "threshold_optimizer", "exponentiated_gradient")
@@ -262,6 +262,20 @@ def fit_threshold_optimizer(prep: _Prepared, train_proba: np.ndarray, tol: float
     return to
 
 
+def threshold_optimizer_metrics(to: Any, prep: _Prepared, production_proba: dict[str, np.ndarray], part: str,
+                                random_state: int) -> dict[str, Any]:
+    """ThresholdOptimizer's metrics on one split: its decisions drawn with ``random_state``, its AUC from
+    the probability of a favourable decision."""
+    import warnings
+
+    X = production_proba[part].reshape(-1, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yhat = np.asarray(to.predict(X, sensitive_features=prep.s[part], random_state=random_state), dtype=int)
+        score = to._pmf_predict(X, sensitive_features=prep.s[part])[:, 1]
+    return _metrics(prep, part, yhat, score)
+
+
 def threshold_optimizer_explained(
     to: Any, prep: _Prepared, production_score: Callable[[np.ndarray], np.ndarray] | str | None,
 ) -> tuple[Model | None, str | None]:
@@ -302,7 +316,6 @@ def baseline_metrics(
     why there is none (stored as the reason its GESD is undefined). The mitigators are those of
     :func:`fit_mitigators`.
     """
-    import warnings
 
     out: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in BASELINES}
     for part in PARTS:
@@ -312,13 +325,8 @@ def baseline_metrics(
 
     mit = fit_mitigators(prep, production_proba, production_score=production_score)
     to, eg = mit.threshold_optimizer, mit.exponentiated_gradient
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for part in PARTS:
-            Xp = production_proba[part].reshape(-1, 1)
-            yhat = np.asarray(to.predict(Xp, sensitive_features=prep.s[part], random_state=random_state), dtype=int)
-            score = to._pmf_predict(Xp, sensitive_features=prep.s[part])[:, 1]
-            out["threshold_optimizer"][part] = _metrics(prep, part, yhat, score)
+    for part in PARTS:
+        out["threshold_optimizer"][part] = threshold_optimizer_metrics(to, prep, production_proba, part, random_state)
     for part in PARTS:
         yhat = np.asarray(eg.predict(prep.Z[part], random_state=random_state), dtype=int)
         score = eg._pmf_predict(prep.Z[part])[:, 1]

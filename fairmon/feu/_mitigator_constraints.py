@@ -37,9 +37,9 @@ from fairmon.feu._baselines import (
     PARTS,
     GesdFn,
     _gesd_of,
-    _metrics,
     fit_threshold_optimizer,
     threshold_optimizer_explained,
+    threshold_optimizer_metrics,
 )
 from fairmon.feu._data import _Prepared
 
@@ -73,6 +73,7 @@ def tuned_threshold_optimizer(
     Example
     -------
     >>> import pandas as pd
+    >>> from fairmon.feu._baselines import _metrics
     >>> from fairmon.feu._data import _prepare
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"x": rng.normal(size=600), "sex": rng.choice(["F", "M"], 600)})
@@ -90,16 +91,15 @@ def tuned_threshold_optimizer(
     best: tuple[float, Any, dict[str, Any]] | None = None
     for tol in TOLS:
         to = fit_threshold_optimizer(prep, production_proba["train"], tol)
-        m = _decisions(to, prep, production_proba, "validation", random_state)
-        if abs(m["selection_rate"] - production_validation["selection_rate"]) > band + 1e-12 or \
-                m[utility] < production_validation[utility] - tolerance - 1e-12:
+        m = threshold_optimizer_metrics(to, prep, production_proba, "validation", random_state)
+        if _keeps(m, production_validation, band=band, tolerance=tolerance, utility=utility) != (True, True):
             continue
         if best is None or m["dp"] < best[0]:  # strict: ties keep the stricter tol
             best = (m["dp"], tol, {"to": to, "validation": m})
     if best is None:
         return None
     _, tol, fit = best
-    out = {"validation": fit["validation"], "test": _decisions(fit["to"], prep, production_proba, "test", random_state)}
+    out = {"validation": fit["validation"], "test": threshold_optimizer_metrics(fit["to"], prep, production_proba, "test", random_state)}
     model, note = threshold_optimizer_explained(fit["to"], prep, production_score)
     for part in PARTS:
         out[part]["tol"] = tol
@@ -137,15 +137,12 @@ def compare_with_mitigators(
     return constraints_note(baselines, band=band, tolerance=tolerance, utility=utility)
 
 
-def _decisions(to: Any, prep: _Prepared, proba: dict[str, np.ndarray], part: str, random_state: int) -> dict[str, Any]:
-    import warnings
-
-    X = proba[part].reshape(-1, 1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yhat = np.asarray(to.predict(X, sensitive_features=prep.s[part], random_state=random_state), dtype=int)
-        score = to._pmf_predict(X, sensitive_features=prep.s[part])[:, 1]
-    return _metrics(prep, part, yhat, score)
+def _keeps(m: dict[str, Any], prod: dict[str, Any], *, band: float | None, tolerance: float | None,
+           utility: str) -> tuple[bool | None, bool | None]:
+    """Whether metrics ``m`` keep FEU's band and utility floor around production's ``prod`` (None: no such constraint)."""
+    d, u = float(m["selection_rate"] - prod["selection_rate"]), float(m[utility] - prod[utility])
+    return (None if band is None else bool(abs(d) <= band + 1e-12),
+            None if tolerance is None else bool(u >= -tolerance - 1e-12))
 
 
 def check_constraints(
@@ -173,9 +170,9 @@ def check_constraints(
             m = (baselines.get(name) or {}).get(part)
             if not prod or not m or utility not in m or utility not in prod:
                 continue
-            d, u = float(m["selection_rate"] - prod["selection_rate"]), float(m[utility] - prod[utility])
-            m.update(rate_diff_vs_production=d, band_ok=None if band is None else bool(abs(d) <= band + 1e-12),
-                     utility_diff_vs_production=u, utility_ok=None if tolerance is None else bool(u >= -tolerance - 1e-12))
+            band_ok, utility_ok = _keeps(m, prod, band=band, tolerance=tolerance, utility=utility)
+            m.update(rate_diff_vs_production=float(m["selection_rate"] - prod["selection_rate"]), band_ok=band_ok,
+                     utility_diff_vs_production=float(m[utility] - prod[utility]), utility_ok=utility_ok)
 
 
 def constraints_note(
