@@ -147,6 +147,15 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
             row["members_test_selection_rate"] = dep.get("members_test_selection_rate")
             row["oof_rate_diff"], row["oof_utility_diff"] = gate.get("rate_diff"), gate.get("utility_diff")
             row["searched_validation_rate_margin"] = (gate.get("validation_gate") or {}).get("rate_margin")
+    # FEU's pick against fairlearn's tuned ThresholdOptimizer (fairmon.feu._versus_mitigator): withheld or kept
+    versus = (res.selection or {}).get("versus_mitigator") or {}
+    row.update({"versus_contender": versus.get("contender"), "versus_tol": versus.get("tol"),
+                "versus_withheld": bool(versus.get("contender_better")),
+                "versus_dp_gain_lb": versus.get("dp_gain_over_candidate_lb"),
+                "versus_beats_production": versus.get("contender_beats_production")})
+    if row["versus_withheld"]:  # the withheld candidate's (searched network's) test metrics
+        held = next(c for c in res.pareto if c.id == versus["candidate_id"])
+        row.update({f"withheld_{m}": held.test.get(m) for m in REPORTED})
     for b, parts in res.baselines.items():
         row.update({f"{b}_{m}": parts["test"].get(m) for m in REPORTED})
         row[f"{b}_validation_selection_rate"] = parts["validation"].get("selection_rate")

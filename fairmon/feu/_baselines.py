@@ -54,7 +54,8 @@ from fairmon.feu._metrics import auc, decision_metrics
 from fairmon.registry.model import Model
 
 __all__ = ["BASELINES", "MITIGATORS", "DecisionProbability", "Mitigators", "baseline_metrics", "fit_mitigators",
-           "fit_threshold_optimizer", "threshold_optimizer_explained", "threshold_optimizer_metrics", "ERR_TO_GROUP_NOT_A_FEATURE",
+           "fit_threshold_optimizer", "fit_threshold_optimizer_on", "threshold_optimizer_decisions",
+           "threshold_optimizer_explained", "threshold_optimizer_metrics", "ERR_TO_GROUP_NOT_A_FEATURE",
            "ERR_TO_PRODUCTION_COLUMNS"]
 
 BASELINES = ("production", "constant", "threshold_optimizer", "exponentiated_gradient")
@@ -250,6 +251,11 @@ def fit_mitigators(
 def fit_threshold_optimizer(prep: _Prepared, train_proba: np.ndarray, tol: float | None) -> Any:
     """fairlearn's ThresholdOptimizer (demographic parity, balanced-accuracy objective, ``tol`` the DP
     it may leave) post-processing the production scores of ``prep``'s training rows."""
+    return fit_threshold_optimizer_on(train_proba, prep.y["train"], prep.s["train"], tol)
+
+
+def fit_threshold_optimizer_on(scores: np.ndarray, y: np.ndarray, s: np.ndarray, tol: float | None) -> Any:
+    """:func:`fit_threshold_optimizer` on any rows: their production ``scores``, labels and groups."""
     import warnings
 
     from fairlearn.postprocessing import ThresholdOptimizer
@@ -258,8 +264,19 @@ def fit_threshold_optimizer(prep: _Prepared, train_proba: np.ndarray, tol: float
                             prefit=True, predict_method="predict_proba", tol=tol)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fairlearn warns that a prefit estimator is not checked
-        to.fit(train_proba.reshape(-1, 1), prep.y["train"], sensitive_features=prep.s["train"])
+        to.fit(np.asarray(scores, dtype=float).reshape(-1, 1), y, sensitive_features=s)
     return to
+
+
+def threshold_optimizer_decisions(to: Any, scores: np.ndarray, s: np.ndarray, random_state: int) -> np.ndarray:
+    """ThresholdOptimizer's 0/1 decisions on rows with production ``scores`` and groups ``s``, drawn with
+    ``random_state`` (fairlearn randomises between two thresholds where parity needs it)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(to.predict(np.asarray(scores, dtype=float).reshape(-1, 1), sensitive_features=s,
+                                     random_state=random_state), dtype=int)
 
 
 def threshold_optimizer_metrics(to: Any, prep: _Prepared, production_proba: dict[str, np.ndarray], part: str,
@@ -269,9 +286,9 @@ def threshold_optimizer_metrics(to: Any, prep: _Prepared, production_proba: dict
     import warnings
 
     X = production_proba[part].reshape(-1, 1)
+    yhat = threshold_optimizer_decisions(to, X, prep.s[part], random_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        yhat = np.asarray(to.predict(X, sensitive_features=prep.s[part], random_state=random_state), dtype=int)
         score = to._pmf_predict(X, sensitive_features=prep.s[part])[:, 1]
     return _metrics(prep, part, yhat, score)
 

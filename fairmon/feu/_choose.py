@@ -109,6 +109,9 @@ class _Recommendation:
     selection: dict[str, Any] = field(default_factory=dict)
     #: the recommended recipe's fold models when its fold ensemble is deployed (``cv_deploy="ensemble"``)
     members: list[Any] | None = None
+    #: the out-of-fold rows the gate read (cross-validated gate) and the recommended recipe's index in them
+    oof: OutOfFold | None = None
+    oof_index: int | None = None
 
 
 def _recommend(
@@ -143,6 +146,7 @@ def _recommend(
     where, prod_dp = "on validation", float(anchor.validation["dp"])
     prod_util, prod_rate = float(anchor.validation[st.utility]), float(anchor.validation["selection_rate"])
     members: list[list[Any]] = []
+    oof: OutOfFold | None = None
     if use_cv(len(prep.y["validation"]), st.cv_below_rows):
         cv, oof, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible],
                                               random_state, selection)
@@ -188,7 +192,7 @@ def _recommend(
                                              if members else "")
     )
     return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate, selection,
-                           members[j] if members else None)
+                           members[j] if members else None, oof, j if oof is not None else None)
 
 
 def _cross_validated(

@@ -157,6 +157,8 @@ class OutOfFold:
     s: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))
     #: per recipe, its ``k`` fold models (fold ``f`` trained without fold ``f``): the fold ensemble's members
     fold_models: list[list[Any]] = field(default_factory=list)
+    #: the production stand-in's fold models when it was refit (fold ``f`` trained without fold ``f``)
+    production_models: list[Any] = field(default_factory=list)
 
     @property
     def decisions(self) -> np.ndarray:
@@ -232,6 +234,7 @@ def _out_of_fold(
     prod_p = np.full(n, np.nan) if production is not None else np.asarray(production_proba, dtype=float).copy()
     stack = recipes + ([production] if production is not None else [])
     models: list[list[Any]] = [[] for _ in recipes]
+    prod_models: list[Any] = []
     for f in range(folds):
         fit, held = fold != f, fold == f
         configs = [(r.lr, r.epochs, r.seed + FOLD_SEED_STEP * (f + 1)) for r in stack]
@@ -246,6 +249,7 @@ def _out_of_fold(
                 q = parity_quantiles(predict_proba(net, Z[fit]), s[fit], r.threshold)
                 thr[j, held] = row_thresholds(s[held], group_thresholds(r.threshold, q, r.parity_shift), r.threshold)
         if production is not None:
+            prod_models.append(nets[-1])
             prod_p[held] = predict_proba(nets[-1], Z[held])
         covered[held] += 1
     if not np.all(covered == 1) or np.isnan(proba).any() or np.isnan(prod_p).any():
@@ -253,7 +257,7 @@ def _out_of_fold(
     prod_thr = production.threshold if production is not None else production_threshold
     return OutOfFold(fold, proba, thr, (prod_p >= prod_thr).astype(int), prod_p, production is not None, covered,
                      round(time.process_time() - c0, 3), round(time.perf_counter() - t0, 3), np.asarray(y),
-                     np.asarray(s), models)
+                     np.asarray(s), models, prod_models)
 
 
 def _utility_boot(W: np.ndarray, M: np.ndarray, y: np.ndarray, utility: str) -> np.ndarray | None:

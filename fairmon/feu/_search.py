@@ -91,6 +91,7 @@ from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, che
 from fairmon.feu._mitigator_constraints import compare_with_mitigators
 from fairmon.feu._recommend import RULE
 from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
+from fairmon.feu._versus_mitigator import settle_against_mitigator
 from fairmon.feu.settings import FEUSettings
 from fairmon.registry.model import Model
 from fairmon.registry.registry import Registry
@@ -288,9 +289,6 @@ def search(
         test = evaluator.test_metrics(r["state"], r["threshold"], r.get("group_thresholds"))
         pareto.append(_candidate(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos),
                                   gate=rec.gate.get(pos)))
-    # the deployed model: the searched network, or the chosen recipe's fold ensemble (FEUSettings.cv_deploy)
-    selected, model = (None, None) if rec.position is None else _deployed(evaluator, rec, archive[front[rec.position]],
-                                                                         pareto[rec.position])
     baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state,
                                  production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result) if st.baselines else {
         "production": {"validation": anchor.validation, "test": anchor.test}}
@@ -299,6 +297,11 @@ def search(
     note = "" if st.paper_mode else compare_with_mitigators(
         baselines, prep, anchor.proba, band=st.positive_rate_band, tolerance=st.utility_tolerance, utility=st.utility,
         random_state=random_state, production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result)
+    # withheld when fairlearn's tuned ThresholdOptimizer is better beyond noise (fairmon.feu._versus_mitigator)
+    rec = settle_against_mitigator(evaluator, anchor, rec, archive, front, baselines, random_state)
+    # the deployed model: the searched network, or the chosen recipe's fold ensemble (FEUSettings.cv_deploy)
+    selected, model = (None, None) if rec.position is None else _deployed(evaluator, rec, archive[front[rec.position]],
+                                                                         pareto[rec.position])
 
     stopped_by = _stopped_by(st, state["generation"], len(archive), time.perf_counter() - t0)
     snapshot = None
