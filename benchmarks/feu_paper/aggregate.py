@@ -123,6 +123,28 @@ def _outside(rs: list[dict[str, Any]]) -> str:
     return ", ".join(parts)
 
 
+def _versus(rs: list[dict[str, Any]]) -> str:
+    """How many gate-passing picks were compared with the tuned ThresholdOptimizer and withheld, with the
+    withheld ones' test figures beside the mitigator's (what a team would deploy instead)."""
+    compared = [r for r in rs if r.get("versus_contender")]
+    if not compared:
+        return ""
+    held = [r for r in compared if r.get("versus_withheld")]
+    out = f"{len(compared)} compared, {len(held)} withheld"
+    for r in held:
+        b = r["versus_contender"]  # the baseline name: threshold_optimizer_tuned, or threshold_optimizer at exact parity
+        out += (f"; seed {r['seed']}: withheld candidate test bal. acc. {r['withheld_balanced_accuracy']:.3f}, DP "
+                f"{r['withheld_dp']:.3f}, rate {r['withheld_selection_rate'] - r['production_selection_rate']:+.3f} vs "
+                f"ThresholdOptimizer (tol {r['versus_tol']}) {r[f'{b}_balanced_accuracy']:.3f}, {r[f'{b}_dp']:.3f}, "
+                f"{r[f'{b}_selection_rate'] - r['production_selection_rate']:+.3f} (production "
+                f"{r['production_balanced_accuracy']:.3f}, {r['production_dp']:.3f})")
+    kept = [r for r in compared if not r.get("versus_withheld")]
+    if kept:
+        out += (f"; kept {len(kept)}: the mitigator not itself past FEU's gate on "
+                f"{sum(not r.get('versus_beats_production') for r in kept)}, its DP not shown lower on the rest")
+    return out
+
+
 def _ms(vals: list[float]) -> str:
     a = np.array([v for v in vals if v is not None], dtype=float)
     if not len(a):
@@ -158,6 +180,10 @@ def comparison(out: Path, datasets: list[str], mode: str) -> tuple[str, dict[str
         c: dict[str, Any] = {"seeds": len(rs), "recommended": len(rec), "mitigators_outside_band_test": _outside(rs)}
         lines.append(f"- mitigators' test positive rate outside production's ±0.10 band (FEU's constraint): "
                      f"{c['mitigators_outside_band_test']}")
+        versus = _versus(rs)
+        if versus:
+            c["versus_tuned_threshold_optimizer"] = versus
+            lines.append(f"- FEU's pick against the tuned ThresholdOptimizer (fairmon.feu._versus_mitigator): {versus}")
         if mode.startswith("default") and rec:
             c["outside_band_validation"] = sum(
                 abs(_gated_rate_diff(r)) > 0.10 + 1e-9 for r in rec)

@@ -159,7 +159,13 @@ def test_the_cv_gate_is_taken_below_the_threshold_and_not_above(both) -> None:  
     assert cv.selection["selection"] == "cv5" and cv.selection["oof_rows"] == rows["train"] + rows["validation"] == 350
     assert cv.selection["validation_rows"] == rows["validation"] and cv.selection["production_refit"] is True
     assert cv.selection["cv_cpu_s"] > 0 and cv.to_dict()["selection"] == cv.selection
-    assert val.selection == {"selection": "validation", "validation_rows": rows["validation"]}
+    versus = val.selection.get("versus_mitigator")  # FEU's pick against the tuned ThresholdOptimizer, when one passed
+    assert {k: v for k, v in val.selection.items() if k != "versus_mitigator"} == {
+        "selection": "validation", "validation_rows": rows["validation"]}
+    assert versus is None or versus["contender"] is None or versus["where"] == "on validation"
+    cv_versus = cv.selection.get("versus_mitigator")  # out of fold: the mitigator refit on the same folds
+    assert cv_versus is None or cv_versus["contender"] is None or (
+        cv_versus["where"].startswith("out of fold") and cv_versus["rows"] == 350)
     # the same search (same seeds): the front is the same, only the gate differs
     assert [c.id for c in cv.pareto] == [c.id for c in val.pareto]
     for c in cv.pareto:

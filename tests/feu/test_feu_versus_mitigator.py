@@ -76,3 +76,28 @@ def test_out_of_fold_contender_decides_every_row_with_a_model_that_did_not_see_i
     rates = {g: d[s == g].mean() for g in ("F", "M")}
     assert abs(rates["F"] - rates["M"]) < 0.12  # exact parity per fold, out of fold on the pooled rows
     assert abs((score >= 0.5)[s == "F"].mean() - (score >= 0.5)[s == "M"].mean()) > 0.25
+
+
+@pytest.mark.slow
+def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The wiring of the withholding path: with the head-to-head verdict forced to "better" (the verdict
+    itself is tested above), the search registers nothing and says why."""
+    from _feu_data import group_effect_frame
+    from test_feu_deployable import LIGHT
+
+    import fairmon.feu._versus_mitigator as vm
+    from fairmon.feu import FEUSettings, search
+
+    real = vm.head_to_head
+    monkeypatch.setattr(vm, "head_to_head", lambda *a, **k: {**real(*a, **k), "contender_better": True})
+    kw = dict(features=["x1", "x2", "sex"], sensitive="sex", label="y", settings=FEUSettings.small(**LIGHT),
+              random_state=3, device="cpu")
+    res = search(group_effect_frame(500, 3, effect=1.5), registry=str(tmp_path), **kw)
+    v = res.selection["versus_mitigator"]  # seed 3 passes FEU's gate and has a tuned contender
+    assert v["contender"] == "threshold_optimizer_tuned" and v["contender_better"]
+    assert res.selected is None and res.model is None and res.snapshot is None
+    assert not list(tmp_path.rglob("*.json"))  # nothing registered
+    assert res.recommendation.startswith("no candidate better than production and fairlearn's ThresholdOptimizer")
+    assert f"the candidate of evaluation {v['candidate_id']} passed FEU's gate" in res.recommendation
+    assert f"tol {v['tol']:g}" in res.recommendation and "ThresholdOptimizer tuned by FEU's rule" in res.recommendation
+    assert res.to_dict()["selection"]["versus_mitigator"]["contender_better"] is True
