@@ -203,8 +203,14 @@ def kept_note(v: dict[str, Any]) -> str:
     if v.get("contender") is None:
         return ""
     tol = "exact parity" if v["tol"] is None else f"tol {v['tol']:g}"
-    why = (f"not shown lower (95% lower bound of its gain {v['dp_gain_over_candidate_lb']:.3f})"
-           if v["contender_beats_production"] else "the mitigator itself not past FEU's gate against production")
+    if v["contender_beats_production"]:
+        why = f"not shown lower (95% lower bound of its gain {v['dp_gain_over_candidate_lb']:.3f})"
+    else:  # which part of FEU's gate against production the mitigator itself fails
+        g = v.get("contender_vs_production") or {}
+        fails = [text for ok, text in ((g.get("gain_ok"), "its DP gain over production not beyond noise"),
+                                       (g.get("band_ok"), "its positive rate not inside the band by its noise"),
+                                       (v.get("contender_utility_ok"), "below the utility floor")) if ok is False]
+        why = "the mitigator itself not past FEU's gate against production (" + "; ".join(fails or ["gate"]) + ")"
     return (f"; against fairlearn's ThresholdOptimizer on production's scores ({tol}, {v['where']}): DP "
             f"{v['dp_contender']:.3f} against the candidate's {v['dp_candidate']:.3f}, {why}")
 
