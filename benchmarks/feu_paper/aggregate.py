@@ -140,8 +140,13 @@ def _versus(rs: list[dict[str, Any]]) -> str:
                 f"{r['production_balanced_accuracy']:.3f}, {r['production_dp']:.3f})")
     kept = [r for r in compared if not r.get("versus_withheld")]
     if kept:
+        # on test (never read by the rule): where the kept pick's mitigator was nonetheless better
+        lost = [r for r in kept if r[f"{r['versus_contender']}_dp"] < r["dp"]
+                and r[f"{r['versus_contender']}_balanced_accuracy"] >= r["balanced_accuracy"] - 0.01]
         out += (f"; kept {len(kept)}: the mitigator not itself past FEU's gate on "
-                f"{sum(not r.get('versus_beats_production') for r in kept)}, its DP not shown lower on the rest")
+                f"{sum(not r.get('versus_beats_production') for r in kept)}, its DP not shown lower on the rest; "
+                f"on test the mitigator had the lower DP at FEU's bal. acc. - 0.01 or better on {len(lost)} of them"
+                + (f" (seeds {', '.join(str(r['seed']) for r in lost)})" if lost else ""))
     return out
 
 
