@@ -143,8 +143,11 @@ def _versus(rs: list[dict[str, Any]]) -> str:
         # on test (never read by the rule): where the kept pick's mitigator was nonetheless better
         lost = [r for r in kept if r[f"{r['versus_contender']}_dp"] < r["dp"]
                 and r[f"{r['versus_contender']}_balanced_accuracy"] >= r["balanced_accuracy"] - 0.01]
+        unlawful = sum(bool(r.get("versus_shown_better")) for r in kept)  # shown better, group_thresholds off
         out += (f"; kept {len(kept)}: the mitigator not itself past FEU's gate on "
-                f"{sum(not r.get('versus_beats_production') for r in kept)}, its DP not shown lower on the rest; "
+                f"{sum(not r.get('versus_beats_production') for r in kept)}, shown better but reading the "
+                f"protected attribute at decision time (group_thresholds off) on {unlawful}, its DP not shown "
+                f"lower on the rest; "
                 f"on test the mitigator had the lower DP at FEU's bal. acc. - 0.01 or better on {len(lost)} of them"
                 + (f" (seeds {', '.join(str(r['seed']) for r in lost)})" if lost else ""))
     return out

@@ -179,7 +179,9 @@ class RetrainingSpec(SpecSection):
     — disparate treatment, unlawful in some domains (e.g. credit decisions under ECOA) — so it is
     off unless the team switches it on; the registered candidate records its group thresholds
     (:mod:`fairmon.feu._group_thresholds`). Needs the sensitive column among the features; not in the
-    paper's setting.
+    paper's setting. Only with it on may fairlearn's tuned ThresholdOptimizer, which decides with
+    group-specific thresholds too, withhold a candidate it beats (:mod:`fairmon.feu._versus_mitigator`);
+    off, the recommendation only says that comparison.
 
     ``cv_below_rows`` (default 1000; ``0`` switches it off) and ``cv_folds`` (default 5): when the
     validation split has fewer rows than ``cv_below_rows``, the recommendation gate does not read the

@@ -24,7 +24,8 @@ The rule (issue 16), applied on the **validation** split:
    rest, the highest validation utility wins (then the lowest evaluation id);
 4. when no candidate passes, nothing is recommended: "no candidate better than production";
 5. the candidate picked is then compared with fairlearn's tuned ThresholdOptimizer on the same rows
-   and withheld when that mitigator is better beyond noise (:mod:`fairmon.feu._versus_mitigator`).
+   and withheld when that mitigator is better beyond noise and the monitor allows decisions that
+   read the protected attribute (``group_thresholds``; :mod:`fairmon.feu._versus_mitigator`).
 
 On a validation split smaller than ``FEUSettings.cv_below_rows`` (default 1,000 rows; since session 8)
 steps 2-3 read **out-of-fold** decisions instead: each feasible candidate's recipe and FEU's production

@@ -297,7 +297,7 @@ def search(
     note = "" if st.paper_mode else compare_with_mitigators(
         baselines, prep, anchor.proba, band=st.positive_rate_band, tolerance=st.utility_tolerance, utility=st.utility,
         random_state=random_state, production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result)
-    # withheld when fairlearn's tuned ThresholdOptimizer is better beyond noise (fairmon.feu._versus_mitigator)
+    # withheld when fairlearn's tuned ThresholdOptimizer is better beyond noise, with group_thresholds on
     rec = settle_against_mitigator(evaluator, anchor, rec, archive, front, baselines, random_state)
     # the deployed model: the searched network, or the chosen recipe's fold ensemble (FEUSettings.cv_deploy)
     selected, model = (None, None) if rec.position is None else _deployed(evaluator, rec, archive[front[rec.position]],

@@ -6,7 +6,8 @@ ThresholdOptimizer post-processing the production scores, at the ``tol`` FEU's o
 on validation, reached FEU's test utility with a lower DP on 7 of 12 recommended runs. So after FEU's
 rule (:mod:`fairmon.feu._recommend`) has picked a candidate, :func:`versus_tuned_mitigator` compares
 it with that **contender** on the rows FEU's gate read, and the candidate is **withheld** — nothing
-registered, the recommendation names the mitigator and its ``tol`` — when both hold:
+registered, the recommendation names the mitigator and its ``tol`` — when the monitor allows
+decisions that read the protected attribute (``group_thresholds`` on; why below) and both hold:
 
 1. the contender passes FEU's own gate against production on those rows (the simultaneous gate of
    :func:`fairmon.feu._recommend.simultaneous_gate` with one model: DP-gain lower bound above 0,
@@ -16,7 +17,15 @@ registered, the recommendation names the mitigator and its ``tol`` — when both
    ``DP(candidate) - DP(contender)`` from a paired bootstrap of the same rows (the same gate with the
    candidate in production's place, and the same resamples as step 1) is above 0.
 
-Otherwise the candidate stays recommended and the record says why the contender did not displace it.
+Why the opt-in: ThresholdOptimizer applies one threshold per protected group, so it reads the
+attribute when it decides — disparate treatment, unlawful in some domains (e.g. credit under ECOA) —
+which is why FEU's own group-specific thresholds are opt-in. A monitor that has not opted in could not
+deploy the mitigator, so there a contender shown better (1 and 2) does not withhold the candidate: the
+recommendation says the mitigator had the lower DP, that it reads the attribute, and which setting
+would allow it.
+
+Otherwise the candidate stays recommended and the record says why the contender did not displace it
+(``withheld`` in the record is the verdict; ``contender_better`` the comparison alone).
 The contender, and what "the rows" are:
 
 * the contender is ``threshold_optimizer_tuned`` (:mod:`fairmon.feu._mitigator_constraints`), or
@@ -188,7 +197,8 @@ def withheld_message(v: dict[str, Any], utility: str) -> str:
         f"{v['dp_candidate']:.3f} and production's {v['dp_production']:.3f} (95% lower bound of its DP gain over "
         f"the candidate {v['dp_gain_over_candidate_lb']:.3f}; itself past FEU's gate against production), "
         f"{utility} {v[f'{utility}_contender']:.3f} against {v[f'{utility}_candidate']:.3f}; post-processing "
-        f"production with it is the better change, so FEU registers nothing"
+        f"production with it (group-specific thresholds: it reads the protected attribute when it decides, which "
+        f"this monitor allows with group_thresholds) is the better change, so FEU registers nothing"
     )
 
 
@@ -199,11 +209,21 @@ def kept_note(v: dict[str, Any]) -> str:
     ...      "dp_contender": 0.05, "dp_gain_over_candidate_lb": -0.06, "contender_beats_production": True}
     >>> print(kept_note(v))
     ; against fairlearn's ThresholdOptimizer on production's scores (tol 0.04, on validation): DP 0.050 against the candidate's 0.030, not shown lower (95% lower bound of its gain -0.060)
+
+    Shown better, but the monitor's decisions may not read the protected attribute:
+
+    >>> v.update(dp_contender=0.01, dp_gain_over_candidate_lb=0.012, contender_better=True, withheld=False)
+    >>> print(kept_note(v).split("): ", 1)[1])
+    DP 0.010 against the candidate's 0.030, shown lower (95% lower bound of its gain 0.012), but it decides with group-specific thresholds: it reads the protected attribute when it decides (disparate treatment), which this monitor's candidates may not (opt-in setting group_thresholds)
     """
     if v.get("contender") is None:
         return ""
     tol = "exact parity" if v["tol"] is None else f"tol {v['tol']:g}"
-    if v["contender_beats_production"]:
+    if v.get("contender_better"):  # and not withheld: the monitor has not allowed decisions reading the attribute
+        why = (f"shown lower (95% lower bound of its gain {v['dp_gain_over_candidate_lb']:.3f}), but it decides with "
+               "group-specific thresholds: it reads the protected attribute when it decides (disparate treatment), "
+               "which this monitor's candidates may not (opt-in setting group_thresholds)")
+    elif v["contender_beats_production"]:
         why = f"not shown lower (95% lower bound of its gain {v['dp_gain_over_candidate_lb']:.3f})"
     else:  # which part of FEU's gate against production the mitigator itself fails
         g = v.get("contender_vs_production") or {}
@@ -221,14 +241,16 @@ def settle_against_mitigator(
 ) -> _Recommendation:
     """``rec`` after the comparison (module docstring): withheld, or kept with the comparison said; the
     record goes to ``selection["versus_mitigator"]``. Unchanged in paper mode, without baselines or
-    without a recommendation."""
+    without a recommendation. Withheld only when the contender is better and ``group_thresholds`` allows
+    decisions that read the protected attribute."""
     st = evaluator.settings
     if st.paper_mode or not st.baselines or rec.position is None:
         return rec
     v = versus_tuned_mitigator(evaluator, anchor, rec, archive[front[rec.position]], baselines, random_state)
     if v is None:
         return rec
+    v = {**v, "withheld": bool(v.get("contender_better")) and st.group_thresholds}
     selection = {**rec.selection, "versus_mitigator": v}
-    if v.get("contender_better"):
+    if v["withheld"]:
         return replace(rec, position=None, members=None, message=withheld_message(v, st.utility), selection=selection)
     return replace(rec, message=rec.message + kept_note(v), selection=selection)

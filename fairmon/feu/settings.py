@@ -113,6 +113,8 @@ class FEUSettings:
         groups with fewer than 20 training rows keep ``tau``; :mod:`fairmon.feu._group_thresholds`).
         Such a candidate uses the protected attribute at decision time — disparate treatment, unlawful
         in some domains (e.g. credit under ECOA) — so a team must switch it on. Not in paper mode.
+        It also lets fairlearn's tuned ThresholdOptimizer (group-specific thresholds too) withhold a
+        candidate it beats (:mod:`fairmon.feu._versus_mitigator`); off, that comparison is only said.
     baselines
         Compute the baselines (production, constant, fairlearn ThresholdOptimizer and
         ExponentiatedGradient under demographic parity) on the same split.

@@ -46,12 +46,14 @@ def test_recommended_candidates_stay_in_the_positive_rate_band_and_beat_producti
             assert res.recommendation.startswith("no candidate better than production")
             assert res.snapshot is None
             if versus is not None:  # a candidate passed FEU's gate: withheld only for a mitigator shown better
-                assert versus["contender_better"] and versus["contender_beats_production"]
+                assert versus["withheld"] and versus["contender_better"] and versus["contender_beats_production"]
                 assert versus["dp_gain_over_candidate_lb"] > 0 and versus["dp_contender"] < versus["dp_candidate"]
                 assert "fairlearn's ThresholdOptimizer" in res.recommendation
             continue
         if versus is not None and versus["contender"] is not None:  # compared and kept: said, and why
-            assert not versus["contender_better"] and "against fairlearn's ThresholdOptimizer" in res.recommendation
+            assert not versus["withheld"] and "against fairlearn's ThresholdOptimizer" in res.recommendation
+            # group_thresholds is off: a mitigator shown better is said, with why it cannot displace the pick
+            assert versus["contender_better"] == ("reads the protected attribute" in res.recommendation)
             assert versus["candidate_id"] == res.selected.id and versus["where"] == "on validation"
             assert versus["rows"] == res.selection["validation_rows"]  # the validation gate's rows (cv_below_rows=0)
             assert res.snapshot is not None and res.snapshot.metrics["selection"]["versus_mitigator"] == versus

@@ -79,9 +79,12 @@ def test_out_of_fold_contender_decides_every_row_with_a_model_that_did_not_see_i
 
 
 @pytest.mark.slow
-def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("group_thresholds", "seed", "effect"), [(True, 8, 2.0), (False, 3, 1.5)])
+def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(  # type: ignore[no-untyped-def]
+        tmp_path, monkeypatch, group_thresholds, seed, effect) -> None:
     """The wiring of the withholding path: with the head-to-head verdict forced to "better" (the verdict
-    itself is tested above), the search registers nothing and says why."""
+    itself is tested above), the search registers nothing and says why — when the monitor allows
+    decisions that read the protected attribute; otherwise the pick stays, and the comparison is said."""
     from _feu_data import group_effect_frame
     from test_feu_deployable import LIGHT
 
@@ -90,14 +93,24 @@ def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(tmp_p
 
     real = vm.head_to_head
     monkeypatch.setattr(vm, "head_to_head", lambda *a, **k: {**real(*a, **k), "contender_better": True})
-    kw = dict(features=["x1", "x2", "sex"], sensitive="sex", label="y", settings=FEUSettings.small(**LIGHT),
-              random_state=3, device="cpu")
-    res = search(group_effect_frame(500, 3, effect=1.5), registry=str(tmp_path), **kw)
-    v = res.selection["versus_mitigator"]  # seed 3 passes FEU's gate and has a tuned contender
+    from test_feu_group_thresholds import GESD  # group thresholds need a model-agnostic explainer
+
+    light = {**LIGHT, "gesd": GESD} if group_thresholds else LIGHT
+    kw = dict(features=["x1", "x2", "sex"], sensitive="sex", label="y", random_state=seed, device="cpu",
+              settings=FEUSettings.small(**light, group_thresholds=group_thresholds))
+    res = search(group_effect_frame(500, seed, effect=effect), registry=str(tmp_path), **kw)
+    v = res.selection["versus_mitigator"]  # these seeds pass FEU's gate and have a tuned contender
     assert v["contender"] == "threshold_optimizer_tuned" and v["contender_better"]
+    assert v["withheld"] is group_thresholds and res.to_dict()["selection"]["versus_mitigator"] == v
+    if not group_thresholds:  # kept: registered, and the recommendation says why the mitigator cannot displace it
+        assert res.selected is not None and res.selected.id == v["candidate_id"] and res.snapshot is not None
+        assert "against fairlearn's ThresholdOptimizer" in res.recommendation
+        assert "reads the protected attribute when it decides" in res.recommendation
+        assert "opt-in setting group_thresholds" in res.recommendation
+        return
     assert res.selected is None and res.model is None and res.snapshot is None
     assert not list(tmp_path.rglob("*.json"))  # nothing registered
     assert res.recommendation.startswith("no candidate better than production and fairlearn's ThresholdOptimizer")
     assert f"the candidate of evaluation {v['candidate_id']} passed FEU's gate" in res.recommendation
     assert f"tol {v['tol']:g}" in res.recommendation and "ThresholdOptimizer tuned by FEU's rule" in res.recommendation
-    assert res.to_dict()["selection"]["versus_mitigator"]["contender_better"] is True
+    assert "reads the protected attribute when it decides" in res.recommendation
