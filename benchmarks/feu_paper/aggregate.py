@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.feu_paper import final_gesd as fg
+from fairmon.feu.labels import baseline_label
 
 #: Paper Table I, FEU column (German and Recid. = Bail).
 PAPER = {
@@ -99,9 +100,7 @@ def aggregate(out: Path, datasets: list[str], mode: str = "default") -> list[dic
                       for r in rows]
 
 
-LABELS = {"feu": "FEU recommended", "production": "production", "constant": "constant (approve all)",
-          "threshold_optimizer": "fairlearn ThresholdOptimizer (DP)",
-          "exponentiated_gradient": "fairlearn ExponentiatedGradient (DP)"}
+LABELS = {"feu": "FEU recommended", **{b: baseline_label(b) for b in BASELINES}}  # the report's and Slack's names
 MITIGATORS = ("threshold_optimizer", "exponentiated_gradient")
 
 

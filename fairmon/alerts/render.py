@@ -49,6 +49,7 @@ from fairmon.drift.checks import level_text
 from fairmon.drift.findings import Finding, finding_fingerprint
 from fairmon.drift.window import gesd_by_attribute
 from fairmon.fairness.rumie import Evidence
+from fairmon.feu.labels import BASELINES, baseline_label
 
 __all__ = [
     "EVENT_TYPE",
@@ -285,26 +286,19 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
     )
 
 
-_BASELINE_NAMES = {"production": "production", "constant": "approve everyone",
-                   "threshold_optimizer": "fairlearn ThresholdOptimizer (DP)",
-                   "exponentiated_gradient": "fairlearn ExponentiatedGradient (DP)",
-                   "threshold_optimizer_tuned": "fairlearn ThresholdOptimizer (DP, tol {tol} by FEU's rule)"}
-
-
 def _baseline_lines(baselines: Any) -> list[str]:
     """One line per FEU baseline: what the recommendation is compared with (test metrics)."""
     if not isinstance(baselines, Mapping):
         return []
     out = []
-    for key, label in _BASELINE_NAMES.items():
+    for key in BASELINES:
         test = (baselines.get(key) or {}).get("test") or {}
         val = (baselines.get(key) or {}).get("validation") or {}
         # why a mitigator with a lower DP is not what FEU proposes (fairmon.feu._mitigator_constraints.check_constraints)
         flag = (" (outside FEU's positive-rate band on validation)" if val.get("band_ok") is False else
                 " (below FEU's utility floor on validation)" if val.get("utility_ok") is False else "")
         if test:
-            label = label.format(tol=test.get("tol"))
-            out.append(f"{label}: bal. acc. {num(test.get('balanced_accuracy'))}, positive rate "
+            out.append(f"{baseline_label(key, test.get('tol'))}: bal. acc. {num(test.get('balanced_accuracy'))}, positive rate "
                        f"{num(test.get('selection_rate'))}, DP {num(test.get('dp'))}{flag}")
     return out
 

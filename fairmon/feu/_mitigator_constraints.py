@@ -42,17 +42,14 @@ from fairmon.feu._baselines import (
     threshold_optimizer_metrics,
 )
 from fairmon.feu._data import _Prepared
+from fairmon.feu.labels import TUNED, baseline_label
 
 __all__ = ["TOLS", "TUNED", "check_constraints", "compare_with_mitigators", "constraints_note",
            "tuned_threshold_optimizer"]
 
 #: ThresholdOptimizer's ``tol`` values tried (None: exact demographic parity)
 TOLS: tuple[float | None, ...] = (None, 0.02, 0.04, 0.06, 0.08, 0.10, 0.15, 0.20)
-#: the baseline name of the tuned ThresholdOptimizer
-TUNED = "threshold_optimizer_tuned"
 _CHECKED = (*MITIGATORS, TUNED)
-_LABELS = {"exponentiated_gradient": "ExponentiatedGradient", "threshold_optimizer": "ThresholdOptimizer",
-           TUNED: "ThresholdOptimizer tuned by FEU's rule"}
 
 
 def tuned_threshold_optimizer(
@@ -190,16 +187,15 @@ def constraints_note(
     >>> b = {"production": v(0.80, 0.66, 0.10), "threshold_optimizer": v(0.64, 0.70, 0.0),
     ...      "exponentiated_gradient": v(0.82, 0.64, 0.03)}
     >>> print(constraints_note(b, band=0.10, tolerance=0.02, utility="balanced_accuracy"))
-    ; fairlearn's mitigators on validation (point estimates, not gated): ExponentiatedGradient inside FEU's constraints (DP 0.030, balanced_accuracy 0.640), ThresholdOptimizer outside FEU's constraints (positive rate -0.16 from production's, band ±0.10)
+    ; the mitigators on validation (point estimates, not gated): fairlearn ExponentiatedGradient (DP) inside FEU's constraints (DP 0.030, balanced_accuracy 0.640), fairlearn ThresholdOptimizer (DP) outside FEU's constraints (positive rate -0.16 from production's, band ±0.10)
     """
     check_constraints(baselines, band=band, tolerance=tolerance, utility=utility)
     parts = []
     for name in ("exponentiated_gradient", "threshold_optimizer", TUNED):
-        m, label = (baselines.get(name) or {}).get("validation") or {}, _LABELS[name]
+        m = (baselines.get(name) or {}).get("validation") or {}
         if m.get("band_ok") is None and m.get("utility_ok") is None:
             continue
-        if name == TUNED:
-            label += f" (tol {m.get('tol')})"
+        label = baseline_label(name, m.get("tol"))
         if m.get("band_ok") is not False and m.get("utility_ok") is not False:
             parts.append(f"{label} inside FEU's constraints (DP {m['dp']:.3f}, {utility} {m[utility]:.3f})")
         elif m.get("band_ok") is False:
@@ -207,4 +203,4 @@ def constraints_note(
                          f"band ±{band:.2f})")
         else:
             parts.append(f"{label} outside FEU's constraints ({utility} {m['utility_diff_vs_production']:+.3f} from production's)")
-    return "; fairlearn's mitigators on validation (point estimates, not gated): " + ", ".join(parts) if parts else ""
+    return "; the mitigators on validation (point estimates, not gated): " + ", ".join(parts) if parts else ""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from fairmon.drift.checks import level_text
+from fairmon.feu.labels import BASELINES, baseline_label
 from fairmon.report import charts
 from fairmon.report._diagnosis import diagnosis_context
 from fairmon.report._template import CSS, TEMPLATE
@@ -306,24 +307,17 @@ def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
     return out
 
 
-#: the report's names of the stored FEU baselines (``feu_baselines``), in table order
-_BASELINE_LABELS = {"production": "production", "constant": "approve everyone",
-                    "threshold_optimizer": "fairlearn ThresholdOptimizer (DP)",
-                    "exponentiated_gradient": "fairlearn ExponentiatedGradient (DP)",
-                    "threshold_optimizer_tuned": "fairlearn ThresholdOptimizer (DP), tol {tol} by FEU's rule"}
-
-
 def _feu_baseline_rows(data: ReportData) -> list[dict[str, Any]]:
     """The baselines beside the candidates (test split), with why a mitigator is not what FEU proposes."""
     out = []
-    for name, label in _BASELINE_LABELS.items():
+    for name in BASELINES:
         parts = data.feu_baselines.get(name) or {}
         test, val = parts.get("test") or {}, parts.get("validation") or {}
         if not test:
             continue
         note = ("outside FEU's positive-rate band on validation" if val.get("band_ok") is False else
                 "below FEU's utility floor on validation" if val.get("utility_ok") is False else "")
-        out.append({"name": label.format(tol=test.get("tol")), "note": note,
+        out.append({"name": baseline_label(name, test.get("tol")), "note": note,
                     **{k: fmt_num(test.get(k)) for k in ("balanced_accuracy", "selection_rate", "auc", "f1", "dp",
                                                          "eod", "gesd")}})
     return out

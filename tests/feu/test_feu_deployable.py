@@ -16,6 +16,7 @@ from fairmon.errors import ConfigError
 from fairmon.feu import FEUSettings, dp_difference, predict_proba, search, train_mlps
 from fairmon.feu._mitigator_constraints import TOLS
 from fairmon.feu._recommend import NO_BETTER_CANDIDATE
+from fairmon.feu.labels import TUNED, baseline_label
 
 #: ``cv_below_rows=0``: these tests pin the validation-split gate (their 100-row validation splits would
 #: otherwise take the cross-validated gate, tested in test_feu_crossval.py)
@@ -101,7 +102,8 @@ def test_mitigators_are_checked_against_feus_own_constraints(unfair_runs) -> Non
     the result stores, and the recommendation names which of them meet the constraints on validation."""
     for res in unfair_runs:
         prod = res.baselines["production"]
-        for name, label in (("threshold_optimizer", "ThresholdOptimizer"), ("exponentiated_gradient", "ExponentiatedGradient")):
+        for name in ("threshold_optimizer", "exponentiated_gradient"):
+            label = baseline_label(name)  # the report's and Slack's name
             for part in ("validation", "test"):
                 m = res.baselines[name][part]
                 d = m["selection_rate"] - prod[part]["selection_rate"]
@@ -123,7 +125,7 @@ def test_mitigators_are_checked_against_feus_own_constraints(unfair_runs) -> Non
             assert v["dp"] <= res.baselines["threshold_optimizer"]["validation"]["dp"] + 1e-12 or \
                 not res.baselines["threshold_optimizer"]["validation"]["band_ok"] or \
                 not res.baselines["threshold_optimizer"]["validation"]["utility_ok"]
-            assert f"ThresholdOptimizer tuned by FEU's rule (tol {v['tol']}) inside FEU's constraints" in res.recommendation
+            assert f"{baseline_label(TUNED, v['tol'])} inside FEU's constraints" in res.recommendation
     assert any("threshold_optimizer_tuned" in res.baselines for res in unfair_runs)
 
 

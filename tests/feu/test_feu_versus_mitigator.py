@@ -12,6 +12,7 @@ import pytest
 
 from fairmon.feu._crossval import OutOfFold
 from fairmon.feu._versus_mitigator import head_to_head, oof_threshold_optimizer
+from fairmon.feu.labels import TUNED, baseline_label
 
 KW = dict(utility="balanced_accuracy", band=0.10, tolerance=None, n_boot=300, random_state=0)  # floor: its own test
 
@@ -112,5 +113,5 @@ def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(  # t
     assert not list(tmp_path.rglob("*.json"))  # nothing registered
     assert res.recommendation.startswith("no candidate better than production and fairlearn's ThresholdOptimizer")
     assert f"the candidate of evaluation {v['candidate_id']} passed FEU's gate" in res.recommendation
-    assert f"tol {v['tol']:g}" in res.recommendation and "ThresholdOptimizer tuned by FEU's rule" in res.recommendation
+    assert f"tol {v['tol']:g}" in res.recommendation and baseline_label(TUNED, v["tol"]) in res.recommendation
     assert "reads the protected attribute when it decides" in res.recommendation

@@ -39,7 +39,7 @@ def test_feu_chart_draws_the_baselines_beside_the_candidates_on_balanced_accurac
     ax = fig.axes[0]
     assert ax.get_ylabel() == "balanced accuracy (test)"
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["recommended", "production", "approve everyone", "fairlearn ThresholdOptimizer"]
+    assert labels == ["recommended", "production", "approve everyone", "fairlearn ThresholdOptimizer (DP)"]
     ys = sorted(float(y) for coll in ax.collections for _, y in coll.get_offsets())
     assert 0.5 in ys and 0.73 in ys  # approve-everyone's 0.5 and production's point are on the chart
     renderer = fig.canvas.get_renderer()

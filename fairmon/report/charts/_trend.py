@@ -6,10 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pragma: no cover
-
-    from fairmon.report.data import TrendPoint
-    from fairmon.store import FEUCandidateRecord
+from fairmon.feu.labels import BASELINES, baseline_label
 from fairmon.report.charts._base import (
     _ACCENT,
     _PALETTE,
@@ -23,6 +20,10 @@ from fairmon.report.charts._base import (
     png,
     tick_labels_in,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fairmon.report.data import TrendPoint
+    from fairmon.store import FEUCandidateRecord
 
 __all__ = ["trend_chart", "pareto_chart"]
 
@@ -157,11 +158,8 @@ def _test_metric(c: FEUCandidateRecord, name: str) -> float | None:
     return None
 
 
-#: the baselines an FEU result is compared with (``feu_baselines``): legend label and marker
-_BASELINE_MARKS = {"production": ("production", "s"), "constant": ("approve everyone", "X"),
-                   "threshold_optimizer": ("fairlearn ThresholdOptimizer", "^"),
-                   "exponentiated_gradient": ("fairlearn ExponentiatedGradient", "v"),
-                   "threshold_optimizer_tuned": ("fairlearn ThresholdOptimizer, tol by FEU's rule", "<")}
+#: the marker of each baseline an FEU result is compared with (``feu_baselines``), in legend order
+_BASELINE_MARKERS = dict(zip(BASELINES, ("s", "X", "^", "v", "<"), strict=True))
 
 
 def pareto_chart(candidates: Sequence[FEUCandidateRecord],
@@ -196,10 +194,10 @@ def pareto_chart(candidates: Sequence[FEUCandidateRecord],
     if not pts:
         return None
     marks = []  # (label, marker, colour, dp, utility) of each baseline with both numbers on test
-    for (name, (label, marker)), color in zip(_BASELINE_MARKS.items(), _PALETTE[1:] + _PALETTE):
+    for (name, marker), color in zip(_BASELINE_MARKERS.items(), _PALETTE[1:] + _PALETTE):
         test = ((baselines or {}).get(name) or {}).get("test") or {}
         if _ok(test.get("dp")) and _ok(test.get(y_name)):
-            marks.append((label, marker, color, float(test["dp"]), float(test[y_name])))
+            marks.append((baseline_label(name, test.get("tol")), marker, color, float(test["dp"]), float(test[y_name])))
     fig = _figure(6.4, 4.0)
     ax = fig.add_subplot()
     g = [p[3] for p in pts]
