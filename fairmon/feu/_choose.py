@@ -21,6 +21,7 @@ from fairmon.errors import InsufficientDataError
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
 from fairmon.feu._crossval import NO_BETTER_CV, CVGate, OutOfFold, Recipe, cv_gate, out_of_fold, use_cv
+from fairmon.feu._data import _Prepared
 from fairmon.feu._ensemble import ensemble_threshold, fold_ensemble, member_proba
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles
@@ -58,6 +59,16 @@ class _Anchor:
     score_encoded: Callable[[np.ndarray], np.ndarray] | str | None = None
     #: how FEU trained its stand-in (refit per fold by the cross-validated gate); None: a given model
     recipe: Recipe | None = None
+
+
+def _fresh_note(gate: dict[str, Any]) -> str:
+    m = gate.get("rate_fresh_rows")
+    return f", the SE of its difference on {m} fresh rows" if m else ""
+
+
+def fresh_rows(prep: _Prepared) -> int | None:
+    """The band's fresh sample (:mod:`fairmon.feu._recommend`, step 2b): the test split's rows, None without one."""
+    return int(len(prep.y["test"])) or None
 
 
 def _production(evaluator: _Evaluator, production: Model | None, random_state: int) -> _Anchor:
@@ -136,8 +147,9 @@ def _recommend(
     # each candidate's validation decisions (its group thresholds when it has them)
     yhat = np.vstack([evaluator.decisions(archive[front[pos]], "validation") for pos in feasible])
     # all feasible candidates against production at once (rule step 2): simultaneous DP-gain bound, band margin
+    fresh = fresh_rows(prep)  # the band must hold on a fresh sample the size of the test split
     g = simultaneous_gate(prod_yhat, yhat, prep.s["validation"], band=st.positive_rate_band,
-                          n_boot=st.recommend_bootstrap, random_state=random_state)
+                          n_boot=st.recommend_bootstrap, random_state=random_state, fresh_rows=fresh)
     val_gate = [{"selection": "validation", **g.record(j)} for j in range(len(feasible))]
     Fv = F[[front[pos] for pos in feasible]]
     # the validation figures decide on a large validation split and are recorded beside the out-of-fold ones on a
@@ -188,7 +200,7 @@ def _recommend(
         f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "
         f"the gain {dp_lb[pos]:.3f}), {st.utility} {prod_util:.3f} -> {float(util[j]):.3f}, positive rate "
         f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {RATE_MARGIN_Z} SE "
-        f"{gate[pos]['rate_margin']:.3f})" + (f"; deployed: the fold ensemble of its {len(members[j])} fold models"
+        f"{gate[pos]['rate_margin']:.3f}{_fresh_note(gate[pos])})" + (f"; deployed: the fold ensemble of its {len(members[j])} fold models"
                                              if members else "")
     )
     return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate, selection,
@@ -213,7 +225,7 @@ def _cross_validated(
         return None, None, {**selection, "cv_skipped": str(exc)}
     c0 = time.process_time()
     cv = cv_gate(oof, utility=st.utility, tolerance=st.utility_tolerance, band=st.positive_rate_band,
-                 n_boot=st.recommend_bootstrap, random_state=random_state)
+                 n_boot=st.recommend_bootstrap, random_state=random_state, fresh_rows=fresh_rows(prep))
     return cv, oof, {**selection, "selection": f"cv{oof.folds}", "folds": oof.folds, "oof_rows": int(len(y)),
                 "cv_below_rows": st.cv_below_rows, "production_refit": oof.production_refit,
                 "candidates_refit": len(rows), "cv_cpu_s": round(oof.cpu_s + time.process_time() - c0, 3),

@@ -22,7 +22,7 @@ validation split but to **out-of-fold** decisions on train ∪ validation:
    which makes the utility floor stricter for the candidates, not looser;
 4. on the pooled out-of-fold rows (every row of train ∪ validation exactly once), the **same rule**:
    :func:`fairmon.feu._recommend.simultaneous_gate` (simultaneous max-T bound of the DP gain > 0,
-   positive rate inside the band by 1.645 SE), plus the utility floor re-checked out of fold —
+   positive rate inside the band by 1.645 prediction SE for the test split's size), plus the utility floor re-checked out of fold —
    candidate OOF utility >= production OOF utility − ``utility_tolerance`` — and then
    :func:`fairmon.feu._recommend.choose_lowest_dp` with the OOF DP, its bootstrap SE and the OOF
    utility (GESD ties use the validation GESD: GESD is not cross-validated, it dominates the cost).
@@ -290,6 +290,7 @@ class CVGate:
 
 def cv_gate(
     oof: OutOfFold, *, utility: str, tolerance: float | None, band: float | None, n_boot: int, random_state: int,
+    fresh_rows: int | None = None,
 ) -> CVGate:
     """Apply the rule's gate to out-of-fold decisions (module docstring, step 4).
 
@@ -303,7 +304,8 @@ def cv_gate(
     (True, 'cv5', 0.0)
     """
     y, s, D = oof.y, oof.s, oof.decisions
-    g = simultaneous_gate(oof.production, D, s, band=band, n_boot=n_boot, random_state=random_state)
+    g = simultaneous_gate(oof.production, D, s, band=band, n_boot=n_boot, random_state=random_state,
+                          fresh_rows=fresh_rows)
     cand = [outcome_metrics(y, oof.proba[j], s, oof.thresholds[j]) for j in range(len(D))]
     prod = decision_metrics(y, oof.production, s) | {"auc": auc(y, oof.production_proba)}  # at its own threshold
     u = np.array([c[utility] for c in cand])

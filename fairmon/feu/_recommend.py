@@ -13,8 +13,14 @@ The rule (issue 16), applied on the **validation** split:
       0 (since session 7; before, each candidate had its own one-sided 95% bound), and
    b. its validation positive rate lies inside the band **shrunk by its noise**:
       ``|rate(candidate) - rate(production)| + z * SE <= band`` with ``z = 1.645`` (one-sided 95%,
-      :data:`RATE_MARGIN_Z`) and ``SE`` the bootstrap SE of that rate difference from the same
-      resamples (since session 7; no band: no margin);
+      :data:`RATE_MARGIN_Z`) and ``SE`` the **prediction** SE of that rate difference on a fresh
+      sample of ``m`` rows: ``SE = se * sqrt(1 + n / m)``, ``se`` the bootstrap SE from the same
+      resamples of the ``n`` rows read, ``m`` the rows of FEU's test split (its stand-in for the next
+      window, which the search never reads; a production window is larger, so this is conservative).
+      Since session 7 with ``se`` alone; since session 13 the prediction SE, because the band is a
+      promise about data the model has not seen: with ``se`` alone, German picks 0.03-0.04 inside the
+      band out of fold left it on the 300-row test split (rate differences -0.07 -> -0.12, host of
+      ``benchmarks/feu_paper`` session 13). No band: no margin;
 3. among those, the **lowest validation DP** wins (:func:`choose_lowest_dp`), with differences
    within noise treated as ties: every eligible candidate whose DP is within one bootstrap standard
    error of the lowest one (the SE of that lowest candidate's DP, from the same resamples) is tied;
@@ -90,7 +96,12 @@ True
 ([True, False], 0.052, 0.116)
 
 With a band of 0.10 the first candidate (rate 0.052 off production's, but with an SE of 0.038 on
-400 rows) would not be eligible: 0.052 + 1.645 * 0.038 > 0.10.
+400 rows) would not be eligible: 0.052 + 1.645 * 0.038 > 0.10. The band must hold on fresh rows
+too: for a fresh sample of 400 rows the margin's SE grows by ``sqrt(2)``:
+
+>>> g2 = simultaneous_gate(prod, np.vstack([fair, prod]), s, band=0.15, n_boot=200, random_state=0, fresh_rows=400)
+>>> round(float(g2.rate_margin[0]), 3), g2.eligible.tolist()
+(0.142, [True, False])
 """
 
 from __future__ import annotations
@@ -115,8 +126,8 @@ NO_BETTER_CANDIDATE = (
 #: one line naming the default mode's choice, for messages and records
 RULE = ("lowest validation DP among the feasible candidates whose DP gain exceeds its bootstrap noise "
         "(simultaneous max-T 95% lower bound over all feasible candidates) and whose positive rate is "
-        "inside the band by 1.645 SE; DP within one SE of the lowest and GESD within its noise floor are "
-        "ties, broken by utility")
+        "inside the band by 1.645 SE of its difference on a fresh sample the size of the test split; DP "
+        "within one SE of the lowest and GESD within its noise floor are ties, broken by utility")
 #: one-sided 95% normal quantile: the positive-rate band is shrunk by this many SEs of the rate difference
 RATE_MARGIN_Z = 1.645
 
@@ -143,9 +154,11 @@ class Gate:
     dp_se: np.ndarray  #: bootstrap SE of each candidate's own DP (the tie width of the choice)
     rate_diff: np.ndarray  #: positive rate of the candidate minus production's
     rate_se: np.ndarray  #: bootstrap SE of the rate difference
-    rate_margin: np.ndarray  #: ``|rate_diff| + z * rate_se`` (compared with the band)
+    rate_margin: np.ndarray  #: ``|rate_diff| + z * rate_prediction_se`` (compared with the band)
     band: float | None  #: the positive-rate band (None: no band, every candidate passes it)
     eligible: np.ndarray  #: ``lower_bound > 0`` and (no band or ``rate_margin <= band``)
+    fresh_rows: int | None = None  #: ``m``, the fresh sample the band must hold on (None: the rows read)
+    rate_prediction_se: np.ndarray | None = None  #: ``rate_se * sqrt(1 + n / m)`` (None: ``rate_se``)
 
     def record(self, j: int) -> dict[str, Any]:
         """JSON-ready summary of candidate ``j``: why it is (in)eligible."""
@@ -154,6 +167,8 @@ class Gate:
                 "simultaneous_lb": float(self.lower_bound[j]), "per_candidate_lb": float(self.per_candidate_lb[j]),
                 "critical_value": self.critical, "dp_se": float(self.dp_se[j]),
                 "rate_diff": float(self.rate_diff[j]), "rate_diff_se": float(self.rate_se[j]),
+                "rate_fresh_rows": self.fresh_rows, "rate_prediction_se": float(
+                    (self.rate_se if self.rate_prediction_se is None else self.rate_prediction_se)[j]),
                 "rate_margin": float(self.rate_margin[j]), "rate_margin_z": RATE_MARGIN_Z, "band": self.band,
                 "gain_ok": bool(self.lower_bound[j] > 0), "band_ok": band_ok, "eligible": bool(self.eligible[j])}
 
@@ -188,13 +203,14 @@ def bootstrap_weights(n: int, n_boot: int, *, random_state: int) -> np.ndarray:
 
 def simultaneous_gate(
     yhat_production: np.ndarray, yhat_candidates: np.ndarray, s: np.ndarray, *, band: float | None, n_boot: int,
-    random_state: int, level: float = 0.95, z: float = RATE_MARGIN_Z,
+    random_state: int, level: float = 0.95, z: float = RATE_MARGIN_Z, fresh_rows: int | None = None,
 ) -> Gate:
     """Compare every candidate (rows of ``yhat_candidates``) with production in one paired bootstrap.
 
     One pass: ``n_boot`` resamples of the rows (the same rows for every model), as row multiplicities,
     so each model's group positive counts per resample are one matrix product. The simultaneous lower
-    bound, the band margin and the eligibility are those of rule step 2 (module docstring).
+    bound, the band margin and the eligibility are those of rule step 2 (module docstring);
+    ``fresh_rows`` is its ``m`` (None or 0: the margin uses the bootstrap SE alone).
 
     Example
     -------
@@ -228,10 +244,13 @@ def simultaneous_gate(
     rdiff_b = rate_b[:, 1:] - rate_b[:, :1]
     rdiff = rate0[0, 1:] - rate0[0, 0]
     rate_se = rdiff_b.std(axis=0, ddof=1)
-    margin = np.abs(rdiff) + z * rate_se
+    fresh = int(fresh_rows) if fresh_rows else None
+    pred_se = rate_se * math.sqrt(1.0 + n / fresh) if fresh else rate_se
+    margin = np.abs(rdiff) + z * pred_se
     eligible = (lower > 0) & (True if band is None else margin <= band)
     return Gate(gain, gain_se, lower, np.quantile(gain_b, 1.0 - level, axis=0), critical,
-                dp_b[:, 1:].std(axis=0, ddof=1), rdiff, rate_se, margin, band, np.asarray(eligible, dtype=bool))
+                dp_b[:, 1:].std(axis=0, ddof=1), rdiff, rate_se, margin, band, np.asarray(eligible, dtype=bool),
+                fresh, pred_se)
 
 
 def dp_gain(

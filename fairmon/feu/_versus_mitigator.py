@@ -79,7 +79,7 @@ from fairmon.feu._baselines import (
     fit_threshold_optimizer_on,
     threshold_optimizer_decisions,
 )
-from fairmon.feu._choose import _Anchor, _Recommendation
+from fairmon.feu._choose import _Anchor, _Recommendation, fresh_rows
 from fairmon.feu._crossval import OutOfFold
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import decision_metrics
@@ -110,9 +110,12 @@ def contender_tol(baselines: dict[str, dict[str, dict[str, Any]]]) -> tuple[str,
 def head_to_head(
     candidate: np.ndarray, production: np.ndarray, contender: np.ndarray, s: np.ndarray, y: np.ndarray, *,
     utility: str, band: float | None, tolerance: float | None, n_boot: int, random_state: int,
+    fresh_rows: int | None = None,
 ) -> dict[str, Any]:
-    """Steps 1-2 of the module docstring on 0/1 decisions of the same rows; a JSON-ready record."""
-    vs_prod = simultaneous_gate(production, contender[None, :], s, band=band, n_boot=n_boot, random_state=random_state)
+    """Steps 1-2 of the module docstring on 0/1 decisions of the same rows; a JSON-ready record
+    (``fresh_rows``: the band's fresh sample, as in FEU's own gate)."""
+    vs_prod = simultaneous_gate(production, contender[None, :], s, band=band, n_boot=n_boot, random_state=random_state,
+                                fresh_rows=fresh_rows)
     vs_cand = simultaneous_gate(candidate, contender[None, :], s, band=None, n_boot=n_boot, random_state=random_state)
     m = {k: decision_metrics(y, d, s) for k, d in (("candidate", candidate), ("production", production),
                                                      ("contender", contender))}
@@ -176,7 +179,8 @@ def versus_tuned_mitigator(
         to = threshold_optimizer_decisions(fitted, anchor.proba["validation"], s, random_state)
         where = "on validation"
     v = head_to_head(cand, prod, to, s, y, utility=st.utility, band=st.positive_rate_band,
-                     tolerance=st.utility_tolerance, n_boot=st.recommend_bootstrap, random_state=random_state)
+                     tolerance=st.utility_tolerance, n_boot=st.recommend_bootstrap, random_state=random_state,
+                     fresh_rows=fresh_rows(prep))
     return {"contender": name, "tol": tol, "where": where, "candidate_id": int(row["id"]), **v}
 
 

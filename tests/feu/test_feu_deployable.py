@@ -65,7 +65,9 @@ def test_recommended_candidates_stay_in_the_positive_rate_band_and_beat_producti
         # the band shrunk by the rate difference's noise (since session 7), recorded with the reason
         gate = c.recommendation_gate
         assert gate is not None and gate["eligible"] and gate["band_ok"] and gate["gain_ok"]
-        assert abs(gate["rate_diff"]) + gate["rate_margin_z"] * gate["rate_diff_se"] <= 0.10 + 1e-12
+        assert abs(gate["rate_diff"]) + gate["rate_margin_z"] * gate["rate_prediction_se"] <= 0.10 + 1e-12
+        # the margin is the difference's SE on a fresh sample the size of the test split (since session 13)
+        assert gate["rate_fresh_rows"] == res.data["split_rows"]["test"] and gate["rate_prediction_se"] > gate["rate_diff_se"]
         assert gate["rate_diff"] == pytest.approx(c.validation["selection_rate"] - prod["selection_rate"])
         assert gate["simultaneous_lb"] == c.dp_improvement_lb and res.snapshot is not None
         assert res.snapshot.metrics["recommendation_gate"] == gate

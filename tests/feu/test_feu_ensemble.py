@@ -78,14 +78,19 @@ def test_cv_deploy_validates() -> None:
         FEUSettings(cv_deploy="refit")  # type: ignore[arg-type]
 
 
+#: data and search seed with a recommendation on the cross-validated path (seed 1 had one until the band's
+#: margin became the fresh-sample SE, session 13)
+SEED = 5
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):  # type: ignore[no-untyped-def]
-    df = group_effect_frame(500, 1, effect=1.5)  # validation 100 rows: the cross-validated gate
+    df = group_effect_frame(500, SEED, effect=1.5)  # validation 100 rows: the cross-validated gate
     out = {}
     for deploy in ("ensemble", "searched"):
         reg = tmp_path_factory.mktemp(deploy)
         out[deploy] = (df, reg, search(df, **FEATURES, settings=FEUSettings.small(**LIGHT, cv_deploy=deploy),
-                                       registry=str(reg), random_state=1, device="cpu"))
+                                       registry=str(reg), random_state=SEED, device="cpu"))
     return out
 
 
@@ -93,7 +98,7 @@ def runs(tmp_path_factory):  # type: ignore[no-untyped-def]
 def test_the_deployed_ensemble_is_the_gates_fold_models(runs) -> None:  # type: ignore[no-untyped-def]
     df, reg, res = runs["ensemble"]
     assert res.selection["selection"] == "cv5" and res.selection["deploy"] == "fold_ensemble"
-    assert res.selected is not None, res.recommendation  # this data has a recommendation (seed 1)
+    assert res.selected is not None, res.recommendation  # this data has a recommendation
     sel, gate = res.selected, res.selected.recommendation_gate
     assert gate is not None and gate["eligible"] and "fold ensemble of its 5 fold models" in res.recommendation
     dep = sel.deployment
@@ -106,10 +111,10 @@ def test_the_deployed_ensemble_is_the_gates_fold_models(runs) -> None:  # type: 
     assert res.snapshot.metrics["test"] == sel.test
     # the registered model's members, on the rows each did not see, give the gate's out-of-fold figures
     st = res.settings
-    prep = _prepare(df, FEATURES["features"], "sex", "y", None, st.split, 1)
+    prep = _prepare(df, FEATURES["features"], "sex", "y", None, st.split, SEED)
     Z = np.vstack([prep.Z["train"], prep.Z["validation"]])
     y, s = np.concatenate([prep.y["train"], prep.y["validation"]]), np.concatenate([prep.s["train"], prep.s["validation"]])
-    fold = fold_ids(y, s, 5, random_state=1)
+    fold = fold_ids(y, s, 5, random_state=SEED)
     model = Registry(str(reg)).load(res.snapshot.name, res.snapshot.version, device="cpu")
     P = member_proba(model.estimator, Z)
     oof = P[fold, np.arange(len(y))]

@@ -80,7 +80,7 @@ def test_out_of_fold_contender_decides_every_row_with_a_model_that_did_not_see_i
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("group_thresholds", "seed", "effect"), [(True, 8, 2.0), (False, 3, 1.5)])
+@pytest.mark.parametrize(("group_thresholds", "seed", "effect"), [(True, 38, 2.0), (False, 3, 1.5)])
 def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(  # type: ignore[no-untyped-def]
         tmp_path, monkeypatch, group_thresholds, seed, effect) -> None:
     """The wiring of the withholding path: with the head-to-head verdict forced to "better" (the verdict
