@@ -61,14 +61,18 @@ class _Anchor:
     recipe: Recipe | None = None
 
 
+def _band_note(band: float | None) -> str:
+    return "" if band is None else f" <= band {band:g}"
+
+
 def _fresh_note(gate: dict[str, Any]) -> str:
     m = gate.get("rate_fresh_rows")
-    return f", the SE of its difference on {m} fresh rows" if m else ""
+    return f"; SE of the difference on a fresh sample of {m} rows" if m else ""
 
 
-def fresh_rows(prep: _Prepared) -> int | None:
-    """The band's fresh sample (:mod:`fairmon.feu._recommend`, step 2b): the test split's rows, None without one."""
-    return int(len(prep.y["test"])) or None
+def fresh_sample_rows(prep: _Prepared) -> int:
+    """The band's fresh sample (:mod:`fairmon.feu._recommend`, step 2b): the test split's row count."""
+    return int(len(prep.y["test"]))
 
 
 def _production(evaluator: _Evaluator, production: Model | None, random_state: int) -> _Anchor:
@@ -147,7 +151,7 @@ def _recommend(
     # each candidate's validation decisions (its group thresholds when it has them)
     yhat = np.vstack([evaluator.decisions(archive[front[pos]], "validation") for pos in feasible])
     # all feasible candidates against production at once (rule step 2): simultaneous DP-gain bound, band margin
-    fresh = fresh_rows(prep)  # the band must hold on a fresh sample the size of the test split
+    fresh = fresh_sample_rows(prep)  # the band must hold on a fresh sample the size of the test split
     g = simultaneous_gate(prod_yhat, yhat, prep.s["validation"], band=st.positive_rate_band,
                           n_boot=st.recommend_bootstrap, random_state=random_state, fresh_rows=fresh)
     val_gate = [{"selection": "validation", **g.record(j)} for j in range(len(feasible))]
@@ -199,8 +203,8 @@ def _recommend(
         f"the candidate of evaluation {archive[front[pos]]['id']} recommended ({RULE}; {where}; {len(eligible)} of {len(feasible)} "
         f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "
         f"the gain {dp_lb[pos]:.3f}), {st.utility} {prod_util:.3f} -> {float(util[j]):.3f}, positive rate "
-        f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {RATE_MARGIN_Z} SE "
-        f"{gate[pos]['rate_margin']:.3f}{_fresh_note(gate[pos])})" + (f"; deployed: the fold ensemble of its {len(members[j])} fold models"
+        f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {RATE_MARGIN_Z} SE = "
+        f"{gate[pos]['rate_margin']:.3f}{_band_note(st.positive_rate_band)}{_fresh_note(gate[pos])})" + (f"; deployed: the fold ensemble of its {len(members[j])} fold models"
                                              if members else "")
     )
     return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate, selection,
@@ -225,7 +229,7 @@ def _cross_validated(
         return None, None, {**selection, "cv_skipped": str(exc)}
     c0 = time.process_time()
     cv = cv_gate(oof, utility=st.utility, tolerance=st.utility_tolerance, band=st.positive_rate_band,
-                 n_boot=st.recommend_bootstrap, random_state=random_state, fresh_rows=fresh_rows(prep))
+                 n_boot=st.recommend_bootstrap, random_state=random_state, fresh_rows=fresh_sample_rows(prep))
     return cv, oof, {**selection, "selection": f"cv{oof.folds}", "folds": oof.folds, "oof_rows": int(len(y)),
                 "cv_below_rows": st.cv_below_rows, "production_refit": oof.production_refit,
                 "candidates_refit": len(rows), "cv_cpu_s": round(oof.cpu_s + time.process_time() - c0, 3),

@@ -42,7 +42,8 @@ The contender, and what "the rows" are:
 
 Documented choices: the comparison is of DP, the quantity FEU's rule minimises inside the constraints —
 the contender already keeps the band and the utility floor, so a lower DP with a lower utility still
-within the floor is what FEU's own rule would have picked. ExponentiatedGradient is fit at one ``eps``
+within the floor is what FEU's own rule would have picked — among models allowed to read the
+protected attribute when they decide (``group_thresholds`` on; off, it is only said). ExponentiatedGradient is fit at one ``eps``
 and not tuned, so it is not a contender: its comparison stays the constraints note. The decisions of
 ThresholdOptimizer are randomised by fairlearn between two thresholds; they are drawn with the
 search's ``random_state`` (``+ fold`` out of fold). Cost: one or ``cv_folds`` ThresholdOptimizer fits
@@ -79,7 +80,7 @@ from fairmon.feu._baselines import (
     fit_threshold_optimizer_on,
     threshold_optimizer_decisions,
 )
-from fairmon.feu._choose import _Anchor, _Recommendation, fresh_rows
+from fairmon.feu._choose import _Anchor, _Recommendation, fresh_sample_rows
 from fairmon.feu._crossval import OutOfFold
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import decision_metrics
@@ -180,7 +181,7 @@ def versus_tuned_mitigator(
         where = "on validation"
     v = head_to_head(cand, prod, to, s, y, utility=st.utility, band=st.positive_rate_band,
                      tolerance=st.utility_tolerance, n_boot=st.recommend_bootstrap, random_state=random_state,
-                     fresh_rows=fresh_rows(prep))
+                     fresh_rows=fresh_sample_rows(prep))
     return {"contender": name, "tol": tol, "where": where, "candidate_id": int(row["id"]), **v}
 
 
@@ -218,15 +219,15 @@ def kept_note(v: dict[str, Any]) -> str:
 
     >>> v.update(dp_contender=0.01, dp_gain_over_candidate_lb=0.012, contender_better=True, withheld=False)
     >>> print(kept_note(v).split("): ", 1)[1])
-    DP 0.010 against the candidate's 0.030, shown lower (95% lower bound of its gain 0.012), but it decides with group-specific thresholds: it reads the protected attribute when it decides (disparate treatment), which this monitor's candidates may not (opt-in setting group_thresholds)
+    DP 0.010 against the candidate's 0.030, shown lower (95% lower bound of its gain 0.012), but not proposed instead: it applies one threshold per protected group (it reads the protected attribute when it decides, disparate treatment), which this monitor does not allow (retraining.group_thresholds: false)
     """
     if v.get("contender") is None:
         return ""
     tol = "exact parity" if v["tol"] is None else f"tol {v['tol']:g}"
     if v.get("contender_better"):  # and not withheld: the monitor has not allowed decisions reading the attribute
-        why = (f"shown lower (95% lower bound of its gain {v['dp_gain_over_candidate_lb']:.3f}), but it decides with "
-               "group-specific thresholds: it reads the protected attribute when it decides (disparate treatment), "
-               "which this monitor's candidates may not (opt-in setting group_thresholds)")
+        why = (f"shown lower (95% lower bound of its gain {v['dp_gain_over_candidate_lb']:.3f}), but not proposed "
+               "instead: it applies one threshold per protected group (it reads the protected attribute when it "
+               "decides, disparate treatment), which this monitor does not allow (retraining.group_thresholds: false)")
     elif v["contender_beats_production"]:
         why = f"not shown lower (95% lower bound of its gain {v['dp_gain_over_candidate_lb']:.3f})"
     else:  # which part of FEU's gate against production the mitigator itself fails

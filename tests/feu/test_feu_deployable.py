@@ -67,7 +67,9 @@ def test_recommended_candidates_stay_in_the_positive_rate_band_and_beat_producti
         assert gate is not None and gate["eligible"] and gate["band_ok"] and gate["gain_ok"]
         assert abs(gate["rate_diff"]) + gate["rate_margin_z"] * gate["rate_prediction_se"] <= 0.10 + 1e-12
         # the margin is the difference's SE on a fresh sample the size of the test split (since session 13)
-        assert gate["rate_fresh_rows"] == res.data["split_rows"]["test"] and gate["rate_prediction_se"] > gate["rate_diff_se"]
+        n_read, m = res.selection["validation_rows"], res.data["split_rows"]["test"]
+        assert gate["rate_fresh_rows"] == m
+        assert gate["rate_prediction_se"] == pytest.approx(gate["rate_diff_se"] * np.sqrt(1 + n_read / m))
         assert gate["rate_diff"] == pytest.approx(c.validation["selection_rate"] - prod["selection_rate"])
         assert gate["simultaneous_lb"] == c.dp_improvement_lb and res.snapshot is not None
         assert res.snapshot.metrics["recommendation_gate"] == gate

@@ -52,6 +52,26 @@ def test_vectorised_gate_matches_the_per_row_definitions() -> None:
         simultaneous_gate(prod, cands[:, :10], S, band=BAND, n_boot=50, random_state=0)
 
 
+@pytest.mark.parametrize("fresh", [None, 0, 300, 1600])
+def test_the_band_margin_is_the_rate_differences_se_on_a_fresh_sample(fresh: int | None) -> None:
+    """Since session 13: ``|d| + z * se * sqrt(1 + n / m)`` for a fresh sample of ``m`` rows; without one
+    the bootstrap SE of the rows read, as before."""
+    rng = np.random.default_rng(3)
+    prod = _draw(rng, 0.7, 0.3)
+    cands = np.vstack([_draw(rng, 0.62, 0.38), _draw(rng, 0.66, 0.36)])
+    g = simultaneous_gate(prod, cands, S, band=BAND, n_boot=300, random_state=1, fresh_rows=fresh)
+    base = simultaneous_gate(prod, cands, S, band=BAND, n_boot=300, random_state=1)
+    factor = np.sqrt(1.0 + N / fresh) if fresh else 1.0
+    assert np.array_equal(g.rate_se, base.rate_se) and np.array_equal(g.rate_diff, base.rate_diff)
+    assert g.rate_margin == pytest.approx(np.abs(g.rate_diff) + RATE_MARGIN_Z * g.rate_se * factor)
+    assert np.array_equal(g.eligible, (g.lower_bound > 0) & (g.rate_margin <= BAND))
+    rec = g.record(0)
+    assert rec["rate_fresh_rows"] == (fresh or None)
+    assert rec["rate_prediction_se"] == pytest.approx(rec["rate_diff_se"] * factor)
+    if fresh == 300:  # 400 rows read, 300 fresh: the margin's SE grows by sqrt(1 + 4/3)
+        assert rec["rate_prediction_se"] / rec["rate_diff_se"] == pytest.approx(1.5275, abs=1e-4)
+
+
 def test_pure_noise_candidates_pass_the_simultaneous_gate_far_less_often_than_one_at_a_time() -> None:
     """Family-wise false positives: 15 candidates identical in distribution to production (no true gain)."""
     seeds, k = range(40), 15

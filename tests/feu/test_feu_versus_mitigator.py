@@ -81,7 +81,7 @@ def test_out_of_fold_contender_decides_every_row_with_a_model_that_did_not_see_i
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("group_thresholds", "seed", "effect"), [(True, 38, 2.0), (False, 3, 1.5)])
-def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(  # type: ignore[no-untyped-def]
+def test_the_mitigator_withholds_the_candidate_only_when_decisions_may_read_the_attribute(  # type: ignore[no-untyped-def]
         tmp_path, monkeypatch, group_thresholds, seed, effect) -> None:
     """The wiring of the withholding path: with the head-to-head verdict forced to "better" (the verdict
     itself is tested above), the search registers nothing and says why — when the monitor allows
@@ -93,7 +93,8 @@ def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(  # t
     from fairmon.feu import FEUSettings, search
 
     real = vm.head_to_head
-    monkeypatch.setattr(vm, "head_to_head", lambda *a, **k: {**real(*a, **k), "contender_better": True})
+    monkeypatch.setattr(vm, "head_to_head", lambda *a, **k: {**real(*a, **k), "contender_better": True,
+                                                             "dp_gain_over_candidate_lb": 0.01})
     from test_feu_group_thresholds import GESD  # group thresholds need a model-agnostic explainer
 
     light = {**LIGHT, "gesd": GESD} if group_thresholds else LIGHT
@@ -107,7 +108,7 @@ def test_a_withheld_candidate_is_not_registered_and_the_mitigator_is_named(  # t
         assert res.selected is not None and res.selected.id == v["candidate_id"] and res.snapshot is not None
         assert "against fairlearn's ThresholdOptimizer" in res.recommendation
         assert "reads the protected attribute when it decides" in res.recommendation
-        assert "opt-in setting group_thresholds" in res.recommendation
+        assert "retraining.group_thresholds: false" in res.recommendation
         return
     assert res.selected is None and res.model is None and res.snapshot is None
     assert not list(tmp_path.rglob("*.json"))  # nothing registered
