@@ -150,8 +150,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     # FEU's pick against fairlearn's tuned ThresholdOptimizer (fairmon.feu._versus_mitigator): withheld or kept
     versus = (res.selection or {}).get("versus_mitigator") or {}
     row.update({"versus_contender": versus.get("contender"), "versus_tol": versus.get("tol"),
-                # "withheld" since session 13 (only with group_thresholds on); earlier runs: the comparison alone
-                "versus_withheld": bool(versus.get("withheld", versus.get("contender_better"))),
+                "versus_withheld": bool(versus.get("withheld")),  # only with group_thresholds on (session 13)
                 "versus_shown_better": bool(versus.get("contender_better")),
                 "versus_dp_gain_lb": versus.get("dp_gain_over_candidate_lb"),
                 "versus_beats_production": versus.get("contender_beats_production")})

@@ -154,11 +154,11 @@ class Gate:
     dp_se: np.ndarray  #: bootstrap SE of each candidate's own DP (the tie width of the choice)
     rate_diff: np.ndarray  #: positive rate of the candidate minus production's
     rate_se: np.ndarray  #: bootstrap SE of the rate difference
+    fresh_rows: int | None  #: ``m``, the fresh sample the band must hold on (None: the rows read)
+    rate_prediction_se: np.ndarray  #: ``rate_se * sqrt(1 + n / m)`` (``rate_se`` without ``m``)
     rate_margin: np.ndarray  #: ``|rate_diff| + z * rate_prediction_se`` (compared with the band)
     band: float | None  #: the positive-rate band (None: no band, every candidate passes it)
     eligible: np.ndarray  #: ``lower_bound > 0`` and (no band or ``rate_margin <= band``)
-    fresh_rows: int | None = None  #: ``m``, the fresh sample the band must hold on (None: the rows read)
-    rate_prediction_se: np.ndarray | None = None  #: ``rate_se * sqrt(1 + n / m)`` (None: ``rate_se``)
 
     def record(self, j: int) -> dict[str, Any]:
         """JSON-ready summary of candidate ``j``: why it is (in)eligible."""
@@ -167,8 +167,7 @@ class Gate:
                 "simultaneous_lb": float(self.lower_bound[j]), "per_candidate_lb": float(self.per_candidate_lb[j]),
                 "critical_value": self.critical, "dp_se": float(self.dp_se[j]),
                 "rate_diff": float(self.rate_diff[j]), "rate_diff_se": float(self.rate_se[j]),
-                "rate_fresh_rows": self.fresh_rows, "rate_prediction_se": float(
-                    (self.rate_se if self.rate_prediction_se is None else self.rate_prediction_se)[j]),
+                "rate_fresh_rows": self.fresh_rows, "rate_prediction_se": float(self.rate_prediction_se[j]),
                 "rate_margin": float(self.rate_margin[j]), "rate_margin_z": RATE_MARGIN_Z, "band": self.band,
                 "gain_ok": bool(self.lower_bound[j] > 0), "band_ok": band_ok, "eligible": bool(self.eligible[j])}
 
@@ -249,8 +248,8 @@ def simultaneous_gate(
     margin = np.abs(rdiff) + z * pred_se
     eligible = (lower > 0) & (True if band is None else margin <= band)
     return Gate(gain, gain_se, lower, np.quantile(gain_b, 1.0 - level, axis=0), critical,
-                dp_b[:, 1:].std(axis=0, ddof=1), rdiff, rate_se, margin, band, np.asarray(eligible, dtype=bool),
-                fresh, pred_se)
+                dp_b[:, 1:].std(axis=0, ddof=1), rdiff, rate_se, fresh, pred_se, margin, band,
+                np.asarray(eligible, dtype=bool))
 
 
 def dp_gain(

@@ -84,9 +84,9 @@ from fairmon.feu._choose import _Anchor, _Recommendation, fresh_sample_rows
 from fairmon.feu._crossval import OutOfFold
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import decision_metrics
-from fairmon.feu._mitigator_constraints import TUNED
 from fairmon.feu._recommend import simultaneous_gate
 from fairmon.feu._train import predict_proba
+from fairmon.feu.labels import TUNED
 
 __all__ = ["contender_tol", "head_to_head", "oof_threshold_optimizer", "settle_against_mitigator",
            "versus_tuned_mitigator", "withheld_message", "kept_note"]
