@@ -61,6 +61,7 @@ def _settings(args: argparse.Namespace) -> Any:
         **mode,
         group_thresholds=bool(getattr(args, "group_thresholds", False)),
         **({"cv_deploy": args.cv_deploy} if getattr(args, "cv_deploy", None) else {}),
+        **({"cv_below_rows": args.cv_below_rows} if getattr(args, "cv_below_rows", None) is not None else {}),
         selection_scale=args.selection_scale,
         population=args.population,
         generations=args.generations,
@@ -213,6 +214,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--no-paper-gesd", action="store_true", help="skip the m=100, N=10 GESD of the selected model")
     p.add_argument("--cv-deploy", choices=("ensemble", "searched"), default=None,
                    help="what the cross-validated gate deploys (FEUSettings.cv_deploy; default: its default)")
+    p.add_argument("--cv-below-rows", type=int, default=None,
+                   help="the out-of-fold gate below this many validation rows (FEUSettings.cv_below_rows; "
+                        "default: its default; 0: never)")
     fg.add_arguments(p)
     p.add_argument("--jobs", type=int, default=1, help="runs in parallel processes")
     p.add_argument("--device", default="cpu", help="torch device of training and GESD (cpu, cuda)")

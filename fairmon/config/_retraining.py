@@ -183,12 +183,13 @@ class RetrainingSpec(SpecSection):
     group-specific thresholds too, withhold a candidate it beats (:mod:`fairmon.feu._versus_mitigator`);
     off, the recommendation only says that comparison.
 
-    ``cv_below_rows`` (default 1000; ``0`` switches it off) and ``cv_folds`` (default 5): when the
+    ``cv_below_rows`` (default 5000; ``0`` switches it off) and ``cv_folds`` (default 5): when the
     validation split has fewer rows than ``cv_below_rows``, the recommendation gate does not read the
     validation split alone but refits every feasible candidate's recipe (and FEU's production
     stand-in) on ``cv_folds`` stratified folds of train ∪ validation and applies the same rule to the
     out-of-fold decisions (:mod:`fairmon.feu._crossval`): on a small validation split the searched
-    candidates' validation figures are optimistic, since the search selected on them.
+    candidates' validation figures are optimistic, since the search selected on them (measured
+    on Adult's 1,200-row split too, hence 5000: ``benchmarks/feu_paper/README.md``, "Session 14").
     ``cv_deploy`` (default ``"ensemble"``) says what that gate registers: the chosen recipe's fold
     ensemble (the ``cv_folds`` fold models the gate judged, averaging their probabilities;
     :mod:`fairmon.feu._ensemble`) or ``"searched"``, the searched model (the band then also held by
@@ -213,7 +214,7 @@ class RetrainingSpec(SpecSection):
         | None
     ) = (0.0, 30.0)
     group_thresholds: StrictBool = False
-    cv_below_rows: Annotated[int, Field(ge=0)] = 1000
+    cv_below_rows: Annotated[int, Field(ge=0)] = 5000
     cv_folds: Annotated[int, Field(ge=2, le=20)] = 5
     cv_deploy: Literal["ensemble", "searched"] = "ensemble"
     n_jobs: Annotated[int, Field(ge=1, le=MAX_N_JOBS)] = 1

@@ -33,7 +33,7 @@ The rule (issue 16), applied on the **validation** split:
    and withheld when that mitigator is better beyond noise and the monitor allows decisions that
    read the protected attribute (``group_thresholds``; :mod:`fairmon.feu._versus_mitigator`).
 
-On a validation split smaller than ``FEUSettings.cv_below_rows`` (default 1,000 rows; since session 8)
+On a validation split smaller than ``FEUSettings.cv_below_rows`` (default 5,000 rows; since session 8, 1,000 until session 14)
 steps 2-3 read **out-of-fold** decisions instead: each feasible candidate's recipe and FEU's production
 stand-in are refit on ``cv_folds`` stratified folds of train ∪ validation, and the same gate, the
 utility floor re-checked out of fold, and the lowest-DP choice are applied to the pooled rows — the
