@@ -49,7 +49,7 @@ from fairmon.drift.checks import level_text
 from fairmon.drift.findings import Finding, finding_fingerprint
 from fairmon.drift.window import gesd_by_attribute
 from fairmon.fairness.rumie import Evidence
-from fairmon.feu.labels import BASELINES, baseline_label
+from fairmon.feu.labels import BASELINES, baseline_label, constraint_note
 
 __all__ = [
     "EVENT_TYPE",
@@ -295,8 +295,8 @@ def _baseline_lines(baselines: Any) -> list[str]:
         test = (baselines.get(key) or {}).get("test") or {}
         val = (baselines.get(key) or {}).get("validation") or {}
         # why a mitigator with a lower DP is not what FEU proposes (fairmon.feu._mitigator_constraints.check_constraints)
-        flag = (" (outside FEU's positive-rate band on validation)" if val.get("band_ok") is False else
-                " (below FEU's utility floor on validation)" if val.get("utility_ok") is False else "")
+        note = constraint_note(val)
+        flag = f" ({note})" if note else ""
         if test:
             out.append(f"{baseline_label(key, test.get('tol'))}: bal. acc. {num(test.get('balanced_accuracy'))}, positive rate "
                        f"{num(test.get('selection_rate'))}, DP {num(test.get('dp'))}{flag}")

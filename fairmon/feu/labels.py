@@ -10,11 +10,16 @@ row of that name in the report. Importing this module loads nothing heavy.
 "fairlearn ThresholdOptimizer (DP, tol 0.04 by FEU's rule)"
 >>> [baseline_label(b) for b in BASELINES][2:4]
 ['fairlearn ThresholdOptimizer (DP)', 'fairlearn ExponentiatedGradient (DP)']
+>>> constraint_note({"band_ok": False, "utility_ok": False})
+"outside FEU's positive-rate band on validation"
 """
 
 from __future__ import annotations
 
-__all__ = ["BASELINES", "TUNED", "baseline_label"]
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["BASELINES", "TUNED", "baseline_label", "constraint_note"]
 
 #: the baseline name of ThresholdOptimizer with its ``tol`` picked by FEU's constraints on validation
 TUNED = "threshold_optimizer_tuned"
@@ -40,3 +45,20 @@ def baseline_label(name: str, tol: float | None = None) -> str:
     """
     label = _LABELS.get(name, name)
     return label.format(tol="tol" if tol is None else f"tol {tol:g}")
+
+
+def constraint_note(validation: Mapping[str, Any]) -> str:
+    """Why a baseline is not what FEU proposes, from its validation constraint checks ("" when it keeps them).
+
+    ``validation`` is a baseline's validation metrics with ``band_ok`` / ``utility_ok``
+    (:func:`fairmon.feu._mitigator_constraints.check_constraints`; absent or None: no such check).
+    The band is named first: a rate moved outside it changes who is accepted, whatever the utility.
+
+    >>> constraint_note({"band_ok": True, "utility_ok": False})
+    "below FEU's utility floor on validation"
+    >>> constraint_note({})
+    ''
+    """
+    if validation.get("band_ok") is False:
+        return "outside FEU's positive-rate band on validation"
+    return "below FEU's utility floor on validation" if validation.get("utility_ok") is False else ""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from fairmon.drift.checks import level_text
-from fairmon.feu.labels import BASELINES, baseline_label
+from fairmon.feu.labels import BASELINES, baseline_label, constraint_note
 from fairmon.report import charts
 from fairmon.report._diagnosis import diagnosis_context
 from fairmon.report._template import CSS, TEMPLATE
@@ -315,9 +315,7 @@ def _feu_baseline_rows(data: ReportData) -> list[dict[str, Any]]:
         test, val = parts.get("test") or {}, parts.get("validation") or {}
         if not test:
             continue
-        note = ("outside FEU's positive-rate band on validation" if val.get("band_ok") is False else
-                "below FEU's utility floor on validation" if val.get("utility_ok") is False else "")
-        out.append({"name": baseline_label(name, test.get("tol")), "note": note,
+        out.append({"name": baseline_label(name, test.get("tol")), "note": constraint_note(val),
                     **{k: fmt_num(test.get(k)) for k in ("balanced_accuracy", "selection_rate", "auc", "f1", "dp",
                                                          "eod", "gesd")}})
     return out
