@@ -1,4 +1,4 @@
-"""FEU: NSGA-II retraining candidates trading utility (AUC), outcome fairness (DP) and GESD.
+"""FEU: NSGA-II retraining candidates trading utility (balanced accuracy; AUC in paper mode), outcome fairness (DP) and GESD.
 
 ``search(data, ...) -> FEUResult`` runs the search and saves the selected model as a registry
 ``candidate`` (never deployed automatically); ``pareto_plot(result, path)`` draws the front;

@@ -6,12 +6,16 @@ ReLU, sigmoid output, Adam, BCE, batch 32) trained with the decision variables
 * learning rate ``gamma`` (searched as ``log10(lr)``, i.e. log-uniform; default ``1e-4..1e-1``),
 * epochs ``rho`` (integer; default ``5..50``),
 * decision threshold ``tau`` (default ``0.2..0.8``),
+* fairmon's: the DP-penalty weight of the training loss (default ``0..30``; ``None`` in paper mode)
+  and, opt-in, the parity shift of group thresholds (below),
 
-and scored on the **validation** split with three objectives to minimise: ``1 - AUC`` (the paper's
-``-AUC`` shifted into ``[0, 1]`` like the others; Pareto dominance and NSGA-II's normalised crowding
-distance are unchanged by the shift), the DP difference at ``tau`` and GESD
-(:func:`fairmon.explain.gesd`, SHAP+LIME by default). The reference code's two extra "objective
-weight" variables are not copied (a weight of 0 trivially zeroes an objective).
+and scored on the **validation** split with three objectives to minimise: ``1 - utility``
+(``FEUSettings.utility``: balanced accuracy at ``tau`` by default; the paper's threshold-free AUC in
+paper mode, its ``-AUC`` shifted into ``[0, 1]`` like the others — Pareto dominance and NSGA-II's
+normalised crowding distance are unchanged by the shift), the DP difference at ``tau`` and GESD
+(:func:`fairmon.explain.gesd`, SHAP+LIME by default). The default mode adds the positive-rate band and
+the utility floor around production as pymoo constraints (:mod:`fairmon.feu.settings`). The reference
+code's two extra "objective weight" variables are not copied (a weight of 0 trivially zeroes an objective).
 
 NSGA-II (pymoo): random initial population, SBX(prob 0.9, eta 15), PM(eta 20), duplicate elimination;
 stops at the first of ``generations``, ``max_evaluations`` and ``time_budget_s``.
@@ -38,7 +42,7 @@ Documented choices of fairmon:
   a real AUC spread of 0.1, so the selection kept landing on undertrained, near-constant models with a
   validation GESD or DP a hair lower (German, 5 seeds: held-out AUC 0.709 with ``"range"``, see
   ``benchmarks/feu_paper``).
-* **Reported metrics** (AUC, F1, DP, EOD, GESD) of every Pareto candidate are on the **test** split,
+* **Reported metrics** (AUC, balanced accuracy, F1, positive rate, DP, EOD, GESD) of every Pareto candidate are on the **test** split,
   which the search never sees. The deployed model is the searched network, or with the cross-validated
   gate its recipe's fold ensemble (``cv_deploy``, :mod:`fairmon.feu._ensemble`); its saved weights are the ones measured.
 * **Common random numbers.** Every GESD evaluation uses the same seed (same sampled rows, same
@@ -85,28 +89,18 @@ import pandas as pd
 from fairmon.errors import ConfigError, MethodError
 from fairmon.feu._baselines import _group_decoder, baseline_metrics
 from fairmon.feu._choose import _deployed, _production, _recommend
-from fairmon.feu._data import ERR_COLUMNS, ERR_FAVORABLE, ERR_LABEL, ERR_TOO_FEW, _prepare
+from fairmon.feu._data import _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
 from fairmon.feu._mitigator_constraints import compare_with_mitigators
 from fairmon.feu._recommend import RULE
-from fairmon.feu._result import Candidate, FEUResult, chebyshev_select, non_dominated
+from fairmon.feu._result import Candidate, FEUResult, non_dominated
 from fairmon.feu._versus_mitigator import settle_against_mitigator
 from fairmon.feu.settings import FEUSettings
 from fairmon.registry.model import Model
 from fairmon.registry.registry import Registry
 
-__all__ = [
-    "search",
-    "FEUResult",
-    "Candidate",
-    "chebyshev_select",
-    "non_dominated",
-    "ERR_COLUMNS",
-    "ERR_LABEL",
-    "ERR_FAVORABLE",
-    "ERR_TOO_FEW",
-]
+__all__ = ["search"]  # its result types and error texts live in fairmon.feu._result and fairmon.feu._data
 
 
 # ---------------------------------------------------------------------- search
