@@ -146,8 +146,9 @@ class SearchBounds(SpecSection):
 class SelectionWeights(SpecSection):
     """Chebyshev weights (paper: 0.4 / 0.3 / 0.3): paper mode's pick of the recommended Pareto candidate.
 
-    The default mode recommends the lowest validation DP among feasible candidates whose DP gain
-    beats its bootstrap noise (:mod:`fairmon.feu._recommend`) and records these scores for comparison.
+    The default mode recommends the lowest DP among feasible candidates whose DP gain beats its
+    bootstrap noise, on validation or out of fold below ``cv_below_rows`` (:mod:`fairmon.feu._recommend`),
+    and records these scores for comparison.
     """
 
     auc: Annotated[float, Field(ge=0.0)] = 0.4

@@ -41,11 +41,11 @@ of 200 (German), halving the standard errors.
 Why below 5,000 validation rows (since session 14; 1,000 before). The bias is not a small-sample
 curiosity: on Adult's 1,200-row validation split (benchmarks, 6,000-row subsample) the validation
 gate's five picks were 0.006 below production's balanced accuracy on validation and 0.021 below on
-test (0.011 more with group thresholds), so their mean missed the utility floor that every one of them
-met on validation. Selection bias scales with the standard error of the figures selected on
+test (with group thresholds 0.006 and 0.017), so their mean missed the utility floor that every one
+of them met on validation. Selection bias scales with the standard error of the figures selected on
 (∝ 1/√rows), so at 5,000 rows the same search would carry about half of it (extrapolated, not
 measured); above that, the refits' cost (one batched training of the feasible candidates per fold,
-17–84 CPU-s on Adult's 4,200 pooled rows) buys less. Measured with the gate out of fold:
+17–80 CPU-s on Adult's 4,200 pooled rows) buys less. Measured with the gate out of fold:
 ``benchmarks/feu_paper/README.md``, "Session 14".
 
 Documented choices:

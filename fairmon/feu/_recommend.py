@@ -123,8 +123,9 @@ NO_BETTER_CANDIDATE = (
     "difference on validation by more than its bootstrap noise (simultaneous 95% lower bound over all "
     "of them) while keeping its positive rate inside the band by more than its noise"
 )
-#: one line naming the default mode's choice, for messages and records
-RULE = ("lowest validation DP among the feasible candidates whose DP gain exceeds its bootstrap noise "
+#: one line naming the default mode's choice, for messages and records; where its figures come from
+#: (validation, or out of fold below ``cv_below_rows``) is said beside it
+RULE = ("lowest DP among the feasible candidates whose DP gain exceeds its bootstrap noise "
         "(simultaneous max-T 95% lower bound over all feasible candidates) and whose positive rate is "
         "inside the band by 1.645 SE of its difference on a fresh sample the size of the test split; DP "
         "within one SE of the lowest and GESD within its noise floor are ties, broken by utility")
