@@ -97,9 +97,8 @@ class FEUSettings:
         the validation split's (:mod:`fairmon.feu._crossval`). Why: the search selects on validation,
         so on a small split the front's validation figures are optimistic (German's 200 rows:
         session 7's recommended candidate on seed 46 lost 0.059 balanced accuracy on test while
-        within the tolerance on validation; Adult's 1,200 rows under the old default of 1000: the
-        picks' balanced accuracy 0.006 below production's on validation and 0.021 below on test, the
-        mean under the utility floor, 0.744 vs 0.746 — why the default is 5000, :mod:`fairmon.feu._crossval`).
+        within the tolerance on validation; Adult's 1,200 rows too, which is why the default is 5000:
+        :mod:`fairmon.feu._crossval` has the measurement).
     cv_deploy
         What the cross-validated gate recommends and registers (default ``"ensemble"``): the chosen
         recipe's fold ensemble (its ``cv_folds`` fold models, the mean of their probabilities: the

@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 from _feu_data import group_effect_frame
 
-from fairmon.config import RetrainingSpec
 from fairmon.errors import ConfigError, InsufficientDataError
 from fairmon.feu import FEUSettings, predict_proba, search
 from fairmon.feu._choose import _production, _recommend
@@ -139,7 +138,6 @@ def test_settings_fields_validate() -> None:
     # Adult's 1,200-row benchmark validation split is gated out of fold (session 14: its validation gate's
     # picks missed the utility floor on test); a 5,000-row split is not
     assert use_cv(1200, st.cv_below_rows) and not use_cv(5000, st.cv_below_rows)
-    assert RetrainingSpec().cv_below_rows == st.cv_below_rows  # the spec's default is the library's
     assert FEUSettings.from_spec({"cv_below_rows": 0, "cv_folds": 3}).cv_folds == 3
     for bad in ({"cv_below_rows": -1}, {"cv_folds": 1}, {"cv_folds": 2.5}, {"cv_below_rows": True}):
         with pytest.raises(ConfigError, match="cv_"):
