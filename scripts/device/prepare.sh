@@ -13,8 +13,9 @@ for d in /.whl/ /.devdata/; do
   grep -qxF "$d" .git/info/exclude 2>/dev/null || echo "$d" >> .git/info/exclude
 done
 
-# not in the device image (KINDS.md's package list), with what they need that it also lacks
-PKGS=(shap slicer pymoo autograd cma alive-progress about-time graphemeu Deprecated moocore cffi pycparser
+# not in the device image (KINDS.md's package list), with what they need that it also lacks;
+# narwhals is in the image but travels pinned: fairlearn and the carried pandas need a recent one
+PKGS=(shap slicer pymoo fairlearn narwhals autograd cma alive-progress about-time graphemeu Deprecated moocore cffi pycparser
       platformdirs dill pydantic pydantic_core annotated-types typing-inspection typing_extensions pandas SQLAlchemy greenlet)
 pinned() {  # NAME==VERSION from constraints.txt (names compared case- and -/_-insensitively)
   local want; want=$(echo "$1" | tr 'A-Z_' 'a-z-')
