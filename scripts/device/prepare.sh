@@ -34,5 +34,7 @@ done
 "$PY" -m pip wheel -q --no-deps -w .whl "$(pinned lime)"
 
 rm -rf .devdata && mkdir -p .devdata
-cp -r "$DATA/adult" "$DATA/gesd" "$DATA/compas" .devdata/
+# Adult (explainers, RUMIE speed) and the GESD CSVs (GESD speed, FEU); the kit must stay under the
+# device tool's 64 MiB with the wheels and the tracked tree
+cp -r "$DATA/adult" "$DATA/gesd" .devdata/
 du -sh .whl .devdata
