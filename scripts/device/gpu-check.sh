@@ -9,7 +9,7 @@
 # step, so a run cut short still returns what finished, and steps are skipped once the overall
 # budget is spent.
 #   GPU_CHECK_STEP_LIMIT (s, default 200)  GPU_CHECK_BUDGET (s, default 480)
-#   FEU_SEEDS (default 5, run in parallel)  FEU_LIMIT (s, the FEU step's limit, default 330; each
+#   FEU_SEEDS (default 1)                  FEU_LIMIT (s, the FEU step's limit, default 290; each
 #   search stops after the generation that passes FEU_LIMIT - 110 s, leaving time for the refits)
 #   GPU_CHECK_DEVICE (default cuda)        GPU_CHECK_SMOKE=1: benchmarks in --smoke mode (dry runs)
 #   GPU_CHECK_ONLY="env pytest_gpu ...": run only these steps (a rerun after a fix)
@@ -71,11 +71,12 @@ import fairmon.explain, fairmon.feu, fairmon.fairness.rumie; print('fairmon impo
 mapfile -t GPU_TESTS < <(grep -rl --include='test_*.py' 'mark\.gpu' tests | sort)
 step pytest_gpu "$PY" -m pytest -m gpu -p no:cacheprovider -q -rs "${GPU_TESTS[@]}"
 # issue 16: FEU's default mode (balanced accuracy, constrained, out-of-fold gate, fairlearn baselines)
-# on German at the reference settings (30 x 15), FEU_SEEDS seeds in parallel, training and GESD on CUDA;
-# 3 BLAS threads per run for the CPU side (fairlearn baselines, bootstrap) on the 16 cores
-FEU_SEEDS=${FEU_SEEDS:-5} FEU_LIMIT=${FEU_LIMIT:-330}
+# on German at the reference settings (30 x 15), training and GESD on CUDA, 3 BLAS threads for the CPU
+# side (fairlearn baselines, bootstrap). Seeds run one after another (~200 s each): 5 processes on the
+# one GPU took 1.27x longer than serial runs (2026-12-04, benchmarks/feu_paper/README.md "Session 15")
+FEU_SEEDS=${FEU_SEEDS:-1} FEU_LIMIT=${FEU_LIMIT:-290}
 STEP_LIMIT=$FEU_LIMIT step feu_paper env OMP_NUM_THREADS=3 "$PY" benchmarks/feu_paper/run.py "${SMOKE[@]}" --device "$DEVICE" --mode default --datasets german \
-  --seeds "$FEU_SEEDS" --jobs "$FEU_SEEDS" --time-budget $((FEU_LIMIT - 110)) --out "$(res feu_paper)" \
+  --seeds "$FEU_SEEDS" --jobs 1 --time-budget $((FEU_LIMIT - 110)) --out "$(res feu_paper)" \
   --notes "device run of scripts/device/gpu-check.sh; --time-budget stops a search after a generation"
 # issue 4: batched LIME / KernelSHAP on CUDA vs the library loops (CPU, 2 threads)
 step explainers "$PY" benchmarks/explainers/run.py "${SMOKE[@]}" --device "$DEVICE" --threads 2 --lib-rows 10 \
