@@ -28,7 +28,6 @@ from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles
 from fairmon.feu._metrics import outcome_metrics
 from fairmon.feu._recommend import (
     NO_BETTER_CANDIDATE,
-    RATE_MARGIN_Z,
     RULE,
     choose_lowest_dp,
     simultaneous_gate,
@@ -203,7 +202,7 @@ def _recommend(
         f"the candidate of evaluation {archive[front[pos]]['id']} recommended ({RULE}; {where}; {len(eligible)} of {len(feasible)} "
         f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "
         f"the gain {dp_lb[pos]:.3f}), {st.utility} {prod_util:.3f} -> {float(util[j]):.3f}, positive rate "
-        f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {RATE_MARGIN_Z} SE = "
+        f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {gate[pos]['rate_margin_z']:.2f} SE = "
         f"{gate[pos]['rate_margin']:.3f}{_band_note(st.positive_rate_band)}{_fresh_note(gate[pos])})" + (f"; deployed: the fold ensemble of its {len(members[j])} fold models"
                                              if members else "")
     )

@@ -22,7 +22,8 @@ validation split but to **out-of-fold** decisions on train ∪ validation:
    which makes the utility floor stricter for the candidates, not looser;
 4. on the pooled out-of-fold rows (every row of train ∪ validation exactly once), the **same rule**:
    :func:`fairmon.feu._recommend.simultaneous_gate` (simultaneous max-T bound of the DP gain > 0,
-   positive rate inside the band by 1.645 prediction SE for the test split's size), plus the utility floor re-checked out of fold —
+   positive rate inside the band by its simultaneous margin, at least 1.645 prediction SE for the test
+   split's size), plus the utility floor re-checked out of fold —
    candidate OOF utility >= production OOF utility − ``utility_tolerance`` — and then
    :func:`fairmon.feu._recommend.choose_lowest_dp` with the OOF DP, its bootstrap SE and the OOF
    utility (GESD ties use the validation GESD: GESD is not cross-validated, it dominates the cost).
