@@ -9,8 +9,9 @@
 # step, so a run cut short still returns what finished, and steps are skipped once the overall
 # budget is spent.
 #   GPU_CHECK_STEP_LIMIT (s, default 200)  GPU_CHECK_BUDGET (s, default 480)
-#   FEU_SEEDS (default 1)                  FEU_LIMIT (s, the FEU step's limit, default 290; each
-#   search stops after the generation that passes FEU_LIMIT - 110 s, leaving time for the refits)
+#   GPU_CHECK_FEU_SEEDS (default 1; run one after another)
+#   GPU_CHECK_FEU_SEARCH_S (s, default 180: each FEU search stops after the generation that passes it;
+#   the FEU step's limit is GPU_CHECK_FEU_SEEDS x (this + 110 s for the refits, baselines and GESDs))
 #   GPU_CHECK_DEVICE (default cuda)        GPU_CHECK_SMOKE=1: benchmarks in --smoke mode (dry runs)
 #   GPU_CHECK_ONLY="env pytest_gpu ...": run only these steps (a rerun after a fix)
 #   PY (default python3)                   SKIP_WHEELS=1: use the interpreter's packages as they are
@@ -39,7 +40,9 @@ export PYTHONUNBUFFERED=1 OMP_WAIT_POLICY=PASSIVE
 export FAIRMON_DATA_DIR=${FAIRMON_DATA_DIR:-$PWD/.devdata}
 
 pack() { tar czf "$OUT/gpu-results.tgz" -C "$W" . ; }
-step() {  # step NAME CMD...: run under the step limit, log, keep going
+step() {  # step [--limit S] NAME CMD...: run under the step limit (default GPU_CHECK_STEP_LIMIT), log, keep going
+  local limit=$LIMIT
+  if [ "$1" = --limit ]; then limit=$2; shift 2; fi
   local name=$1
   shift
   if [ -n "${GPU_CHECK_ONLY:-}" ] && [[ " $GPU_CHECK_ONLY " != *" $name "* ]]; then
@@ -50,7 +53,7 @@ step() {  # step NAME CMD...: run under the step limit, log, keep going
     return
   fi
   echo "== $name: $*" | tee -a "$W/logs/steps.log"
-  local t0=$SECONDS rc=0 limit=${STEP_LIMIT:-$LIMIT}
+  local t0=$SECONDS rc=0
   timeout "$limit" "$@" > "$W/logs/$name.log" 2>&1 || rc=$?
   echo "== $name rc=$rc $((SECONDS - t0))s" | tee -a "$W/logs/steps.log"
   tail -n 6 "$W/logs/$name.log"
@@ -69,15 +72,16 @@ import fairmon.explain, fairmon.feu, fairmon.fairness.rumie; print('fairmon impo
 # files that hold one are collected: the others import the service side (Slack, Postgres, Airflow),
 # whose packages do not travel.
 mapfile -t GPU_TESTS < <(grep -rl --include='test_*.py' 'mark\.gpu' tests | sort)
+[ "${#GPU_TESTS[@]}" -gt 0 ] || { echo "gpu-check: no test file under tests/ holds a gpu mark" >&2; exit 4; }
 step pytest_gpu "$PY" -m pytest -m gpu -p no:cacheprovider -q -rs "${GPU_TESTS[@]}"
 # issue 16: FEU's default mode (balanced accuracy, constrained, out-of-fold gate, fairlearn baselines)
-# on German at the reference settings (30 x 15), training and GESD on CUDA, 3 BLAS threads for the CPU
-# side (fairlearn baselines, bootstrap). Seeds run one after another (~200 s each): 5 processes on the
-# one GPU took 1.27x longer than serial runs (2026-12-04, benchmarks/feu_paper/README.md "Session 15")
-FEU_SEEDS=${FEU_SEEDS:-1} FEU_LIMIT=${FEU_LIMIT:-290}
-STEP_LIMIT=$FEU_LIMIT step feu_paper env OMP_NUM_THREADS=3 "$PY" benchmarks/feu_paper/run.py "${SMOKE[@]}" --device "$DEVICE" --mode default --datasets german \
-  --seeds "$FEU_SEEDS" --jobs 1 --time-budget $((FEU_LIMIT - 110)) --out "$(res feu_paper)" \
-  --notes "device run of scripts/device/gpu-check.sh; --time-budget stops a search after a generation"
+# on German at the reference settings (30 x 15), training and GESD on CUDA, 1 torch thread as in the
+# CPU results. Seeds run one after another (~220 s each on an H200): five processes on the one GPU
+# were slower than serial (benchmarks/feu_paper/README.md, "Session 15").
+FEU_SEEDS=${GPU_CHECK_FEU_SEEDS:-1} FEU_SEARCH_S=${GPU_CHECK_FEU_SEARCH_S:-180}
+step --limit $((FEU_SEEDS * (FEU_SEARCH_S + 110))) feu_paper "$PY" benchmarks/feu_paper/run.py "${SMOKE[@]}" \
+  --device "$DEVICE" --mode default --datasets german --seeds "$FEU_SEEDS" --jobs 1 --time-budget "$FEU_SEARCH_S" \
+  --out "$(res feu_paper)" --notes "device run of scripts/device/gpu-check.sh; --time-budget stops a search after a generation"
 # issue 4: batched LIME / KernelSHAP on CUDA vs the library loops (CPU, 2 threads)
 step explainers "$PY" benchmarks/explainers/run.py "${SMOKE[@]}" --device "$DEVICE" --threads 2 --lib-rows 10 \
   --out "$(res explainers)"
