@@ -140,7 +140,7 @@ RULE = ("lowest DP among the feasible candidates whose DP gain exceeds its boots
         "inside the band by its simultaneous 95% margin (max-T over all feasible candidates, at least 1.645 SE of its "
         "difference on a fresh sample the size of the test split); DP "
         "within one SE of the lowest and GESD within its noise floor are ties, broken by utility")
-#: one-sided 95% normal quantile: the positive-rate band is shrunk by this many SEs of the rate difference
+#: one-sided 95% normal quantile: the positive-rate band is shrunk by at least this many SEs of the rate difference
 RATE_MARGIN_Z = 1.645
 
 
