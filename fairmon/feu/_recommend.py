@@ -73,7 +73,10 @@ holds for one fixed candidate does not hold for the one chosen. At the spec's de
 (30 x 15) German's fronts hold ~20 feasible candidates; with the per-candidate 1.645 one of five
 German recommendations left the band on test (seed 42: out of fold -0.057, margin 0.095; test
 -0.113), and the simultaneous margin excludes that candidate (``benchmarks/feu_paper``, "Session
-15"). With a single candidate ``z_rate`` is about 1.645, as before.
+15"). With a single candidate ``z_rate`` is the bootstrap's own one-sided quantile, at least 1.645
+and a little above it from resampling noise (1.70 in the example below). The deviations are taken
+towards the band edge each candidate is nearer (the percentile orientation); the DP gate's bound
+uses the mirror (the basic orientation); the two agree when the bootstrap distribution is symmetric.
 
 The utility floor gets **no** margin (chosen, not forgotten): the tolerance (0.02) is itself an
 allowance for "no worse than production by more than this", and a noise margin on the balanced
