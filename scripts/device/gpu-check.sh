@@ -37,7 +37,10 @@ if [ -d .whl ] && [ "${SKIP_WHEELS:-0}" != 1 ]; then
   export PYTHONPATH=/tmp/site:$PWD
 fi
 export PYTHONUNBUFFERED=1 OMP_WAIT_POLICY=PASSIVE
-export FAIRMON_DATA_DIR=${FAIRMON_DATA_DIR:-$PWD/.devdata}
+if [ -z "${FAIRMON_DATA_DIR:-}" ]; then  # the datasets prepare.sh packed, unpacked outside the tree
+  mkdir -p /tmp/fairmon-devdata && tar xzf .devdata/datasets.tgz -C /tmp/fairmon-devdata || exit 5
+  export FAIRMON_DATA_DIR=/tmp/fairmon-devdata
+fi
 
 pack() { tar czf "$OUT/gpu-results.tgz" -C "$W" . ; }
 step() {  # step [--limit S] NAME CMD...: run under the step limit (default GPU_CHECK_STEP_LIMIT), log, keep going
