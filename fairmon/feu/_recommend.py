@@ -252,11 +252,7 @@ def simultaneous_gate(
     gain = dp0[0, 0] - dp0[0, 1:]
     gain_se = gain_b.std(axis=0, ddof=1)
     live = gain_se > 1e-12  # a candidate whose gain never varies (e.g. production itself) has no deviation
-    if live.any():
-        t = (gain_b[:, live] - gain[live]) / gain_se[live]
-        critical = float(np.quantile(t.max(axis=1), level))
-    else:
-        critical = 0.0
+    critical = _max_t(gain_b - gain, gain_se, level) or 0.0
     lower = np.where(live, gain - critical * gain_se, gain)
     rdiff_b = rate_b[:, 1:] - rate_b[:, :1]
     rdiff = rate0[0, 1:] - rate0[0, 0]
@@ -277,12 +273,17 @@ def _rate_critical(rdiff_b: np.ndarray, rdiff: np.ndarray, rate_se: np.ndarray, 
     Each candidate's deviation is taken towards the side its rate moved (the band edge it is nearer),
     so a single candidate gets about the one-sided ``z`` and many get a simultaneous bound.
     """
-    live = rate_se > 1e-12
+    side = np.where(rdiff < 0, -1.0, 1.0)
+    return max(float(z), _max_t(side * (rdiff_b - rdiff), rate_se, level) or 0.0)
+
+
+def _max_t(deviations: np.ndarray, se: np.ndarray, level: float) -> float | None:
+    """The level-quantile over resamples of ``max_j deviations[:, j] / se[j]`` (candidates whose SE is 0
+    left out; None when none is left): the single-step max-T critical value of both gate steps."""
+    live = se > 1e-12
     if not live.any():
-        return float(z)
-    side = np.where(rdiff[live] < 0, -1.0, 1.0)
-    t = side * (rdiff_b[:, live] - rdiff[live]) / rate_se[live]
-    return max(float(z), float(np.quantile(t.max(axis=1), level)))
+        return None
+    return float(np.quantile((deviations[:, live] / se[live]).max(axis=1), level))
 
 
 def dp_gain(
