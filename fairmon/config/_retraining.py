@@ -162,7 +162,9 @@ class RetrainingSpec(SpecSection):
     ``trigger``: ``on_drift`` runs FEU in every window whose drift alert opens; ``manual`` only on
     request (``fairmon feu --monitor SPEC --window DATE`` or the DAG's ``feu`` param, trigger conf
     ``{"feu": true}``), which also works for ``on_drift`` at a window without drift. Stops at
-    whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s``.
+    whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s`` (counted from the
+    step's start; it also covers the out-of-fold refits of ``cv_below_rows`` below: the search leaves
+    their estimated time, and only the candidates whose refits fit are refit, lowest validation DP first).
 
     What makes a candidate deployable (issue 16; :class:`fairmon.feu.FEUSettings` has the same
     defaults): ``utility`` is the utility objective (``balanced_accuracy`` by default, ``f1``,

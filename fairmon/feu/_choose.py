@@ -20,6 +20,7 @@ from fairmon._device import resolve_device
 from fairmon.errors import InsufficientDataError
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
+from fairmon.feu._budget import RefitBudget
 from fairmon.feu._crossval import NO_BETTER_CV, CVGate, OutOfFold, Recipe, cv_gate, out_of_fold, use_cv
 from fairmon.feu._data import _Prepared
 from fairmon.feu._ensemble import ensemble_threshold, fold_ensemble, member_proba
@@ -130,7 +131,7 @@ class _Recommendation:
 
 def _recommend(
     evaluator: _Evaluator, anchor: _Anchor, archive: list[dict[str, Any]], front: list[int], F: np.ndarray,
-    random_state: int,
+    random_state: int, budget: RefitBudget | None = None,
 ) -> _Recommendation:
     st, prep = evaluator.settings, evaluator.prep
     # GESD's own noise floor (explain.gesd: a permutation null over the group labels of the sampled rows)
@@ -163,28 +164,34 @@ def _recommend(
     members: list[list[Any]] = []
     oof: OutOfFold | None = None
     if use_cv(len(prep.y["validation"]), st.cv_below_rows):
-        cv, oof, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible],
-                                              random_state, selection)
+        cv, oof, refit, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible],
+                                                     random_state, selection, budget)
         if cv is not None and oof is not None:
+            cv = _all_feasible(cv, refit, len(feasible), str(selection.get("not_refit_reason", "")))
             # deploying the searched model, the band is also held by it, on validation with its noise margin:
             # the out-of-fold rate is its recipe's, and one fit's rate differs from the fold models'
             # (fairmon.feu._crossval); deploying the fold ensemble, the gate's models are the deployed ones
             ensemble = st.cv_deploy == "ensemble"
             own_band = np.array([ensemble or bool(v["band_ok"]) for v in val_gate])
-            members = oof.fold_models if ensemble else []
+            members = [oof.fold_models[refit.index(j)] if j in refit else [] for j in range(len(feasible))] \
+                if ensemble else []
             selection["deploy"] = "fold_ensemble" if ensemble else "searched"
             ok, dp, dp_se, util, lb = cv.eligible & own_band, cv.dp, cv.dp_se, cv.utility, cv.lower_bound
             records = [{**r, "validation_gate": v, "eligible": bool(r["eligible"] and b)}
                        for r, v, b in zip(cv.records, val_gate, own_band)]
             where = f"out of fold ({selection['folds']} folds of train + validation, {selection['oof_rows']} rows)"
+            if len(refit) < len(feasible):  # time_budget_s left room for some refits only (fairmon.feu._budget)
+                where += f"; {len(refit)} of {len(feasible)} feasible candidates refit within time_budget_s"
             prod_dp, prod_util = cv.production["dp"], cv.production[st.utility]
             prod_rate = cv.production["selection_rate"]
-    dp_lb = {pos: float(lb[j]) for j, pos in enumerate(feasible)}
+    dp_lb = {pos: float(lb[j]) for j, pos in enumerate(feasible) if math.isfinite(lb[j])}
     gate = {pos: records[j] for j, pos in enumerate(feasible)}
     el = [j for j in range(len(feasible)) if ok[j]]
     if not el:
         msg = (NO_BETTER_CANDIDATE.format(n=len(feasible)) if selection["selection"] == "validation" else
                NO_BETTER_CV.format(n=len(feasible), k=selection["folds"], rows=selection["oof_rows"]))
+        if "not_refit_reason" in selection:
+            msg += f"; {selection['not_refit_reason']}"
         return _Recommendation(None, msg, {}, dp_lb, floor, gate, selection)
     eligible = [feasible[j] for j in el]
     Fe = F[[front[pos] for pos in eligible]]
@@ -207,32 +214,56 @@ def _recommend(
                                              if members else "")
     )
     return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate, selection,
-                           members[j] if members else None, oof, j if oof is not None else None)
+                           members[j] if members else None, oof, refit.index(j) if oof is not None else None)
 
 
 def _cross_validated(
     evaluator: _Evaluator, anchor: _Anchor, rows: list[dict[str, Any]], random_state: int, selection: dict[str, Any],
-) -> tuple[CVGate | None, OutOfFold | None, dict[str, Any]]:
-    """The out-of-fold gate of the feasible candidates (:mod:`fairmon.feu._crossval`), or None and why not."""
+    budget: RefitBudget | None,
+) -> tuple[CVGate | None, OutOfFold | None, list[int], dict[str, Any]]:
+    """The out-of-fold gate of the feasible candidates (:mod:`fairmon.feu._crossval`), or None and why not.
+
+    Only the candidates whose refits fit in what is left of ``time_budget_s`` are refit
+    (:meth:`fairmon.feu._budget.RefitBudget.plan`); their indices in ``rows`` are returned.
+    """
     st, prep = evaluator.settings, evaluator.prep
+    refit, planned = budget.plan(rows) if budget is not None else (list(range(len(rows))), {"time_budget_s": None})
     parts = ("train", "validation")
     Z = np.vstack([prep.Z[p] for p in parts])
     y, s, codes = (np.concatenate([d[p] for p in parts]) for d in (prep.y, prep.s, prep.codes))
     given = None if anchor.recipe is not None else np.concatenate([anchor.proba[p] for p in parts])
     try:
-        oof = out_of_fold(Z, y, s, codes, [Recipe.of(r) for r in rows], production=anchor.recipe,
+        oof = out_of_fold(Z, y, s, codes, [Recipe.of(rows[i]) for i in refit], production=anchor.recipe,
                           production_proba=given, production_threshold=anchor.threshold, folds=st.cv_folds,
                           random_state=random_state, batch_size=st.batch_size, hidden=st.hidden,
                           device=evaluator.device)
     except InsufficientDataError as exc:  # too few rows of a class for the folds: the validation gate decides
-        return None, None, {**selection, "cv_skipped": str(exc)}
+        return None, None, refit, {**selection, "cv_skipped": str(exc)}
     c0 = time.process_time()
     cv = cv_gate(oof, utility=st.utility, tolerance=st.utility_tolerance, band=st.positive_rate_band,
                  n_boot=st.recommend_bootstrap, random_state=random_state, fresh_rows=fresh_sample_rows(prep))
-    return cv, oof, {**selection, "selection": f"cv{oof.folds}", "folds": oof.folds, "oof_rows": int(len(y)),
-                "cv_below_rows": st.cv_below_rows, "production_refit": oof.production_refit,
-                "candidates_refit": len(rows), "cv_cpu_s": round(oof.cpu_s + time.process_time() - c0, 3),
-                "cv_wall_s": oof.wall_s, "production_oof": cv.production}
+    return cv, oof, refit, {**selection, "selection": f"cv{oof.folds}", "folds": oof.folds, "oof_rows": int(len(y)),
+                            "cv_below_rows": st.cv_below_rows, "production_refit": oof.production_refit,
+                            "candidates_refit": len(refit), "cv_cpu_s": round(oof.cpu_s + time.process_time() - c0, 3),
+                            "cv_wall_s": oof.wall_s, "production_oof": cv.production, **planned}
+
+
+def _all_feasible(cv: CVGate, refit: list[int], n: int, reason: str) -> CVGate:
+    """The gate of the refit candidates spread over all ``n`` feasible ones; those not refit are not eligible."""
+    if len(refit) == n:
+        return cv
+
+    def spread(a: np.ndarray, fill: Any) -> np.ndarray:
+        out = np.full(n, fill, dtype=float if fill is np.nan else a.dtype)
+        out[refit] = a
+        return out
+
+    records: list[dict[str, Any]] = [{"selection": cv.records[0]["selection"], "refit": False, "eligible": False,
+                                      "why": reason} for _ in range(n)]
+    for a, j in enumerate(refit):
+        records[j] = cv.records[a]
+    return CVGate(spread(cv.eligible, False), spread(cv.dp, np.nan), spread(cv.dp_se, np.nan),
+                  spread(cv.utility, np.nan), spread(cv.lower_bound, np.nan), records, cv.production)
 
 
 def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],

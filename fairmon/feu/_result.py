@@ -185,3 +185,28 @@ def chebyshev_select(
     T = (np.asarray(weights, dtype=float)[None, :] * (F - lo) / span).max(axis=1)
     return int(np.argmin(T)), T
 
+
+def candidate_of(
+    r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None,
+    dp_lb: float | None = None, gate: dict[str, Any] | None = None,
+) -> Candidate:
+    """A :class:`Candidate` from one evaluation of the search's archive."""
+    return Candidate(
+        id=int(r["id"]),
+        lr=float(r["lr"]),
+        epochs=int(r["epochs"]),
+        threshold=float(r["threshold"]),
+        seed=int(r["seed"]),
+        objectives=tuple(float(v) for v in r["objectives"]),  # type: ignore[arg-type]
+        validation=dict(r["validation"]),
+        test=dict(test or {}),
+        chebyshev=chebyshev,
+        generation=int(r["generation"]),
+        error=r["error"],
+        fairness_weight=float(r.get("fairness_weight", 0.0)),
+        constraints=tuple(float(v) for v in r.get("constraints", ())),
+        dp_improvement_lb=dp_lb,
+        recommendation_gate=gate,
+        parity_shift=None if r.get("parity_shift") is None else float(r["parity_shift"]),
+        group_thresholds=None if r.get("group_thresholds") is None else dict(r["group_thresholds"]),
+    )

@@ -18,7 +18,8 @@ the utility floor around production as pymoo constraints (:mod:`fairmon.feu.sett
 code's two extra "objective weight" variables are not copied (a weight of 0 trivially zeroes an objective).
 
 NSGA-II (pymoo): random initial population, SBX(prob 0.9, eta 15), PM(eta 20), duplicate elimination;
-stops at the first of ``generations``, ``max_evaluations`` and ``time_budget_s``.
+stops at the first of ``generations``, ``max_evaluations`` and ``time_budget_s`` (which also leaves
+time for the out-of-fold refits after the search: :mod:`fairmon.feu._budget`).
 
 Documented choices of fairmon:
 
@@ -88,13 +89,15 @@ import pandas as pd
 
 from fairmon.errors import ConfigError, MethodError
 from fairmon.feu._baselines import _group_decoder, baseline_metrics
+from fairmon.feu._budget import RefitBudget, TrainingClock, reserve_termination, stopped_by_limit
 from fairmon.feu._choose import _deployed, _production, _recommend
+from fairmon.feu._crossval import use_cv
 from fairmon.feu._data import _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
 from fairmon.feu._mitigator_constraints import compare_with_mitigators
 from fairmon.feu._recommend import RULE
-from fairmon.feu._result import Candidate, FEUResult, non_dominated
+from fairmon.feu._result import Candidate, FEUResult, candidate_of, non_dominated
 from fairmon.feu._versus_mitigator import settle_against_mitigator
 from fairmon.feu.settings import FEUSettings
 from fairmon.registry.model import Model
@@ -166,7 +169,6 @@ def search(
     from pymoo.optimize import minimize
     from pymoo.termination.max_eval import MaximumFunctionCallTermination
     from pymoo.termination.max_gen import MaximumGenerationTermination
-    from pymoo.termination.max_time import TimeBasedTermination
 
     st = settings or FEUSettings()
     if n_jobs < 1:
@@ -185,6 +187,12 @@ def search(
     evaluator.anchor = {"selection_rate": anchor.validation["selection_rate"], "utility": anchor.validation[st.utility]}
     archive: list[dict[str, Any]] = []
     state = {"generation": 0}
+    # time_budget_s covers the search and the out-of-fold refits after it (fairmon.feu._budget)
+    pooled = len(prep.y["train"]) + len(prep.y["validation"])
+    budget = RefitBudget(TrainingClock(st.batch_size), t0, st.time_budget_s,
+                         cv=not st.paper_mode and use_cv(len(prep.y["validation"]), st.cv_below_rows),
+                         fit_rows=pooled - pooled // st.cv_folds, folds=st.cv_folds,
+                         stand_in_epochs=None if anchor.recipe is None else anchor.recipe.epochs)
 
     pool = None
     if n_jobs > 1:
@@ -206,7 +214,10 @@ def search(
             thresholds.append(thr)
             weights.append(weight)
             shifts.append(evaluator.shift(row))
+        t_train = time.perf_counter()
         nets = evaluator.train(configs, weights)
+        budget.clock.record(seconds=time.perf_counter() - t_train, networks=len(configs),
+                            epochs=[c[1] for c in configs], rows=len(prep.y["train"]))
         jobs = [
             ({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, lr, ep, thr, seed, w, sh)
             for net, (lr, ep, seed), thr, w, sh in zip(nets, configs, thresholds, weights, shifts)
@@ -257,16 +268,19 @@ def search(
     if st.max_evaluations is not None:
         limits.append(MaximumFunctionCallTermination(st.max_evaluations))
     if st.time_budget_s is not None:
-        limits.append(TimeBasedTermination(st.time_budget_s))
+        limits.append(reserve_termination(st.time_budget_s, t0, lambda: budget.reserve_s(archive)))
     try:
         minimize(_Problem(), algorithm, TerminateIfAny(*limits), seed=random_state, verbose=False)
     finally:
         if pool is not None:
             pool.shutdown()
+    # what stopped the search, with the refits' reserve counted as time used (fairmon.feu._budget)
+    stopped_by = stopped_by_limit(st, state["generation"], len(archive),
+                             time.perf_counter() - t0 + budget.reserve_s(archive))
 
     if not archive:
         raise MethodError("FEU evaluated no candidate (time budget too small?)")
-    evaluations = [_candidate(r) for r in archive]
+    evaluations = [candidate_of(r) for r in archive]
     F = np.asarray([c.objectives for c in evaluations])
     valid = [i for i, r in enumerate(archive) if r["state"] is not None]
     if not valid:
@@ -276,12 +290,12 @@ def search(
     feasible = [i for i in valid if all(c <= 0 for c in archive[i]["constraints"])]
     pool_ids = feasible or valid
     front = [pool_ids[i] for i in non_dominated(F[pool_ids])]
-    rec = _recommend(evaluator, anchor, archive, front, F, random_state)
+    rec = _recommend(evaluator, anchor, archive, front, F, random_state, budget)
     pareto = []
     for pos, i in enumerate(front):
         r = archive[i]
         test = evaluator.test_metrics(r["state"], r["threshold"], r.get("group_thresholds"))
-        pareto.append(_candidate(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos),
+        pareto.append(candidate_of(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos),
                                   gate=rec.gate.get(pos)))
     baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state,
                                  production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result) if st.baselines else {
@@ -297,7 +311,6 @@ def search(
     selected, model = (None, None) if rec.position is None else _deployed(evaluator, rec, archive[front[rec.position]],
                                                                          pareto[rec.position])
 
-    stopped_by = _stopped_by(st, state["generation"], len(archive), time.perf_counter() - t0)
     snapshot = None
     if registry is not None and selected is not None and model is not None:
         reg = registry if isinstance(registry, Registry) else Registry(str(registry))
@@ -348,31 +361,6 @@ def search(
     )
 
 
-def _candidate(
-    r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None,
-    dp_lb: float | None = None, gate: dict[str, Any] | None = None,
-) -> Candidate:
-    return Candidate(
-        id=int(r["id"]),
-        lr=float(r["lr"]),
-        epochs=int(r["epochs"]),
-        threshold=float(r["threshold"]),
-        seed=int(r["seed"]),
-        objectives=tuple(float(v) for v in r["objectives"]),  # type: ignore[arg-type]
-        validation=dict(r["validation"]),
-        test=dict(test or {}),
-        chebyshev=chebyshev,
-        generation=int(r["generation"]),
-        error=r["error"],
-        fairness_weight=float(r.get("fairness_weight", 0.0)),
-        constraints=tuple(float(v) for v in r.get("constraints", ())),
-        dp_improvement_lb=dp_lb,
-        recommendation_gate=gate,
-        parity_shift=None if r.get("parity_shift") is None else float(r["parity_shift"]),
-        group_thresholds=None if r.get("group_thresholds") is None else dict(r["group_thresholds"]),
-    )
-
-
 def _decision_record(c: Candidate, columns: list[str]) -> dict[str, Any]:
     """How the registered candidate decides: one threshold, or group-specific ones (listed)."""
     if c.group_thresholds is None:
@@ -388,13 +376,3 @@ def _decision_record(c: Candidate, columns: list[str]) -> dict[str, Any]:
         "fallback": f"groups without a threshold here (unseen in training or < {MIN_GROUP_ROWS} training rows) "
                     "use threshold",
     }
-
-
-def _stopped_by(st: FEUSettings, generations: int, n_eval: int, elapsed: float) -> str:
-    if generations >= st.generations:
-        return "generations"
-    if st.max_evaluations is not None and n_eval >= st.max_evaluations:
-        return "max_evaluations"
-    if st.time_budget_s is not None and elapsed >= st.time_budget_s:
-        return "time_budget_s"
-    return "converged"

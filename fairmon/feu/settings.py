@@ -50,7 +50,9 @@ class FEUSettings:
     population, generations, max_evaluations, time_budget_s
         NSGA-II budget; the search stops at whichever limit comes first (a limit is checked between
         generations, so a generation in progress finishes). Only generations make runs reproducible:
-        a time budget depends on the machine.
+        a time budget depends on the machine. ``time_budget_s`` counts from the step's start and also
+        covers the cross-validated gate's refits: the search stops early enough to leave their
+        estimated time, and refits only what fits, lowest validation DP first (:mod:`fairmon.feu._budget`).
     split
         Train / validation / test fractions (stratified by label). Objectives and selection use the
         validation part; reported metrics use the test part.

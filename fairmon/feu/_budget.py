@@ -1,0 +1,192 @@
+"""``time_budget_s`` over the search **and** the out-of-fold refits (issue 16, session 16).
+
+With fewer than ``FEUSettings.cv_below_rows`` validation rows the recommendation gate refits every
+feasible front candidate's recipe on ``cv_folds`` folds (:mod:`fairmon.feu._crossval`). Those refits
+ran after the search, outside ``time_budget_s``: 58-169 CPU-s on Adult's 6,000-row subsample at the
+spec's 30 x 15 (``benchmarks/feu_paper/README.md``, "Session 15"), on top of a budget a team set so
+that the step ends before its Airflow ``execution_timeout``. Now the budget covers both:
+
+1. **The search reserves time for the refits.** After every generation the search stops when the time
+   used since the step started plus the estimated refits of its *current* feasible front reaches
+   ``time_budget_s`` (:func:`reserve_termination`; without the cross-validated gate the reserve is 0
+   and this is pymoo's ``TimeBasedTermination`` measured from the step's start, data preparation and
+   production's GESD included). A generation is not interrupted, so the search may still overrun by
+   up to one generation, as before.
+2. **The refits take what is left.** When the estimate for all feasible candidates exceeds the time
+   left, only the first ``m`` candidates in order of **validation DP** (lowest first: the rule prefers
+   them; ties by evaluation id) are refit, the largest ``m`` whose estimate fits, and **at least one**
+   (a search that used the whole budget still gets its most promising candidate checked, at the cost
+   of ``2 x cv_folds`` networks). The others are recorded as not eligible with that reason; the
+   simultaneous gate then runs over the refit candidates only (its max-T holds for the set it is
+   given). Ordering by validation DP reads the validation split, which the pooled rows contain; the
+   front was already selected on it, so this adds no new kind of selection.
+
+**The estimate** (:class:`TrainingClock`). A stack of ``K`` networks trained together
+(:func:`fairmon.feu._train.train_mlps`) runs ``max(epochs)`` epochs of ``ceil(rows / batch_size)``
+mini-batch steps, each costing ``a + b K`` (one batched product per layer plus Python overhead). The
+clock measures seconds per step of the search's own generations (``population`` networks) and takes
+the median over generations (a load spike does not set it). A fold's refit stack of ``K'`` networks
+(the candidates plus FEU's production stand-in) is charged ``max(1, K' / population)`` generation
+steps per step: never less than a whole generation's, so it never underestimates ``a + b K'`` for
+``a, b >= 0``. The refits run with at most half the cores' torch threads, the search with its own
+setting; the record keeps the estimate beside the measured wall time (``refit_estimate_s``,
+``cv_wall_s``) so the estimate can be checked.
+
+Not bounded: the fairlearn baselines, their GESDs, the front's test metrics and, with group
+thresholds, the per-fold ThresholdOptimizer refits (bounded by the data's size, not by the search).
+
+Example
+-------
+>>> clock = TrainingClock(batch_size=32)
+>>> clock.record(seconds=2.0, networks=16, epochs=[10, 20], rows=320)  # 20 epochs x 10 steps = 200 steps
+>>> clock.step_s
+0.01
+>>> clock.refit_s(epochs=[20, 30], fit_rows=640, folds=5, stand_in_epochs=20)  # 5 x 30 x 20 x 0.01
+30.0
+>>> clock.refits_within([20, 30], fit_rows=640, folds=5, stand_in_epochs=20, seconds_left=10.0)
+1
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairmon.feu._result import non_dominated
+from fairmon.feu.settings import FEUSettings
+
+__all__: list[str] = []
+
+#: the reason recorded for a feasible candidate whose recipe was not refit
+NOT_REFIT = ("not refit within time_budget_s: the out-of-fold refits of {m} of {n} feasible candidates (lowest "
+             "validation DP first) were estimated to fit in the {left:.0f} s left")
+
+
+@dataclass
+class TrainingClock:
+    """Seconds per mini-batch step of a generation's stack, measured during the search (module docstring)."""
+
+    batch_size: int
+    samples: list[float] = field(default_factory=list)  #: seconds per step, one per generation
+    stack: int = 0  #: networks per measured stack (the population)
+
+    def record(self, *, seconds: float, networks: int, epochs: Sequence[int], rows: int) -> None:
+        """Record one generation: ``networks`` trained together for ``max(epochs)`` epochs on ``rows`` rows."""
+        steps = max(epochs, default=0) * math.ceil(rows / self.batch_size)
+        if steps > 0 and networks > 0:
+            self.samples.append(seconds / steps)
+            self.stack = max(self.stack, networks)
+
+    @property
+    def step_s(self) -> float | None:
+        """Median seconds per step of a whole generation's stack; None before the first generation."""
+        return statistics.median(self.samples) if self.samples else None
+
+    def refit_s(self, epochs: Sequence[int], *, fit_rows: int, folds: int, stand_in_epochs: int | None) -> float:
+        """Estimated seconds to refit recipes with these ``epochs`` (plus the stand-in's) on every fold."""
+        step = self.step_s
+        if step is None or not epochs:
+            return 0.0
+        stack = [*epochs, *([stand_in_epochs] if stand_in_epochs is not None else [])]
+        per_step = step * max(1.0, len(stack) / max(self.stack, 1))
+        return folds * max(stack) * math.ceil(fit_rows / self.batch_size) * per_step
+
+    def refits_within(self, epochs: Sequence[int], *, fit_rows: int, folds: int, stand_in_epochs: int | None,
+                      seconds_left: float) -> int:
+        """How many of the recipes (in the given order) fit in ``seconds_left``: the largest prefix, at least 1."""
+        m = len(epochs)
+        while m > 1 and self.refit_s(epochs[:m], fit_rows=fit_rows, folds=folds,
+                                     stand_in_epochs=stand_in_epochs) > seconds_left:
+            m -= 1
+        return m
+
+
+@dataclass
+class RefitBudget:
+    """The out-of-fold refits' share of ``time_budget_s`` in one FEU run (module docstring).
+
+    Example
+    -------
+    >>> b = RefitBudget(TrainingClock(32), time.perf_counter(), budget_s=None, cv=True, fit_rows=640, folds=5,
+    ...                 stand_in_epochs=20)
+    >>> b.plan([{"id": 3, "epochs": 10, "objectives": [0.3, 0.05, 0.0]}])
+    ([0], {'time_budget_s': None})
+    """
+
+    clock: TrainingClock
+    started: float  #: :func:`time.perf_counter` at the step's start
+    budget_s: float | None  #: ``time_budget_s``; None: unbounded
+    cv: bool  #: whether the cross-validated gate applies (else nothing is refit)
+    fit_rows: int  #: rows one fold's refit trains on, ``(k - 1) / k`` of train + validation
+    folds: int
+    stand_in_epochs: int | None  #: FEU's production stand-in is refit too; None: a given model is not
+
+    def _refit_s(self, epochs: Sequence[int]) -> float:
+        return self.clock.refit_s(epochs, fit_rows=self.fit_rows, folds=self.folds,
+                                  stand_in_epochs=self.stand_in_epochs)
+
+    def reserve_s(self, archive: Sequence[dict[str, Any]]) -> float:
+        """Estimated refits of the feasible front of the evaluations so far (0 without the gate)."""
+        if not self.cv:
+            return 0.0
+        ok = [r for r in archive if r["state"] is not None and all(c <= 0 for c in r["constraints"])]
+        if not ok:
+            return 0.0
+        front = non_dominated(np.asarray([r["objectives"] for r in ok], dtype=float))
+        return self._refit_s([int(ok[i]["epochs"]) for i in front])
+
+    def plan(self, rows: Sequence[dict[str, Any]]) -> tuple[list[int], dict[str, Any]]:
+        """Which of the feasible candidates ``rows`` to refit (indices, in their order) and the record of why."""
+        if self.budget_s is None:
+            return list(range(len(rows))), {"time_budget_s": None}
+        left = self.budget_s - (time.perf_counter() - self.started)
+        order = sorted(range(len(rows)), key=lambda i: (float(rows[i]["objectives"][1]), int(rows[i]["id"])))
+        m = self.clock.refits_within([int(rows[i]["epochs"]) for i in order], fit_rows=self.fit_rows,
+                                     folds=self.folds, stand_in_epochs=self.stand_in_epochs, seconds_left=left)
+        keep = sorted(order[:m])
+        record: dict[str, Any] = {
+            "time_budget_s": self.budget_s, "refit_seconds_left": round(left, 3),
+            "refit_estimate_s": round(self._refit_s([int(rows[i]["epochs"]) for i in keep]), 3),
+            "candidates_not_refit": [int(rows[i]["id"]) for i in sorted(order[m:])],
+        }
+        if m < len(rows):
+            record["not_refit_reason"] = NOT_REFIT.format(m=m, n=len(rows), left=max(left, 0.0))
+        return keep, record
+
+
+def reserve_termination(budget_s: float, started: float, reserve: Callable[[], float]) -> Any:
+    """A pymoo ``Termination``: stop once ``elapsed + reserve() >= budget_s``, ``elapsed`` since ``started``.
+
+    ``started`` is a :func:`time.perf_counter` value (the step's start); pymoo is imported here, not
+    at module import.
+
+    Example
+    -------
+    >>> t = reserve_termination(10.0, time.perf_counter(), lambda: 10.0)
+    >>> t.update(None) >= 1.0  # the whole budget is reserved: stop
+    True
+    """
+    from pymoo.core.termination import Termination
+
+    class _Reserve(Termination):  # type: ignore[misc]  # pymoo ships no type hints
+        def _update(self, algorithm: object) -> float:
+            return max(0.0, (time.perf_counter() - started + reserve()) / budget_s)
+
+    return _Reserve()
+
+
+def stopped_by_limit(st: FEUSettings, generations: int, n_eval: int, elapsed: float) -> str:
+    """Which limit stopped the search; ``elapsed`` includes the refits' reserve (:func:`reserve_termination`)."""
+    if generations >= st.generations:
+        return "generations"
+    if st.max_evaluations is not None and n_eval >= st.max_evaluations:
+        return "max_evaluations"
+    if st.time_budget_s is not None and elapsed >= st.time_budget_s:
+        return "time_budget_s"
+    return "converged"

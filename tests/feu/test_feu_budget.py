@@ -1,0 +1,125 @@
+"""``time_budget_s`` over the search and the out-of-fold refits (:mod:`fairmon.feu._budget`, session 16).
+
+The estimate charges a refit stack at least a whole generation's step; the plan refits the lowest
+validation DP first, as many as fit, at least one; the search's reserve counts the feasible front only;
+candidates not refit are recorded as not eligible and never recommended; a search out of time refits
+only its most promising candidate, and one with time to spare refits all.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from _feu_data import group_effect_frame
+
+from fairmon.feu import FEUSettings, search
+from fairmon.feu._budget import NOT_REFIT, RefitBudget, TrainingClock
+from fairmon.feu._choose import _all_feasible
+from fairmon.feu._crossval import CVGate
+
+LIGHT = dict(population=6, generations=3, epoch_bounds=(3, 10),
+             gesd={"explainer": "gradient", "sample_size": 30, "n_perturbations": 3, "stratify": True,
+                   "min_group_size": 5})
+FEATURES: dict[str, Any] = dict(features=["x1", "x2", "sex"], sensitive="sex", label="y")
+
+
+def _clock() -> TrainingClock:
+    clock = TrainingClock(batch_size=10)
+    clock.record(seconds=1.0, networks=10, epochs=[5, 10], rows=100)  # 10 epochs x 10 steps: 0.01 s per step
+    clock.record(seconds=9.0, networks=10, epochs=[10], rows=100)  # a load spike: 0.09
+    clock.record(seconds=2.0, networks=10, epochs=[10], rows=100)  # 0.02
+    return clock
+
+
+def test_the_clock_charges_a_small_refit_stack_a_whole_generation_and_a_large_one_more() -> None:
+    clock = _clock()
+    assert clock.step_s == pytest.approx(0.02) and clock.stack == 10  # the median, not the spike
+    # 2 recipes + the stand-in (3 < 10 networks): a whole generation's step; 5 folds x 20 epochs x 20 steps
+    assert clock.refit_s([20, 4], fit_rows=200, folds=5, stand_in_epochs=20) == pytest.approx(5 * 20 * 20 * 0.02)
+    # 19 recipes + the stand-in = 2 generations' stacks: twice as long per step
+    assert clock.refit_s([4] * 19, fit_rows=200, folds=5, stand_in_epochs=None) == pytest.approx(5 * 4 * 20 * 0.02 * 1.9)
+    assert clock.refit_s([4] * 19, fit_rows=200, folds=5, stand_in_epochs=20) == pytest.approx(5 * 20 * 20 * 0.02 * 2)
+    assert TrainingClock(10).refit_s([5], fit_rows=200, folds=5, stand_in_epochs=20) == 0.0  # nothing measured yet
+    assert clock.refits_within([5, 5, 5], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=-1.0) == 1
+    assert clock.refits_within([5, 5, 50], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=10.0) == 2
+
+
+def _row(i: int, dp: float, epochs: int, *, feasible: bool = True, utility: float = 0.3) -> dict[str, Any]:
+    return {"id": i, "epochs": epochs, "objectives": [utility, dp, 0.0], "state": {},
+            "constraints": [-0.1 if feasible else 0.1]}
+
+
+def test_the_plan_refits_the_lowest_validation_dp_first_as_many_as_fit_and_at_least_one() -> None:
+    rows = [_row(0, 0.10, 5), _row(1, 0.02, 5), _row(2, 0.05, 5), _row(3, 0.02, 50)]
+    started = time.perf_counter()
+    unbounded = RefitBudget(_clock(), started, None, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    assert unbounded.plan(rows) == ([0, 1, 2, 3], {"time_budget_s": None})
+    spent = RefitBudget(_clock(), started - 100.0, 50.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    keep, record = spent.plan(rows)
+    assert keep == [1]  # DP 0.02; the tie with evaluation 3 goes to the lower id
+    assert record["candidates_not_refit"] == [0, 2, 3] and record["refit_seconds_left"] < -49
+    assert record["not_refit_reason"] == NOT_REFIT.format(m=1, n=4, left=0.0)
+    # room for 5 folds x 5 epochs x 20 steps x 0.02 s = 10 s of refits: the three 5-epoch recipes (one stack),
+    # not the 50-epoch one (ten times as many steps)
+    roomy = RefitBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    keep, record = roomy.plan(rows)
+    assert keep == [1] and record["candidates_not_refit"] == [0, 2, 3]  # evaluation 3 (50 epochs) is second in order
+    roomy = RefitBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    keep, record = roomy.plan(rows[:3])
+    assert keep == [0, 1, 2] and record["refit_estimate_s"] == pytest.approx(10.0) and "not_refit_reason" not in record
+
+
+def test_the_search_reserves_the_refits_of_its_feasible_front_only() -> None:
+    archive = [_row(0, 0.05, 10, utility=0.30), _row(1, 0.10, 40, utility=0.35),  # dominated by 0
+               _row(2, 0.01, 40, feasible=False), _row(3, 0.02, 20, utility=0.40)]
+    b = RefitBudget(_clock(), time.perf_counter(), 60.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    assert b.reserve_s(archive) == pytest.approx(_clock().refit_s([10, 20], fit_rows=200, folds=5, stand_in_epochs=None))
+    assert RefitBudget(_clock(), 0.0, 60.0, cv=False, fit_rows=200, folds=5, stand_in_epochs=None).reserve_s(archive) == 0
+    assert b.reserve_s([_row(0, 0.05, 10, feasible=False)]) == 0.0
+
+
+def test_candidates_not_refit_are_recorded_as_not_eligible() -> None:
+    cv = CVGate(np.array([True]), np.array([0.02]), np.array([0.01]), np.array([0.7]), np.array([0.03]),
+                [{"selection": "cv5", "eligible": True}], {"dp": 0.1})
+    full = _all_feasible(cv, [1], 3, "why not")
+    assert full.eligible.tolist() == [False, True, False] and full.dp[1] == 0.02 and np.isnan(full.dp[[0, 2]]).all()
+    assert np.isnan(full.lower_bound[0]) and full.records[1] == {"selection": "cv5", "eligible": True}
+    assert full.records[0] == {"selection": "cv5", "refit": False, "eligible": False, "why": "why not"}
+    assert _all_feasible(cv, [0], 1, "") is cv
+
+
+@pytest.mark.slow
+def test_a_search_out_of_time_refits_only_its_most_promising_candidate(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    df = group_effect_frame(500, 5, effect=1.5)  # validation 100 rows: the out-of-fold gate
+    settings = FEUSettings.small(**{**LIGHT, "population": 10}, time_budget_s=0.01)
+    res = search(df, **FEATURES, settings=settings, registry=str(tmp_path), random_state=5, device="cpu")
+    assert res.stopped_by == "time_budget_s" and res.generations_run == 1
+    feasible = [c for c in res.pareto if c.feasible]
+    assert len(feasible) >= 2, "the data and seed are chosen to give a front of several feasible candidates"
+    sel = res.selection
+    first = min(feasible, key=lambda c: (c.objectives[1], c.id))
+    assert sel["candidates_refit"] == 1 and sel["time_budget_s"] == 0.01
+    assert sorted(sel["candidates_not_refit"]) == sorted(c.id for c in feasible if c.id != first.id)
+    for c in feasible:
+        g = c.recommendation_gate
+        assert g is not None and ("refit" not in g) == (c.id == first.id)
+        if c.id != first.id:
+            assert not g["eligible"] and g["why"] == sel["not_refit_reason"] and c.dp_improvement_lb is None
+    if res.selected is None:
+        assert sel["not_refit_reason"] in res.recommendation
+    else:
+        assert res.selected.id == first.id
+        assert f"1 of {len(feasible)} feasible candidates refit within time_budget_s" in res.recommendation
+
+
+@pytest.mark.slow
+def test_a_search_with_time_to_spare_refits_every_feasible_candidate() -> None:
+    res = search(group_effect_frame(500, 1, effect=1.5), **FEATURES,
+                 settings=FEUSettings.small(**LIGHT, time_budget_s=3600), random_state=1, device="cpu")
+    assert res.stopped_by == "generations" and res.generations_run == 3
+    assert res.selection["candidates_not_refit"] == [] and "not_refit_reason" not in res.selection
+    assert res.selection["candidates_refit"] == sum(c.feasible for c in res.pareto)
+    assert 0 < res.selection["refit_estimate_s"] < res.selection["refit_seconds_left"]
