@@ -7,11 +7,13 @@ spec's 30 x 15 (``benchmarks/feu_paper/README.md``, "Session 15"), on top of a b
 that the step ends before its Airflow ``execution_timeout``. Now the budget covers both:
 
 1. **The search reserves time for the refits.** After every generation the search stops when the time
-   used since the step started plus the estimated refits of its *current* feasible front reaches
-   ``time_budget_s`` (:func:`reserve_termination`; without the cross-validated gate the reserve is 0
-   and this is pymoo's ``TimeBasedTermination`` measured from the step's start, data preparation and
-   production's GESD included). A generation is not interrupted, so the search may still overrun by
-   up to one generation, as before.
+   used since the step started, plus one more generation (the last one's duration), plus the
+   estimated refits of its *current* feasible front would exceed ``time_budget_s``
+   (:func:`reserve_termination`; without the cross-validated gate the reserve is 0). The time counts
+   from the step's start, data preparation and production's GESD included. A generation is never
+   interrupted; before (pymoo's ``TimeBasedTermination``, from the search's start) the search started
+   a generation whenever any budget was left, so it overran by up to a generation, and the reserve
+   alone would leave less than the refits' estimate whenever it fired.
 2. **The refits take what is left.** When the estimate for all feasible candidates exceeds the time
    left, only the first ``m`` candidates in order of **validation DP** (lowest first: the rule prefers
    them; ties by evaluation id) are refit, the largest ``m`` whose estimate fits, and **at least one**
@@ -161,10 +163,10 @@ class RefitBudget:
 
 
 def reserve_termination(budget_s: float, started: float, reserve: Callable[[], float]) -> Any:
-    """A pymoo ``Termination``: stop once ``elapsed + reserve() >= budget_s``, ``elapsed`` since ``started``.
+    """A pymoo ``Termination``: stop once ``elapsed + last generation + reserve() >= budget_s``.
 
-    ``started`` is a :func:`time.perf_counter` value (the step's start); pymoo is imported here, not
-    at module import.
+    ``started`` is a :func:`time.perf_counter` value (the step's start, from which ``elapsed`` and the
+    first generation's duration count); pymoo is imported here, not at module import.
 
     Example
     -------
@@ -175,18 +177,22 @@ def reserve_termination(budget_s: float, started: float, reserve: Callable[[], f
     from pymoo.core.termination import Termination
 
     class _Reserve(Termination):  # type: ignore[misc]  # pymoo ships no type hints
+        last = started  # when the previous generation ended
+
         def _update(self, algorithm: object) -> float:
-            return max(0.0, (time.perf_counter() - started + reserve()) / budget_s)
+            now = time.perf_counter()
+            generation_s, self.last = now - self.last, now
+            return max(0.0, (now - started + generation_s + reserve()) / budget_s)
 
     return _Reserve()
 
 
-def stopped_by_limit(st: FEUSettings, generations: int, n_eval: int, elapsed: float) -> str:
-    """Which limit stopped the search; ``elapsed`` includes the refits' reserve (:func:`reserve_termination`)."""
+def stopped_by_limit(st: FEUSettings, generations: int, n_eval: int, time_limited: bool) -> str:
+    """Which limit stopped the search; ``time_limited``: the :func:`reserve_termination` fired."""
     if generations >= st.generations:
         return "generations"
     if st.max_evaluations is not None and n_eval >= st.max_evaluations:
         return "max_evaluations"
-    if st.time_budget_s is not None and elapsed >= st.time_budget_s:
+    if time_limited:
         return "time_budget_s"
     return "converged"

@@ -267,16 +267,18 @@ def search(
     limits: list[Any] = [MaximumGenerationTermination(st.generations)]
     if st.max_evaluations is not None:
         limits.append(MaximumFunctionCallTermination(st.max_evaluations))
-    if st.time_budget_s is not None:
-        limits.append(reserve_termination(st.time_budget_s, t0, lambda: budget.reserve_s(archive)))
+    time_limit = None
+    if st.time_budget_s is not None:  # leaves one generation's and the refits' time (fairmon.feu._budget)
+        time_limit = reserve_termination(st.time_budget_s, t0, lambda: budget.reserve_s(archive))
+        limits.append(time_limit)
     try:
-        minimize(_Problem(), algorithm, TerminateIfAny(*limits), seed=random_state, verbose=False)
+        # not copied: the time limit is read back below (stopped_by)
+        minimize(_Problem(), algorithm, TerminateIfAny(*limits), seed=random_state, verbose=False, copy_termination=False)
     finally:
         if pool is not None:
             pool.shutdown()
-    # what stopped the search, with the refits' reserve counted as time used (fairmon.feu._budget)
     stopped_by = stopped_by_limit(st, state["generation"], len(archive),
-                             time.perf_counter() - t0 + budget.reserve_s(archive))
+                                  time_limit is not None and time_limit.has_terminated())
 
     if not archive:
         raise MethodError("FEU evaluated no candidate (time budget too small?)")

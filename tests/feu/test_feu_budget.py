@@ -16,7 +16,7 @@ import pytest
 from _feu_data import group_effect_frame
 
 from fairmon.feu import FEUSettings, search
-from fairmon.feu._budget import NOT_REFIT, RefitBudget, TrainingClock
+from fairmon.feu._budget import NOT_REFIT, RefitBudget, TrainingClock, reserve_termination
 from fairmon.feu._choose import _all_feasible
 from fairmon.feu._crossval import CVGate
 
@@ -45,6 +45,16 @@ def test_the_clock_charges_a_small_refit_stack_a_whole_generation_and_a_large_on
     assert TrainingClock(10).refit_s([5], fit_rows=200, folds=5, stand_in_epochs=20) == 0.0  # nothing measured yet
     assert clock.refits_within([5, 5, 5], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=-1.0) == 1
     assert clock.refits_within([5, 5, 50], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=10.0) == 2
+
+
+def test_the_search_does_not_start_a_generation_that_would_overrun_the_budget() -> None:
+    now = time.perf_counter()
+    ample = reserve_termination(10.0, now - 2.0, lambda: 0.0)  # 2 s used, the first generation took 2 s
+    assert ample.update(None) < 0.5
+    tight = reserve_termination(10.0, now - 5.0, lambda: 0.0)  # 5 s used + 5 s for the next: nothing left
+    assert tight.update(None) >= 1.0
+    refits = reserve_termination(10.0, now - 2.0, lambda: 6.0)  # 2 + 2 + 6 s of refits
+    assert refits.update(None) >= 1.0
 
 
 def _row(i: int, dp: float, epochs: int, *, feasible: bool = True, utility: float = 0.3) -> dict[str, Any]:
