@@ -19,8 +19,6 @@ from fairmon.pipeline.table import HEAVY_STEPS, STEPS
 __all__ = ["DagSettings", "dag_settings", "load_dag_settings", "results_asset_uri", "DAG_ID_PREFIX", "DEFAULT_POOL"]
 
 DAG_ID_PREFIX = "fairmon_"
-#: heavy steps get this multiple of the spec's task timeout (RUMIE/explanations/FEU take longer)
-HEAVY_TIMEOUT_FACTOR = 4
 #: Airflow's own pool, for heavy tasks of a spec without ``execution.pool`` (and no env override)
 DEFAULT_POOL = "default_pool"
 #: a run must time out before the next window's run is due (``max_active_runs=1``): this share of
@@ -90,7 +88,7 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
     )
     ex = spec.execution
     light = int(ex.task_timeout_s)
-    heavy = light * HEAVY_TIMEOUT_FACTOR
+    heavy = ex.heavy_timeout_s
     description = spec.identity.description or f"fairmon monitor {spec.name}"
     doc = "\n".join(
         [

@@ -94,7 +94,7 @@ from fairmon.config._env import (
     ENV_SQL_DIR,
     ENV_STRICT_SPECS,
 )
-from fairmon.config._execution import ExecutionSpec
+from fairmon.config._execution import HEAVY_TIMEOUT_FACTOR, ExecutionSpec
 from fairmon.config._explanations import (
     EXPLAINERS,
     GESD_EXPLAINER_COMPONENTS,
@@ -188,6 +188,7 @@ __all__ = [
     "RetrainingSpec",
     "AlertsSpec",
     "ExecutionSpec",
+    "HEAVY_TIMEOUT_FACTOR",
     # vocabularies and domains
     "OUTCOME_METRICS",
     "LABEL_METRICS",

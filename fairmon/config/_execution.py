@@ -8,7 +8,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
@@ -16,7 +16,10 @@ from fairmon.config._limits import MAX_BLAS_THREADS, MAX_RETRIES, MAX_RETRY_DELA
 from fairmon.config._parsers import SpecSection
 from fairmon.config._paths import SpecPath
 
-__all__ = ["ExecutionSpec"]
+__all__ = ["ExecutionSpec", "HEAVY_TIMEOUT_FACTOR"]
+
+#: heavy steps (predict, RUMIE, explanations, diagnosis, FEU) get this multiple of ``task_timeout_s``
+HEAVY_TIMEOUT_FACTOR: Final = 4
 
 class ExecutionSpec(SpecSection):
     """Where heavy steps run and where intermediate artifacts go.
@@ -48,3 +51,12 @@ class ExecutionSpec(SpecSection):
     deadline_s: Annotated[int, Field(ge=1, le=MAX_TASK_TIMEOUT_S)] | None = None
     layout: Literal["steps", "warm"] = "warm"
     blas_threads: Annotated[int, Field(ge=1, le=MAX_BLAS_THREADS)] | None = 1
+
+    @property
+    def heavy_timeout_s(self) -> int:
+        """A heavy step's timeout: ``HEAVY_TIMEOUT_FACTOR`` x ``task_timeout_s`` (Airflow's ``execution_timeout``).
+
+        >>> ExecutionSpec(task_timeout_s=600).heavy_timeout_s
+        2400
+        """
+        return int(self.task_timeout_s) * HEAVY_TIMEOUT_FACTOR

@@ -77,6 +77,12 @@ ERR_PUSH_DOWN = (
     "columns.decision"
 )
 ERR_RETRAINING_LABEL = "retraining is enabled but columns.label is not set: FEU trains on labelled rows"
+ERR_FEU_BUDGET = (
+    "{budget:g} s is not below the FEU step's timeout of {heavy} s ({factor} x execution.task_timeout_s "
+    "{task}): Airflow would stop the step before its budget ends and the window's FEU would fail; lower "
+    "retraining.time_budget_s or raise execution.task_timeout_s (the budget covers the search and its "
+    "out-of-fold refits; the baselines after them need some minutes more)"
+)
 ERR_NEEDS_GROUND_TRUTH = (
     "{metrics} need ground-truth feature importances, which a monitored production model does not have "
     "(the pipeline passes none, so every window would fail); use some of {allowed}"

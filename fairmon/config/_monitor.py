@@ -21,10 +21,11 @@ from fairmon.config._alerts import AlertsSpec
 from fairmon.config._columns import Columns, Favorable
 from fairmon.config._data import DataSource
 from fairmon.config._drift import DriftSpec
-from fairmon.config._execution import ExecutionSpec
+from fairmon.config._execution import HEAVY_TIMEOUT_FACTOR, ExecutionSpec
 from fairmon.config._explanations import ExplanationsSpec
 from fairmon.config._identity import Identity, ModelSource
 from fairmon.config._messages import (
+    ERR_FEU_BUDGET,
     ERR_NEEDS_LABEL,
     ERR_NOT_KNOWN_COLUMN,
     ERR_PUSH_DOWN,
@@ -115,6 +116,10 @@ class MonitorSpec(SpecSection):
             )
         if self.retraining.enabled and cols.label is None:
             raise ValueError("retraining.enabled: " + ERR_RETRAINING_LABEL)
+        budget, heavy = self.retraining.time_budget_s, self.execution.heavy_timeout_s
+        if self.retraining.enabled and budget is not None and budget >= heavy:
+            raise ValueError("retraining.time_budget_s: " + ERR_FEU_BUDGET.format(
+                budget=budget, heavy=heavy, factor=HEAVY_TIMEOUT_FACTOR, task=self.execution.task_timeout_s))
         if self.favorable.score_threshold is not None and cols.decision is not None and cols.score is None:
             raise ValueError(
                 "favorable.score_threshold: a score threshold needs columns.score (or no logged decision)"

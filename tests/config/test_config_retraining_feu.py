@@ -78,3 +78,17 @@ def test_fields_are_in_the_json_schema() -> None:
         assert {"type": "null"} in props[name]["anyOf"]
     pair = next(a for a in props["fairness_weight_bounds"]["anyOf"] if a.get("type") == "array")
     assert [i["maximum"] for i in pair["prefixItems"]] == [MAX_FAIRNESS_WEIGHT] * 2
+
+
+def test_a_feu_budget_the_airflow_timeout_would_cut_is_refused_naming_both_fields() -> None:
+    """The FEU step runs as a heavy task whose ``execution_timeout`` is 4 x ``execution.task_timeout_s``."""
+    base = MINIMAL.replace("  sensitive: [sex]\n", "  sensitive: [sex]\n  label: y\n") + "execution: {task_timeout_s: 600}\n"
+    ok = parse_spec(base + "retraining: {enabled: true, training_data: {path: t.csv}, time_budget_s: 2399}\n")
+    assert ok.retraining.time_budget_s == 2399 and ok.execution.heavy_timeout_s == 2400
+    with pytest.raises(ConfigError) as info:
+        parse_spec(base + "retraining: {enabled: true, training_data: {path: t.csv}, time_budget_s: 2400}\n", source="bad.yaml")
+    msg = str(info.value)
+    assert "bad.yaml" in msg and "retraining.time_budget_s" in msg and "2400 s is not below" in msg
+    assert "4 x execution.task_timeout_s 600" in msg
+    # with retraining off the budget is never used
+    assert parse_spec(base + "retraining: {enabled: false, time_budget_s: 9000}\n").retraining.time_budget_s == 9000
