@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from fairmon.config import ENV_HEAVY_POOL, ENV_HEAVY_QUEUE, MonitorSpec, load_spec
+from fairmon.config import ENV_HEAVY_POOL, ENV_HEAVY_QUEUE, RUN_TIMEOUT_SHARE, MonitorSpec, load_spec
 from fairmon.pipeline.table import HEAVY_STEPS, STEPS
 
 __all__ = ["DagSettings", "dag_settings", "load_dag_settings", "results_asset_uri", "DAG_ID_PREFIX", "DEFAULT_POOL"]
@@ -21,9 +21,6 @@ __all__ = ["DagSettings", "dag_settings", "load_dag_settings", "results_asset_ur
 DAG_ID_PREFIX = "fairmon_"
 #: Airflow's own pool, for heavy tasks of a spec without ``execution.pool`` (and no env override)
 DEFAULT_POOL = "default_pool"
-#: a run must time out before the next window's run is due (``max_active_runs=1``): this share of
-#: the schedule interval at most
-RUN_TIMEOUT_SHARE = 0.9
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ from fairmon.config._env import (
     ENV_SQL_DIR,
     ENV_STRICT_SPECS,
 )
-from fairmon.config._execution import HEAVY_TIMEOUT_FACTOR, ExecutionSpec
+from fairmon.config._execution import FEU_BUDGET_SHARE, HEAVY_TIMEOUT_FACTOR, RUN_TIMEOUT_SHARE, ExecutionSpec
 from fairmon.config._explanations import (
     EXPLAINERS,
     GESD_EXPLAINER_COMPONENTS,
@@ -188,7 +188,9 @@ __all__ = [
     "RetrainingSpec",
     "AlertsSpec",
     "ExecutionSpec",
+    "FEU_BUDGET_SHARE",
     "HEAVY_TIMEOUT_FACTOR",
+    "RUN_TIMEOUT_SHARE",
     # vocabularies and domains
     "OUTCOME_METRICS",
     "LABEL_METRICS",

@@ -78,10 +78,12 @@ ERR_PUSH_DOWN = (
 )
 ERR_RETRAINING_LABEL = "retraining is enabled but columns.label is not set: FEU trains on labelled rows"
 ERR_FEU_BUDGET = (
-    "{budget:g} s is not below the FEU step's timeout of {heavy} s ({factor} x execution.task_timeout_s "
-    "{task}): Airflow would stop the step before its budget ends and the window's FEU would fail; lower "
-    "retraining.time_budget_s or raise execution.task_timeout_s (the budget covers the search and its "
-    "out-of-fold refits; the baselines after them need some minutes more)"
+    "{budget:g} s is more than {share:.0%} of the FEU step's limit of {limit} s, the lower of its task timeout "
+    "({factor} x execution.task_timeout_s {task} = {heavy} s) and the window run's ({run_share:.0%} of the "
+    "{window} window = {run} s): Airflow would stop the step before its budget and what follows it end, and the "
+    "window's FEU would fail; lower retraining.time_budget_s to at most {most:g}, or raise execution.task_timeout_s "
+    "(the budget covers the search and its out-of-fold refits; the fairlearn baselines, registration and, within "
+    "the run, the steps before FEU need the rest)"
 )
 ERR_NEEDS_GROUND_TRUTH = (
     "{metrics} need ground-truth feature importances, which a monitored production model does not have "

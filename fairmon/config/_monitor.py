@@ -21,7 +21,7 @@ from fairmon.config._alerts import AlertsSpec
 from fairmon.config._columns import Columns, Favorable
 from fairmon.config._data import DataSource
 from fairmon.config._drift import DriftSpec
-from fairmon.config._execution import HEAVY_TIMEOUT_FACTOR, ExecutionSpec
+from fairmon.config._execution import FEU_BUDGET_SHARE, HEAVY_TIMEOUT_FACTOR, RUN_TIMEOUT_SHARE, ExecutionSpec
 from fairmon.config._explanations import ExplanationsSpec
 from fairmon.config._identity import Identity, ModelSource
 from fairmon.config._messages import (
@@ -116,15 +116,25 @@ class MonitorSpec(SpecSection):
             )
         if self.retraining.enabled and cols.label is None:
             raise ValueError("retraining.enabled: " + ERR_RETRAINING_LABEL)
-        budget, heavy = self.retraining.time_budget_s, self.execution.heavy_timeout_s
-        if self.retraining.enabled and budget is not None and budget >= heavy:
-            raise ValueError("retraining.time_budget_s: " + ERR_FEU_BUDGET.format(
-                budget=budget, heavy=heavy, factor=HEAVY_TIMEOUT_FACTOR, task=self.execution.task_timeout_s))
+        self._check_feu_budget()
         if self.favorable.score_threshold is not None and cols.decision is not None and cols.score is None:
             raise ValueError(
                 "favorable.score_threshold: a score threshold needs columns.score (or no logged decision)"
             )
         return self
+
+    def _check_feu_budget(self) -> None:
+        """``retraining.time_budget_s`` must leave room inside the FEU step's Airflow limits (``FEU_BUDGET_SHARE``)."""
+        budget, heavy = self.retraining.time_budget_s, self.execution.heavy_timeout_s
+        if not self.retraining.enabled or budget is None:
+            return
+        run = int(RUN_TIMEOUT_SHARE * self.schedule.window.total_seconds())
+        limit = min(heavy, run)
+        if budget > FEU_BUDGET_SHARE * limit:
+            raise ValueError("retraining.time_budget_s: " + ERR_FEU_BUDGET.format(
+                budget=budget, share=FEU_BUDGET_SHARE, limit=limit, factor=HEAVY_TIMEOUT_FACTOR,
+                task=self.execution.task_timeout_s, heavy=heavy, run_share=RUN_TIMEOUT_SHARE,
+                window=self.schedule.window, run=run, most=FEU_BUDGET_SHARE * limit))
 
     # ---- derived values ---------------------------------------------------------------------------
     @property

@@ -164,9 +164,10 @@ class RetrainingSpec(SpecSection):
     ``{"feu": true}``), which also works for ``on_drift`` at a window without drift. Stops at
     whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s`` (counted from the
     step's start; it also covers the out-of-fold refits of ``cv_below_rows`` below: the search leaves
-    their estimated time, and only the candidates whose refits fit are refit, lowest validation DP first).
-    With retraining enabled, ``time_budget_s`` must be below the FEU step's Airflow timeout, 4 x
-    ``execution.task_timeout_s``: a longer budget would be cut by the timeout, and the spec is refused.
+    their estimated time, and only the candidates whose refits fit are refit, in order of validation DP).
+    With retraining enabled, ``time_budget_s`` may be at most 80% of the FEU step's Airflow limit, the
+    lower of its task timeout (4 x ``execution.task_timeout_s``) and the window run's (90% of
+    ``schedule.window``); a longer budget would be cut, and the spec is refused.
 
     What makes a candidate deployable (issue 16; :class:`fairmon.feu.FEUSettings` has the same
     defaults): ``utility`` is the utility objective (``balanced_accuracy`` by default, ``f1``,

@@ -15,10 +15,11 @@ that the step ends before its Airflow ``execution_timeout``. Now the budget cove
    a generation whenever any budget was left, so it overran by up to a generation, and the reserve
    alone would leave less than the refits' estimate whenever it fired.
 2. **The refits take what is left.** When the estimate for all feasible candidates exceeds the time
-   left, only the first ``m`` candidates in order of **validation DP** (lowest first: the rule prefers
-   them; ties by evaluation id) are refit, the largest ``m`` whose estimate fits, and **at least one**
-   (a search that used the whole budget still gets its most promising candidate checked, at the cost
-   of ``2 x cv_folds`` networks). The others are recorded as not eligible with that reason; the
+   left, the candidates are taken in order of **validation DP** (lowest first: the rule prefers them;
+   ties by evaluation id): the first always (a search that used the whole budget still gets its most
+   promising candidate checked, at the cost of ``2 x cv_folds`` networks), then each one whose
+   refits, with those taken so far, still fit (a recipe with many epochs does not block shorter ones
+   behind it). The others are recorded as not eligible with that reason; the
    simultaneous gate then runs over the refit candidates only (its max-T holds for the set it is
    given). Ordering by validation DP reads the validation split, which the pooled rows contain; the
    front was already selected on it, so this adds no new kind of selection.
@@ -34,7 +35,8 @@ steps per step: never less than a whole generation's, so it never underestimates
 setting; the record keeps the estimate beside the measured wall time (``refit_estimate_s``,
 ``cv_wall_s``) so the estimate can be checked.
 
-Not bounded: the fairlearn baselines, their GESDs, the front's test metrics and, with group
+The spec refuses a ``time_budget_s`` the Airflow timeouts would cut (:mod:`fairmon.config`, the
+``retraining`` section). Not bounded: the fairlearn baselines, their GESDs, the front's test metrics and, with group
 thresholds, the per-fold ThresholdOptimizer refits (bounded by the data's size, not by the search).
 
 Example
@@ -45,8 +47,8 @@ Example
 0.01
 >>> clock.refit_s(epochs=[20, 30], fit_rows=640, folds=5, stand_in_epochs=20)  # 5 x 30 x 20 x 0.01
 30.0
->>> clock.refits_within([20, 30], fit_rows=640, folds=5, stand_in_epochs=20, seconds_left=10.0)
-1
+>>> clock.refits_within([20, 30, 10], fit_rows=640, folds=5, stand_in_epochs=20, seconds_left=25.0)  # not 30
+[0, 2]
 """
 
 from __future__ import annotations
@@ -66,8 +68,8 @@ from fairmon.feu.settings import FEUSettings
 __all__: list[str] = []
 
 #: the reason recorded for a feasible candidate whose recipe was not refit
-NOT_REFIT = ("not refit within time_budget_s: the out-of-fold refits of {m} of {n} feasible candidates (lowest "
-             "validation DP first) were estimated to fit in the {left:.0f} s left")
+NOT_REFIT = ("not refit within time_budget_s: the out-of-fold refits of {m} of {n} feasible candidates (taken in "
+             "order of validation DP, lowest first) were estimated to fit in the {left:.0f} s left")
 
 
 @dataclass
@@ -100,13 +102,16 @@ class TrainingClock:
         return folds * max(stack) * math.ceil(fit_rows / self.batch_size) * per_step
 
     def refits_within(self, epochs: Sequence[int], *, fit_rows: int, folds: int, stand_in_epochs: int | None,
-                      seconds_left: float) -> int:
-        """How many of the recipes (in the given order) fit in ``seconds_left``: the largest prefix, at least 1."""
-        m = len(epochs)
-        while m > 1 and self.refit_s(epochs[:m], fit_rows=fit_rows, folds=folds,
-                                     stand_in_epochs=stand_in_epochs) > seconds_left:
-            m -= 1
-        return m
+                      seconds_left: float) -> list[int]:
+        """Which recipes fit in ``seconds_left`` (positions in the given order): the first always, then each
+        one in turn whose refits, with those taken so far, still fit (a long recipe does not block shorter
+        ones behind it)."""
+        chosen = [0] if epochs else []
+        for i in range(1, len(epochs)):
+            if self.refit_s([epochs[j] for j in [*chosen, i]], fit_rows=fit_rows, folds=folds,
+                            stand_in_epochs=stand_in_epochs) <= seconds_left:
+                chosen.append(i)
+        return chosen
 
 
 @dataclass
@@ -149,24 +154,26 @@ class RefitBudget:
             return list(range(len(rows))), {"time_budget_s": None}
         left = self.budget_s - (time.perf_counter() - self.started)
         order = sorted(range(len(rows)), key=lambda i: (float(rows[i]["objectives"][1]), int(rows[i]["id"])))
-        m = self.clock.refits_within([int(rows[i]["epochs"]) for i in order], fit_rows=self.fit_rows,
-                                     folds=self.folds, stand_in_epochs=self.stand_in_epochs, seconds_left=left)
-        keep = sorted(order[:m])
+        fit = self.clock.refits_within([int(rows[i]["epochs"]) for i in order], fit_rows=self.fit_rows,
+                                       folds=self.folds, stand_in_epochs=self.stand_in_epochs, seconds_left=left)
+        keep = sorted(order[k] for k in fit)
         record: dict[str, Any] = {
             "time_budget_s": self.budget_s, "refit_seconds_left": round(left, 3),
             "refit_estimate_s": round(self._refit_s([int(rows[i]["epochs"]) for i in keep]), 3),
-            "candidates_not_refit": [int(rows[i]["id"]) for i in sorted(order[m:])],
+            "candidates_not_refit": [int(rows[i]["id"]) for i in range(len(rows)) if i not in keep],
         }
-        if m < len(rows):
-            record["not_refit_reason"] = NOT_REFIT.format(m=m, n=len(rows), left=max(left, 0.0))
+        if len(keep) < len(rows):
+            record["not_refit_reason"] = NOT_REFIT.format(m=len(keep), n=len(rows), left=max(left, 0.0))
         return keep, record
 
 
-def reserve_termination(budget_s: float, started: float, reserve: Callable[[], float]) -> Any:
+def reserve_termination(budget_s: float, started: float, reserve: Callable[[], float],
+                        clock: Callable[[], float] = time.perf_counter) -> Any:
     """A pymoo ``Termination``: stop once ``elapsed + last generation + reserve() >= budget_s``.
 
-    ``started`` is a :func:`time.perf_counter` value (the step's start, from which ``elapsed`` and the
-    first generation's duration count); pymoo is imported here, not at module import.
+    ``started`` is a ``clock()`` value, the step's start, from which ``elapsed`` counts; the first
+    generation's duration counts from this call (build it just before the search: the step's setup
+    is not a generation). pymoo is imported here, not at module import.
 
     Example
     -------
@@ -177,10 +184,12 @@ def reserve_termination(budget_s: float, started: float, reserve: Callable[[], f
     from pymoo.core.termination import Termination
 
     class _Reserve(Termination):  # type: ignore[misc]  # pymoo ships no type hints
-        last = started  # when the previous generation ended
+        def __init__(self) -> None:
+            super().__init__()
+            self.last = clock()  # when the previous generation ended (the search's start)
 
         def _update(self, algorithm: object) -> float:
-            now = time.perf_counter()
+            now = clock()
             generation_s, self.last = now - self.last, now
             return max(0.0, (now - started + generation_s + reserve()) / budget_s)
 

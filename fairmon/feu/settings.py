@@ -52,7 +52,7 @@ class FEUSettings:
         generations, so a generation in progress finishes). Only generations make runs reproducible:
         a time budget depends on the machine. ``time_budget_s`` counts from the step's start and also
         covers the cross-validated gate's refits: the search stops early enough to leave their
-        estimated time, and refits only what fits, lowest validation DP first (:mod:`fairmon.feu._budget`).
+        estimated time, and refits only what fits, in order of validation DP (:mod:`fairmon.feu._budget`).
     split
         Train / validation / test fractions (stratified by label). Objectives and selection use the
         validation part; reported metrics use the test part.

@@ -80,15 +80,24 @@ def test_fields_are_in_the_json_schema() -> None:
     assert [i["maximum"] for i in pair["prefixItems"]] == [MAX_FAIRNESS_WEIGHT] * 2
 
 
-def test_a_feu_budget_the_airflow_timeout_would_cut_is_refused_naming_both_fields() -> None:
-    """The FEU step runs as a heavy task whose ``execution_timeout`` is 4 x ``execution.task_timeout_s``."""
-    base = MINIMAL.replace("  sensitive: [sex]\n", "  sensitive: [sex]\n  label: y\n") + "execution: {task_timeout_s: 600}\n"
-    ok = parse_spec(base + "retraining: {enabled: true, training_data: {path: t.csv}, time_budget_s: 2399}\n")
-    assert ok.retraining.time_budget_s == 2399 and ok.execution.heavy_timeout_s == 2400
+def test_a_feu_budget_the_airflow_timeouts_would_cut_is_refused_naming_the_fields() -> None:
+    """The FEU step runs as a heavy task (timeout 4 x ``execution.task_timeout_s``) inside a window's run (timeout
+    90% of the window); the budget may take 80% of the lower, the rest is for what runs after it."""
+    base = MINIMAL.replace("  sensitive: [sex]\n", "  sensitive: [sex]\n  label: y\n")
+    feu = "retraining: {{enabled: true, training_data: {{path: t.csv}}, time_budget_s: {}}}\n"
+    short_task = base + "execution: {task_timeout_s: 600}\n"
+    ok = parse_spec(short_task + feu.format(1920))  # 80% of 2,400 s
+    assert ok.retraining.time_budget_s == 1920 and ok.execution.heavy_timeout_s == 2400
     with pytest.raises(ConfigError) as info:
-        parse_spec(base + "retraining: {enabled: true, training_data: {path: t.csv}, time_budget_s: 2400}\n", source="bad.yaml")
+        parse_spec(short_task + feu.format(1921), source="bad.yaml")
     msg = str(info.value)
-    assert "bad.yaml" in msg and "retraining.time_budget_s" in msg and "2400 s is not below" in msg
-    assert "4 x execution.task_timeout_s 600" in msg
+    assert "bad.yaml" in msg and "retraining.time_budget_s: 1921 s is more than 80% of the FEU step's limit of 2400 s" in msg
+    assert "4 x execution.task_timeout_s 600 = 2400 s" in msg and "at most 1920" in msg
+    hourly = base.replace("  start_date: 2026-01-01\n", "  start_date: 2026-01-01\n  window: 1h\n")
+    with pytest.raises(ConfigError) as info:  # the run's limit, 3,240 s, is below the task's 14,400 s
+        parse_spec(hourly + feu.format(3000), source="hourly.yaml")
+    assert "limit of 3240 s" in str(info.value) and "90% of the 1:00:00 window = 3240 s" in str(info.value)
+    assert parse_spec(hourly + feu.format(2592)).retraining.time_budget_s == 2592
     # with retraining off the budget is never used
-    assert parse_spec(base + "retraining: {enabled: false, time_budget_s: 9000}\n").retraining.time_budget_s == 9000
+    off = "retraining: {enabled: false, time_budget_s: 9000}\n"
+    assert parse_spec(short_task + off).retraining.time_budget_s == 9000

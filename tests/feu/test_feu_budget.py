@@ -9,16 +9,19 @@ only its most promising candidate, and one with time to spare refits all.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 from _feu_data import group_effect_frame
 
-from fairmon.feu import FEUSettings, search
+from fairmon.feu import FEUSettings, predict_proba, search
 from fairmon.feu._budget import NOT_REFIT, RefitBudget, TrainingClock, reserve_termination
-from fairmon.feu._choose import _all_feasible
+from fairmon.feu._choose import _all_feasible, _production, _recommend
 from fairmon.feu._crossval import CVGate
+from fairmon.feu._data import _prepare
+from fairmon.feu._evaluate import _Evaluator
 
 LIGHT = dict(population=6, generations=3, epoch_bounds=(3, 10),
              gesd={"explainer": "gradient", "sample_size": 30, "n_perturbations": 3, "stratify": True,
@@ -43,18 +46,26 @@ def test_the_clock_charges_a_small_refit_stack_a_whole_generation_and_a_large_on
     assert clock.refit_s([4] * 19, fit_rows=200, folds=5, stand_in_epochs=None) == pytest.approx(5 * 4 * 20 * 0.02 * 1.9)
     assert clock.refit_s([4] * 19, fit_rows=200, folds=5, stand_in_epochs=20) == pytest.approx(5 * 20 * 20 * 0.02 * 2)
     assert TrainingClock(10).refit_s([5], fit_rows=200, folds=5, stand_in_epochs=20) == 0.0  # nothing measured yet
-    assert clock.refits_within([5, 5, 5], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=-1.0) == 1
-    assert clock.refits_within([5, 5, 50], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=10.0) == 2
+    assert clock.refits_within([5, 5, 5], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=-1.0) == [0]
+    assert clock.refits_within([5, 5, 50], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=10.0) == [0, 1]
+    # a long recipe does not block the shorter ones behind it
+    assert clock.refits_within([5, 50, 5], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=10.0) == [0, 2]
+    assert clock.refits_within([], fit_rows=200, folds=5, stand_in_epochs=None, seconds_left=10.0) == []
 
 
 def test_the_search_does_not_start_a_generation_that_would_overrun_the_budget() -> None:
-    now = time.perf_counter()
-    ample = reserve_termination(10.0, now - 2.0, lambda: 0.0)  # 2 s used, the first generation took 2 s
-    assert ample.update(None) < 0.5
-    tight = reserve_termination(10.0, now - 5.0, lambda: 0.0)  # 5 s used + 5 s for the next: nothing left
-    assert tight.update(None) >= 1.0
-    refits = reserve_termination(10.0, now - 2.0, lambda: 6.0)  # 2 + 2 + 6 s of refits
-    assert refits.update(None) >= 1.0
+    def clock(*times: float) -> Callable[[], float]:
+        return iter(times).__next__
+
+    # the step started at 0 and its setup took 10 s: the search starts at 10 (the setup is not a generation)
+    t = reserve_termination(40.0, 0.0, lambda: 0.0, clock=clock(10.0, 14.0, 18.0, 22.0, 33.0))
+    assert t.update(None) == pytest.approx(18 / 40)  # generation 1 ended at 14 and took 4 s: 14 + 4
+    assert t.update(None) == pytest.approx(22 / 40)
+    assert t.update(None) == pytest.approx(26 / 40)
+    assert t.update(None) >= 1.0  # 33 used + 11 for the next (the last took 11 s) = 44 > 40: stop
+    refits = reserve_termination(40.0, 0.0, lambda: 15.0, clock=clock(10.0, 14.0, 22.0))
+    assert refits.update(None) < 1.0  # 14 + 4 + 15 = 33
+    assert refits.update(None) >= 1.0  # 22 + 8 + 15 = 45: the next generation would eat the refits' time
 
 
 def _row(i: int, dp: float, epochs: int, *, feasible: bool = True, utility: float = 0.3) -> dict[str, Any]:
@@ -73,10 +84,11 @@ def test_the_plan_refits_the_lowest_validation_dp_first_as_many_as_fit_and_at_le
     assert record["candidates_not_refit"] == [0, 2, 3] and record["refit_seconds_left"] < -49
     assert record["not_refit_reason"] == NOT_REFIT.format(m=1, n=4, left=0.0)
     # room for 5 folds x 5 epochs x 20 steps x 0.02 s = 10 s of refits: the three 5-epoch recipes (one stack),
-    # not the 50-epoch one (ten times as many steps)
+    # not the 50-epoch one (ten times as many steps), though it is second in order
     roomy = RefitBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
     keep, record = roomy.plan(rows)
-    assert keep == [1] and record["candidates_not_refit"] == [0, 2, 3]  # evaluation 3 (50 epochs) is second in order
+    assert keep == [0, 1, 2] and record["candidates_not_refit"] == [3]
+    assert record["not_refit_reason"] == NOT_REFIT.format(m=3, n=4, left=record["refit_seconds_left"])
     roomy = RefitBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
     keep, record = roomy.plan(rows[:3])
     assert keep == [0, 1, 2] and record["refit_estimate_s"] == pytest.approx(10.0) and "not_refit_reason" not in record
@@ -133,3 +145,50 @@ def test_a_search_with_time_to_spare_refits_every_feasible_candidate() -> None:
     assert res.selection["candidates_not_refit"] == [] and "not_refit_reason" not in res.selection
     assert res.selection["candidates_refit"] == sum(c.feasible for c in res.pareto)
     assert 0 < res.selection["refit_estimate_s"] < res.selection["refit_seconds_left"]
+
+
+class _Holes(RefitBudget):
+    """A plan that refits the second and the last feasible candidate only (the mapping, not the timing)."""
+
+    def plan(self, rows):  # type: ignore[no-untyped-def]
+        return [1, len(rows) - 1], {"time_budget_s": 1.0, "not_refit_reason": "planned holes"}
+
+
+@pytest.mark.slow
+def test_the_gate_maps_a_refit_subset_with_holes_back_to_its_candidates() -> None:
+    rs = 3
+    st = FEUSettings.small(**LIGHT, baselines=False)
+    prep = _prepare(group_effect_frame(2000, 2, effect=1.5), ["x1", "x2", "sex"], "sex", "y", None, st.split, rs)
+    ev = _Evaluator(prep, st, gesd_seed=rs + 1, device="cpu")
+    anchor = _production(ev, None, rs)
+    ev.anchor = {"selection_rate": anchor.validation["selection_rate"], "utility": anchor.validation[st.utility]}
+    rows = []
+    for i, (weight, epochs) in enumerate([(0.0, 8), (3.0, 8), (6.0, 10), (10.0, 10)]):
+        (net,) = ev.train([(1e-2, epochs, 11 + i)], [weight])
+        # production's validation positive rate: inside the band
+        thr = float(np.quantile(predict_proba(net, prep.Z["validation"]), 1 - anchor.validation["selection_rate"]))
+        r = ev.score({k: v.detach().clone() for k, v in net.state_dict().items()}, 1e-2, epochs, thr, 11 + i, weight)
+        r.update(id=i, generation=0)
+        rows.append(r)
+    F = np.asarray([r["objectives"] for r in rows])
+    budget = _Holes(TrainingClock(32), time.perf_counter(), 1.0, cv=True, fit_rows=1, folds=5, stand_in_epochs=20)
+    rec = _recommend(ev, anchor, rows, list(range(len(rows))), F, rs, budget)
+    feasible = [p for p, r in enumerate(rows) if r["error"] is None and all(c <= 0 for c in r["constraints"])]
+    assert len(feasible) >= 3, [r["constraints"] for r in rows]
+    refit = [feasible[1], feasible[-1]]
+    assert rec.position is not None, "the data and seed are chosen to give a recommendation: " + rec.message
+    assert rec.oof is not None and rec.oof.proba.shape[0] == 2 and rec.selection["candidates_refit"] == 2
+    s = rec.oof.s
+    for a, p in enumerate(refit):  # each refit candidate's record holds the DP of its own out-of-fold row
+        d = rec.oof.decisions[a]
+        dp = abs(d[s == "F"].mean() - d[s == "M"].mean())
+        assert rec.gate[p]["oof"]["dp"] == pytest.approx(dp) and "refit" not in rec.gate[p]
+    for p in feasible:
+        if p not in refit:
+            g = rec.gate[p]
+            assert (g["refit"], g["eligible"], g["why"]) == (False, False, "planned holes") and p not in rec.dp_lb
+            assert g["validation_gate"]["selection"] == "validation"
+    # the pick (feasible position 1) is the first refit recipe: its fold models, not those of position 1
+    assert rec.position in refit and rec.oof_index == refit.index(rec.position)
+    assert rec.members is rec.oof.fold_models[rec.oof_index]
+    assert f"2 of {len(feasible)} feasible candidates refit within time_budget_s" in rec.message
