@@ -7,13 +7,13 @@ spec's 30 x 15 (``benchmarks/feu_paper/README.md``, "Session 15"), on top of a b
 that the step ends before its Airflow ``execution_timeout``. Now the budget covers both:
 
 1. **The search reserves time for the refits.** After every generation the search stops when the time
-   used since the step started, plus one more generation (the last one's duration), plus the
+   used since the step started (data preparation and production's GESD included), plus one more
+   generation (the last one's duration; the first's counts from the search's start), plus the
    estimated refits of its *current* feasible front would exceed ``time_budget_s``
-   (:func:`reserve_termination`; without the cross-validated gate the reserve is 0). The time counts
-   from the step's start, data preparation and production's GESD included. A generation is never
-   interrupted; before (pymoo's ``TimeBasedTermination``, from the search's start) the search started
-   a generation whenever any budget was left, so it overran by up to a generation, and the reserve
-   alone would leave less than the refits' estimate whenever it fired.
+   (:func:`reserve_termination`; without the cross-validated gate the reserve is 0). A generation is
+   never interrupted. Before, pymoo's ``TimeBasedTermination`` started a generation whenever any
+   budget was left, so the search overran by up to a generation; and a check of time used plus the
+   reserve alone fires only once less than the reserve is left.
 2. **The refits take what is left.** When the estimate for all feasible candidates exceeds the time
    left, the candidates are taken in order of **validation DP** (lowest first: the rule prefers them;
    ties by evaluation id): the first always (a search that used the whole budget still gets its most
@@ -27,11 +27,12 @@ that the step ends before its Airflow ``execution_timeout``. Now the budget cove
 **The estimate** (:class:`TrainingClock`). A stack of ``K`` networks trained together
 (:func:`fairmon.feu._train.train_mlps`) runs ``max(epochs)`` epochs of ``ceil(rows / batch_size)``
 mini-batch steps, each costing ``a + b K`` (one batched product per layer plus Python overhead). The
-clock measures seconds per step of the search's own generations (``population`` networks) and takes
-the median over generations (a load spike does not set it). A fold's refit stack of ``K'`` networks
-(the candidates plus FEU's production stand-in) is charged ``max(1, K' / population)`` generation
-steps per step: never less than a whole generation's, so it never underestimates ``a + b K'`` for
-``a, b >= 0``. The refits run with at most half the cores' torch threads, the search with its own
+clock measures seconds per step and network of the search's own generations, ``(a + b K) / K``, and
+takes the median over generations (a load spike does not set it). A fold's refit stack of ``K'``
+networks (the candidates plus FEU's production stand-in) is charged ``max(K', P)`` times that per
+step, ``P`` the largest generation measured (the population): never less than a whole generation,
+and for a generation of ``K <= P`` networks ``(a + b K) / K >= (a + b P) / P``, so the charge is not
+below ``a + b K'`` for ``a, b >= 0`` (also after duplicate elimination shrank a generation). The refits run with at most half the cores' torch threads, the search with its own
 setting; the record keeps the estimate beside the measured wall time (``refit_estimate_s``,
 ``cv_wall_s``) so the estimate can be checked.
 
@@ -43,8 +44,8 @@ Example
 -------
 >>> clock = TrainingClock(batch_size=32)
 >>> clock.record(seconds=2.0, networks=16, epochs=[10, 20], rows=320)  # 20 epochs x 10 steps = 200 steps
->>> clock.step_s
-0.01
+>>> clock.network_step_s  # 2 s / 200 steps / 16 networks
+0.000625
 >>> clock.refit_s(epochs=[20, 30], fit_rows=640, folds=5, stand_in_epochs=20)  # 5 x 30 x 20 x 0.01
 30.0
 >>> clock.refits_within([20, 30, 10], fit_rows=640, folds=5, stand_in_epochs=20, seconds_left=25.0)  # not 30
@@ -74,31 +75,31 @@ NOT_REFIT = ("not refit within time_budget_s: the out-of-fold refits of {m} of {
 
 @dataclass
 class TrainingClock:
-    """Seconds per mini-batch step of a generation's stack, measured during the search (module docstring)."""
+    """Seconds per mini-batch step and network of a generation's stack, measured during the search."""
 
     batch_size: int
-    samples: list[float] = field(default_factory=list)  #: seconds per step, one per generation
-    stack: int = 0  #: networks per measured stack (the population)
+    samples: list[float] = field(default_factory=list)  #: seconds per step and network, one per generation
+    stack: int = 0  #: networks of the largest measured stack (the population)
 
     def record(self, *, seconds: float, networks: int, epochs: Sequence[int], rows: int) -> None:
         """Record one generation: ``networks`` trained together for ``max(epochs)`` epochs on ``rows`` rows."""
         steps = max(epochs, default=0) * math.ceil(rows / self.batch_size)
         if steps > 0 and networks > 0:
-            self.samples.append(seconds / steps)
+            self.samples.append(seconds / steps / networks)
             self.stack = max(self.stack, networks)
 
     @property
-    def step_s(self) -> float | None:
-        """Median seconds per step of a whole generation's stack; None before the first generation."""
+    def network_step_s(self) -> float | None:
+        """Median seconds per step and network; None before the first generation."""
         return statistics.median(self.samples) if self.samples else None
 
     def refit_s(self, epochs: Sequence[int], *, fit_rows: int, folds: int, stand_in_epochs: int | None) -> float:
         """Estimated seconds to refit recipes with these ``epochs`` (plus the stand-in's) on every fold."""
-        step = self.step_s
+        step = self.network_step_s
         if step is None or not epochs:
             return 0.0
         stack = [*epochs, *([stand_in_epochs] if stand_in_epochs is not None else [])]
-        per_step = step * max(1.0, len(stack) / max(self.stack, 1))
+        per_step = step * max(len(stack), self.stack)
         return folds * max(stack) * math.ceil(fit_rows / self.batch_size) * per_step
 
     def refits_within(self, epochs: Sequence[int], *, fit_rows: int, folds: int, stand_in_epochs: int | None,

@@ -163,6 +163,7 @@ def _recommend(
     prod_util, prod_rate = float(anchor.validation[st.utility]), float(anchor.validation["selection_rate"])
     members: list[list[Any]] = []
     oof: OutOfFold | None = None
+    refit: list[int] = []  # the feasible candidates refit out of fold (fairmon.feu._budget)
     if use_cv(len(prep.y["validation"]), st.cv_below_rows):
         cv, oof, refit, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible],
                                                      random_state, selection, budget)

@@ -39,7 +39,11 @@ def _clock() -> TrainingClock:
 
 def test_the_clock_charges_a_small_refit_stack_a_whole_generation_and_a_large_one_more() -> None:
     clock = _clock()
-    assert clock.step_s == pytest.approx(0.02) and clock.stack == 10  # the median, not the spike
+    assert clock.network_step_s == pytest.approx(0.002) and clock.stack == 10  # the median, not the spike
+    small = TrainingClock(batch_size=10)  # a generation shrunk by duplicate elimination: charged per network
+    small.record(seconds=2.0, networks=10, epochs=[10], rows=100)
+    small.record(seconds=1.6, networks=8, epochs=[10], rows=100)
+    assert small.refit_s([10], fit_rows=100, folds=1, stand_in_epochs=None) == pytest.approx(10 * 10 * 0.002 * 10)
     # 2 recipes + the stand-in (3 < 10 networks): a whole generation's step; 5 folds x 20 epochs x 20 steps
     assert clock.refit_s([20, 4], fit_rows=200, folds=5, stand_in_epochs=20) == pytest.approx(5 * 20 * 20 * 0.02)
     # 19 recipes + the stand-in = 2 generations' stacks: twice as long per step
