@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from fairmon.config import ENV_HEAVY_POOL, ENV_HEAVY_QUEUE, RUN_TIMEOUT_SHARE, MonitorSpec, load_spec
+from fairmon.config import ENV_HEAVY_POOL, ENV_HEAVY_QUEUE, MonitorSpec, load_spec
 from fairmon.pipeline.table import HEAVY_STEPS, STEPS
 
 __all__ = ["DagSettings", "dag_settings", "load_dag_settings", "results_asset_uri", "DAG_ID_PREFIX", "DEFAULT_POOL"]
@@ -131,10 +131,7 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
         retry_delay_s=int(ex.retry_delay_s),
         light_timeout_s=light,
         heavy_timeout_s=heavy,
-        dagrun_timeout_s=min(
-            light * len(STEPS) + heavy * len(HEAVY_STEPS),
-            int(RUN_TIMEOUT_SHARE * spec.schedule.window.total_seconds()),
-        ),
+        dagrun_timeout_s=min(light * len(STEPS) + heavy * len(HEAVY_STEPS), spec.schedule.run_timeout_s),
         notify_backfill=bool(spec.alerts.notify_backfill),
         heavy_pool=os.environ.get(ENV_HEAVY_POOL) or ex.pool or DEFAULT_POOL,
         deadline_s=ex.deadline_s,

@@ -94,7 +94,7 @@ from fairmon.config._env import (
     ENV_SQL_DIR,
     ENV_STRICT_SPECS,
 )
-from fairmon.config._execution import FEU_BUDGET_SHARE, HEAVY_TIMEOUT_FACTOR, RUN_TIMEOUT_SHARE, ExecutionSpec
+from fairmon.config._execution import FEU_BUDGET_SHARE, HEAVY_TIMEOUT_FACTOR, ExecutionSpec
 from fairmon.config._explanations import (
     EXPLAINERS,
     GESD_EXPLAINER_COMPONENTS,
@@ -143,7 +143,7 @@ from fairmon.config._retraining import (
 )
 from fairmon.config._rumie import RumieRuleSearch, RumieSignificance, RumieSpec
 from fairmon.config._runtime import Settings, resolve_runtime
-from fairmon.config._schedule import DateRange, Schedule
+from fairmon.config._schedule import RUN_TIMEOUT_SHARE, DateRange, Schedule
 from fairmon.config._validation import ValidationSpec
 
 __all__ = [

@@ -16,13 +16,10 @@ from fairmon.config._limits import MAX_BLAS_THREADS, MAX_RETRIES, MAX_RETRY_DELA
 from fairmon.config._parsers import SpecSection
 from fairmon.config._paths import SpecPath
 
-__all__ = ["ExecutionSpec", "FEU_BUDGET_SHARE", "HEAVY_TIMEOUT_FACTOR", "RUN_TIMEOUT_SHARE"]
+__all__ = ["ExecutionSpec", "FEU_BUDGET_SHARE", "HEAVY_TIMEOUT_FACTOR"]
 
 #: heavy steps (predict, RUMIE, explanations, diagnosis, FEU) get this multiple of ``task_timeout_s``
 HEAVY_TIMEOUT_FACTOR: Final = 4
-#: a window's run must time out before the next window's run is due (``max_active_runs=1``): this
-#: share of the schedule interval at most
-RUN_TIMEOUT_SHARE: Final = 0.9
 #: ``retraining.time_budget_s`` may take at most this share of the FEU step's limit (the lower of its
 #: task timeout and the run's): the rest is for what runs after the budget (the fairlearn baselines,
 #: their GESDs, the front's test metrics, registration; 5-17 s in ``benchmarks/feu_paper`` at 30 x 15,

@@ -21,7 +21,7 @@ from fairmon.config._alerts import AlertsSpec
 from fairmon.config._columns import Columns, Favorable
 from fairmon.config._data import DataSource
 from fairmon.config._drift import DriftSpec
-from fairmon.config._execution import FEU_BUDGET_SHARE, HEAVY_TIMEOUT_FACTOR, RUN_TIMEOUT_SHARE, ExecutionSpec
+from fairmon.config._execution import FEU_BUDGET_SHARE, HEAVY_TIMEOUT_FACTOR, ExecutionSpec
 from fairmon.config._explanations import ExplanationsSpec
 from fairmon.config._identity import Identity, ModelSource
 from fairmon.config._messages import (
@@ -38,7 +38,7 @@ from fairmon.config._parsers import SpecSection
 from fairmon.config._paths import resolve_path
 from fairmon.config._retraining import RetrainingSpec
 from fairmon.config._rumie import RumieSpec
-from fairmon.config._schedule import Schedule
+from fairmon.config._schedule import RUN_TIMEOUT_SHARE, Schedule
 from fairmon.config._validation import ValidationSpec
 from fairmon.errors import ConfigError
 
@@ -128,7 +128,7 @@ class MonitorSpec(SpecSection):
         budget, heavy = self.retraining.time_budget_s, self.execution.heavy_timeout_s
         if not self.retraining.enabled or budget is None:
             return
-        run = int(RUN_TIMEOUT_SHARE * self.schedule.window.total_seconds())
+        run = self.schedule.run_timeout_s
         limit = min(heavy, run)
         if budget > FEU_BUDGET_SHARE * limit:
             raise ValueError("retraining.time_budget_s: " + ERR_FEU_BUDGET.format(

@@ -9,6 +9,7 @@ datetime.timedelta(seconds=43200)
 from __future__ import annotations
 
 import datetime as dt
+from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import field_validator, model_validator
@@ -16,7 +17,7 @@ from pydantic import field_validator, model_validator
 from fairmon.config._messages import ERR_TIMEZONE, excerpt
 from fairmon.config._parsers import Duration, SpecSection, validate_cron
 
-__all__ = ["DateRange", "Schedule"]
+__all__ = ["DateRange", "RUN_TIMEOUT_SHARE", "Schedule"]
 
 class DateRange(SpecSection):
     """A closed-open date range ``[start, end)``."""
@@ -29,6 +30,11 @@ class DateRange(SpecSection):
         if self.end <= self.start:
             raise ValueError(f"end: must be after start ({self.start}), got {self.end}")
         return self
+
+
+#: a window's run must time out before the next window's run is due (``max_active_runs=1``): this
+#: share of the schedule interval at most
+RUN_TIMEOUT_SHARE: Final = 0.9
 
 
 class Schedule(SpecSection):
@@ -73,4 +79,13 @@ class Schedule(SpecSection):
         if self.end_date is not None and self.end_date <= self.start_date:
             raise ValueError(f"end_date: must be after start_date ({self.start_date}), got {self.end_date}")
         return self
+
+    @property
+    def run_timeout_s(self) -> int:
+        """The longest a window's run may take: ``RUN_TIMEOUT_SHARE`` of the window, in seconds.
+
+        >>> Schedule(start_date=dt.date(2026, 1, 1), window=dt.timedelta(hours=1)).run_timeout_s
+        3240
+        """
+        return int(RUN_TIMEOUT_SHARE * self.window.total_seconds())
 
