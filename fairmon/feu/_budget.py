@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from fairmon.feu._result import non_dominated
+from fairmon.feu._result import feasible_row, non_dominated
 from fairmon.feu.settings import FEUSettings
 
 __all__: list[str] = []
@@ -123,7 +123,7 @@ class RefitBudget:
     -------
     >>> b = RefitBudget(TrainingClock(32), time.perf_counter(), budget_s=None, cv=True, fit_rows=640, folds=5,
     ...                 stand_in_epochs=20)
-    >>> b.plan([{"id": 3, "epochs": 10, "objectives": [0.3, 0.05, 0.0]}])
+    >>> plan_refits(b, [{"id": 3, "epochs": 10, "objectives": [0.3, 0.05, 0.0]}])
     ([0], {'time_budget_s': None})
     """
 
@@ -143,29 +143,35 @@ class RefitBudget:
         """Estimated refits of the feasible front of the evaluations so far (0 without the gate)."""
         if not self.cv:
             return 0.0
-        ok = [r for r in archive if r["state"] is not None and all(c <= 0 for c in r["constraints"])]
+        ok = [r for r in archive if feasible_row(r)]
         if not ok:
             return 0.0
         front = non_dominated(np.asarray([r["objectives"] for r in ok], dtype=float))
         return self._refit_s([int(ok[i]["epochs"]) for i in front])
 
-    def plan(self, rows: Sequence[dict[str, Any]]) -> tuple[list[int], dict[str, Any]]:
-        """Which of the feasible candidates ``rows`` to refit (indices, in their order) and the record of why."""
-        if self.budget_s is None:
-            return list(range(len(rows))), {"time_budget_s": None}
-        left = self.budget_s - (time.perf_counter() - self.started)
+    def plan(self, rows: Sequence[dict[str, Any]], budget_s: float) -> tuple[list[int], dict[str, Any]]:
+        """Which of the feasible candidates ``rows`` to refit within ``budget_s`` (:func:`plan_refits`)."""
+        left = budget_s - (time.perf_counter() - self.started)
         order = sorted(range(len(rows)), key=lambda i: (float(rows[i]["objectives"][1]), int(rows[i]["id"])))
         fit = self.clock.refits_within([int(rows[i]["epochs"]) for i in order], fit_rows=self.fit_rows,
                                        folds=self.folds, stand_in_epochs=self.stand_in_epochs, seconds_left=left)
         keep = sorted(order[k] for k in fit)
         record: dict[str, Any] = {
-            "time_budget_s": self.budget_s, "refit_seconds_left": round(left, 3),
+            "time_budget_s": budget_s, "refit_seconds_left": round(left, 3),
             "refit_estimate_s": round(self._refit_s([int(rows[i]["epochs"]) for i in keep]), 3),
             "candidates_not_refit": [int(rows[i]["id"]) for i in range(len(rows)) if i not in keep],
         }
         if len(keep) < len(rows):
             record["not_refit_reason"] = NOT_REFIT.format(m=len(keep), n=len(rows), left=max(left, 0.0))
         return keep, record
+
+
+def plan_refits(budget: RefitBudget | None, rows: Sequence[dict[str, Any]]) -> tuple[list[int], dict[str, Any]]:
+    """Which of the feasible candidates ``rows`` to refit (indices, in their order) and the record of why:
+    all of them without a budget, else :meth:`RefitBudget.plan`."""
+    if budget is None or budget.budget_s is None:
+        return list(range(len(rows))), {"time_budget_s": None}
+    return budget.plan(rows, budget.budget_s)
 
 
 def reserve_termination(budget_s: float, started: float, reserve: Callable[[], float],

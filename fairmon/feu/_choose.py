@@ -20,7 +20,7 @@ from fairmon._device import resolve_device
 from fairmon.errors import InsufficientDataError
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
-from fairmon.feu._budget import RefitBudget
+from fairmon.feu._budget import RefitBudget, plan_refits
 from fairmon.feu._crossval import NO_BETTER_CV, CVGate, OutOfFold, Recipe, cv_gate, out_of_fold, use_cv
 from fairmon.feu._data import _Prepared
 from fairmon.feu._ensemble import ensemble_threshold, fold_ensemble, member_proba
@@ -33,7 +33,7 @@ from fairmon.feu._recommend import (
     choose_lowest_dp,
     simultaneous_gate,
 )
-from fairmon.feu._result import Candidate, chebyshev_select
+from fairmon.feu._result import Candidate, chebyshev_select, feasible_row
 from fairmon.feu._train import predict_proba, train_mlps
 from fairmon.registry.model import Model
 from fairmon.schema import FeatureSchema
@@ -143,8 +143,7 @@ def _recommend(
         return _Recommendation(pos, "paper mode: the Chebyshev choice over the Pareto set (no constraints, "
                                "no comparison with production)", {i: float(t) for i, t in enumerate(T)}, {}, floor,
                                selection=selection)
-    feasible = [pos for pos, i in enumerate(front) if archive[i]["error"] is None
-                and all(c <= 0 for c in archive[i]["constraints"])]
+    feasible = [pos for pos, i in enumerate(front) if feasible_row(archive[i])]
     if not feasible:
         return _Recommendation(None, NO_FEASIBLE.format(n=len(front)), {}, {}, floor, selection=selection)
     prod_yhat = (anchor.proba["validation"] >= anchor.threshold).astype(int)
@@ -228,7 +227,7 @@ def _cross_validated(
     (:meth:`fairmon.feu._budget.RefitBudget.plan`); their indices in ``rows`` are returned.
     """
     st, prep = evaluator.settings, evaluator.prep
-    refit, planned = budget.plan(rows) if budget is not None else (list(range(len(rows))), {"time_budget_s": None})
+    refit, planned = plan_refits(budget, rows)
     parts = ("train", "validation")
     Z = np.vstack([prep.Z[p] for p in parts])
     y, s, codes = (np.concatenate([d[p] for p in parts]) for d in (prep.y, prep.s, prep.codes))

@@ -186,6 +186,11 @@ def chebyshev_select(
     return int(np.argmin(T)), T
 
 
+def feasible_row(r: dict[str, Any]) -> bool:
+    """Whether an evaluation of the archive trained and meets every constraint (:attr:`Candidate.feasible`)."""
+    return r["error"] is None and all(c <= 0 for c in r["constraints"])
+
+
 def candidate_of(
     r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None,
     dp_lb: float | None = None, gate: dict[str, Any] | None = None,

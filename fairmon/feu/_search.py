@@ -97,7 +97,7 @@ from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
 from fairmon.feu._mitigator_constraints import compare_with_mitigators
 from fairmon.feu._recommend import RULE
-from fairmon.feu._result import Candidate, FEUResult, candidate_of, non_dominated
+from fairmon.feu._result import Candidate, FEUResult, candidate_of, feasible_row, non_dominated
 from fairmon.feu._versus_mitigator import settle_against_mitigator
 from fairmon.feu.settings import FEUSettings
 from fairmon.registry.model import Model
@@ -289,7 +289,7 @@ def search(
         raise MethodError(f"every FEU candidate failed to train; first error: {archive[0]['error']}")
     # the front of the feasible candidates when there are any (infeasible ones stay in ``evaluations``,
     # marked, and are never recommended); otherwise the front of all, every one marked infeasible
-    feasible = [i for i in valid if all(c <= 0 for c in archive[i]["constraints"])]
+    feasible = [i for i in valid if feasible_row(archive[i])]
     pool_ids = feasible or valid
     front = [pool_ids[i] for i in non_dominated(F[pool_ids])]
     rec = _recommend(evaluator, anchor, archive, front, F, random_state, budget)

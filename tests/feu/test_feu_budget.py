@@ -17,7 +17,7 @@ import pytest
 from _feu_data import group_effect_frame
 
 from fairmon.feu import FEUSettings, predict_proba, search
-from fairmon.feu._budget import NOT_REFIT, RefitBudget, TrainingClock, reserve_termination
+from fairmon.feu._budget import NOT_REFIT, RefitBudget, TrainingClock, plan_refits, reserve_termination
 from fairmon.feu._choose import _all_feasible, _production, _recommend
 from fairmon.feu._crossval import CVGate
 from fairmon.feu._data import _prepare
@@ -73,7 +73,7 @@ def test_the_search_does_not_start_a_generation_that_would_overrun_the_budget() 
 
 
 def _row(i: int, dp: float, epochs: int, *, feasible: bool = True, utility: float = 0.3) -> dict[str, Any]:
-    return {"id": i, "epochs": epochs, "objectives": [utility, dp, 0.0], "state": {},
+    return {"id": i, "epochs": epochs, "objectives": [utility, dp, 0.0], "state": {}, "error": None,
             "constraints": [-0.1 if feasible else 0.1]}
 
 
@@ -81,20 +81,20 @@ def test_the_plan_refits_the_lowest_validation_dp_first_as_many_as_fit_and_at_le
     rows = [_row(0, 0.10, 5), _row(1, 0.02, 5), _row(2, 0.05, 5), _row(3, 0.02, 50)]
     started = time.perf_counter()
     unbounded = RefitBudget(_clock(), started, None, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
-    assert unbounded.plan(rows) == ([0, 1, 2, 3], {"time_budget_s": None})
+    assert plan_refits(unbounded, rows) == ([0, 1, 2, 3], {"time_budget_s": None})
     spent = RefitBudget(_clock(), started - 100.0, 50.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
-    keep, record = spent.plan(rows)
+    keep, record = plan_refits(spent, rows)
     assert keep == [1]  # DP 0.02; the tie with evaluation 3 goes to the lower id
     assert record["candidates_not_refit"] == [0, 2, 3] and record["refit_seconds_left"] < -49
     assert record["not_refit_reason"] == NOT_REFIT.format(m=1, n=4, left=0.0)
     # room for 5 folds x 5 epochs x 20 steps x 0.02 s = 10 s of refits: the three 5-epoch recipes (one stack),
     # not the 50-epoch one (ten times as many steps), though it is second in order
     roomy = RefitBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
-    keep, record = roomy.plan(rows)
+    keep, record = plan_refits(roomy, rows)
     assert keep == [0, 1, 2] and record["candidates_not_refit"] == [3]
     assert record["not_refit_reason"] == NOT_REFIT.format(m=3, n=4, left=record["refit_seconds_left"])
     roomy = RefitBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
-    keep, record = roomy.plan(rows[:3])
+    keep, record = plan_refits(roomy, rows[:3])
     assert keep == [0, 1, 2] and record["refit_estimate_s"] == pytest.approx(10.0) and "not_refit_reason" not in record
 
 
@@ -154,7 +154,7 @@ def test_a_search_with_time_to_spare_refits_every_feasible_candidate() -> None:
 class _Holes(RefitBudget):
     """A plan that refits the second and the last feasible candidate only (the mapping, not the timing)."""
 
-    def plan(self, rows):  # type: ignore[no-untyped-def]
+    def plan(self, rows, budget_s):  # type: ignore[no-untyped-def]
         return [1, len(rows) - 1], {"time_budget_s": 1.0, "not_refit_reason": "planned holes"}
 
 
