@@ -130,6 +130,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         "recommendation": res.recommendation,
         "gesd_noise_floor": res.gesd_noise_floor,
         "search_s": round(time.perf_counter() - t0, 1),
+        "step_s": res.elapsed_s,  # the FEU step alone (fairmon.feu._budget: what time_budget_s bounds)
+        **{f"timing_{k}": v for k, v in (res.selection or {}).get("timing", {}).items()},
     }
     if sel is not None:
         row.update({"lr": sel.lr, "epochs": sel.epochs, "threshold": sel.threshold,

@@ -21,9 +21,9 @@ __all__ = ["ExecutionSpec", "FEU_BUDGET_SHARE", "HEAVY_TIMEOUT_FACTOR"]
 #: heavy steps (predict, RUMIE, explanations, diagnosis, FEU) get this multiple of ``task_timeout_s``
 HEAVY_TIMEOUT_FACTOR: Final = 4
 #: ``retraining.time_budget_s`` may take at most this share of the FEU step's limit (the lower of its
-#: task timeout and the run's): the rest is for what runs after the budget (the fairlearn baselines,
-#: their GESDs, the front's test metrics, registration; 5-17 s in ``benchmarks/feu_paper`` at 30 x 15,
-#: session 16) and, for the run's limit, for the steps before FEU
+#: task timeout and the run's). The budget covers the whole step (``fairmon.feu._budget``), but the
+#: search stops on estimates (the next generation's duration, the refits' and the tail's), so the rest
+#: is for their error, registration and, for the run's limit, the steps before FEU
 FEU_BUDGET_SHARE: Final = 0.8
 
 class ExecutionSpec(SpecSection):

@@ -163,8 +163,9 @@ class RetrainingSpec(SpecSection):
     request (``fairmon feu --monitor SPEC --window DATE`` or the DAG's ``feu`` param, trigger conf
     ``{"feu": true}``), which also works for ``on_drift`` at a window without drift. Stops at
     whichever comes first: ``generations``, ``max_evaluations`` or ``time_budget_s`` (counted from the
-    step's start; it also covers the out-of-fold refits of ``cv_below_rows`` below: the search leaves
-    their estimated time, and only the candidates whose refits fit are refit, in order of validation DP).
+    step's start, it covers the whole step: the baselines run first, the search leaves the estimated
+    time of the out-of-fold refits of ``cv_below_rows`` below and of its front's test metrics, and only
+    the candidates whose refits fit are refit, in order of validation DP).
     With retraining enabled, ``time_budget_s`` may be at most 80% of the FEU step's Airflow limit, the
     lower of its task timeout (4 x ``execution.task_timeout_s``) and the window run's (90% of
     ``schedule.window``); a longer budget would be cut, and the spec is refused.

@@ -1,28 +1,41 @@
-"""``time_budget_s`` over the search **and** the out-of-fold refits (issue 16, session 16).
+"""``time_budget_s`` over the whole FEU step: baselines, search, out-of-fold refits and what follows.
 
-With fewer than ``FEUSettings.cv_below_rows`` validation rows the recommendation gate refits every
-feasible front candidate's recipe on ``cv_folds`` folds (:mod:`fairmon.feu._crossval`). Those refits
-ran after the search, outside ``time_budget_s``: 58-169 CPU-s on Adult's 6,000-row subsample at the
-spec's 30 x 15 (``benchmarks/feu_paper/README.md``, "Session 15"), on top of a budget a team set so
-that the step ends before its Airflow ``execution_timeout``. Now the budget covers both:
+Issue 16, sessions 16-17.
 
-1. **The search reserves time for the refits.** After every generation the search stops when the time
-   used since the step started (data preparation and production's GESD included), plus one more
-   generation (the last one's duration; the first's counts from the search's start), plus the
-   estimated refits of its *current* feasible front would exceed ``time_budget_s``
-   (:func:`reserve_termination`; without the cross-validated gate the reserve is 0). A generation is
-   never interrupted. Before, pymoo's ``TimeBasedTermination`` started a generation whenever any
-   budget was left, so the search overran by up to a generation; and a check of time used plus the
-   reserve alone fires only once less than the reserve is left.
-2. **The refits take what is left.** When the estimate for all feasible candidates exceeds the time
-   left, the candidates are taken in order of **validation DP** (lowest first: the rule prefers them;
-   ties by evaluation id): the first always (a search that used the whole budget still gets its most
-   promising candidate checked, at the cost of ``2 x cv_folds`` networks), then each one whose
-   refits, with those taken so far, still fit (a recipe with many epochs does not block shorter ones
-   behind it). The others are recorded as not eligible with that reason; the
-   simultaneous gate then runs over the refit candidates only (its max-T holds for the set it is
-   given). Ordering by validation DP reads the validation split, which the pooled rows contain; the
-   front was already selected on it, so this adds no new kind of selection.
+A team sets ``time_budget_s`` so that the FEU step ends before its Airflow ``execution_timeout``; a
+step killed there records a failed window, and its retry starts the whole search again. Session 16
+brought the out-of-fold refits under the budget (with fewer than ``FEUSettings.cv_below_rows``
+validation rows the gate refits every feasible front candidate's recipe on ``cv_folds`` folds,
+:mod:`fairmon.feu._crossval`: 58-169 CPU-s on Adult's 6,000-row subsample at the spec's 30 x 15,
+which ran after the search). What still ran after the refits, outside the budget, was the fairlearn
+baselines with their GESDs, the front's test metrics (one GESD per candidate) and the deployed fold
+ensemble's two GESDs: ~16 s on Adult at 300 s, so that step ended at 304.4 s
+(``benchmarks/feu_paper/README.md``, "Session 16"). Now the budget counts from the step's start and
+covers all of it:
+
+0. **The baselines come first.** They do not depend on the search (production, the constant, fairlearn's
+   mitigators and the tuned ThresholdOptimizer, with their GESDs), so they run before it and their
+   time is simply part of the elapsed time every later check reads.
+1. **The search reserves time for what follows it.** After every generation the search stops when the
+   time used since the step started, plus one more generation (the last one's duration; the first's
+   counts from the search's start), plus the reserve would exceed ``time_budget_s``
+   (:func:`reserve_termination`). The reserve (:meth:`StepBudget.reserve_s`) is the estimated
+   refits of the *current* feasible front (0 without the cross-validated gate) plus the estimated
+   **tail**: one scoring per candidate of the front FEU would report now (its test metrics and GESD)
+   and two more when a fold ensemble is deployed (its validation and test GESDs), at the search's
+   own measured seconds per scoring (:meth:`StepBudget.tail_s`). A generation is never interrupted.
+   Before session 16, pymoo's ``TimeBasedTermination`` started a generation whenever any budget was
+   left, so the search overran by up to a generation; and a check of time used plus the reserve
+   alone fires only once less than the reserve is left.
+2. **The refits take what is left after the tail.** When the estimate for all feasible candidates
+   exceeds the time left less the tail, the candidates are taken in order of **validation DP**
+   (lowest first: the rule prefers them; ties by evaluation id): the first always (a search that used
+   the whole budget still gets its most promising candidate checked, at the cost of ``2 x cv_folds``
+   networks), then each one whose refits, with those taken so far, still fit (a recipe with many
+   epochs does not block shorter ones behind it). The others are recorded as not eligible with that
+   reason; the simultaneous gate then runs over the refit candidates only (its max-T holds for the
+   set it is given). Ordering by validation DP reads the validation split, which the pooled rows
+   contain; the front was already selected on it, so this adds no new kind of selection.
 
 **The estimate** (:class:`TrainingClock`). A stack of ``K`` networks trained together
 (:func:`fairmon.feu._train.train_mlps`) runs ``max(epochs)`` epochs of ``ceil(rows / batch_size)``
@@ -36,9 +49,18 @@ below ``a + b K'`` for ``a, b >= 0`` (also after duplicate elimination shrank a 
 setting; the record keeps the estimate beside the measured wall time (``refit_estimate_s``,
 ``cv_wall_s``) so the estimate can be checked.
 
+**The tail's estimate.** Scoring a candidate (its metrics and its light GESD on one split) costs the
+same on the test split as on validation: the GESD's sampled rows, perturbations and explainer
+settings are the same. The search measures the wall time of each generation's scoring; with worker
+processes it charges each candidate ``wall x min(workers, candidates) / candidates``, the sequential
+time the tail (run in the step's own process) will take. Median over generations.
+
 The spec refuses a ``time_budget_s`` the Airflow timeouts would cut (:mod:`fairmon.config`, the
-``retraining`` section). Not bounded: the fairlearn baselines, their GESDs, the front's test metrics and, with group
-thresholds, the per-fold ThresholdOptimizer refits (bounded by the data's size, not by the search).
+``retraining`` section), and keeps a share of the limit for the estimates' error. Not reserved:
+registration, the comparison with the tuned ThresholdOptimizer (``cv_folds`` ThresholdOptimizer fits,
+~0.06 CPU-s each at 3,000 rows, and two bootstraps) and the group-threshold ensemble's quantiles —
+bounded by the data's size, not by the search. The step records ``timing`` in its selection: the
+baselines' seconds, the tail's estimate and its measured seconds.
 
 Example
 -------
@@ -61,16 +83,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from fairmon.feu._result import feasible_row, non_dominated
+from fairmon.feu._result import feasible_row, reported_front
 from fairmon.feu.settings import FEUSettings
 
 __all__: list[str] = []
 
 #: the reason recorded for a feasible candidate whose recipe was not refit
 NOT_REFIT = ("not refit within time_budget_s: the out-of-fold refits of {m} of {n} feasible candidates (taken in "
-             "order of validation DP, lowest first) were estimated to fit in the {left:.0f} s left")
+             "order of validation DP, lowest first) were estimated to fit in the {left:.0f} s left after the front's "
+             "test metrics")
 
 
 @dataclass
@@ -116,13 +137,16 @@ class TrainingClock:
 
 
 @dataclass
-class RefitBudget:
-    """The out-of-fold refits' share of ``time_budget_s`` in one FEU run (module docstring).
+class StepBudget:
+    """How one FEU run spends ``time_budget_s`` after its baselines: search, refits, tail (module docstring).
 
     Example
     -------
-    >>> b = RefitBudget(TrainingClock(32), time.perf_counter(), budget_s=None, cv=True, fit_rows=640, folds=5,
-    ...                 stand_in_epochs=20)
+    >>> b = StepBudget(TrainingClock(32), time.perf_counter(), budget_s=None, cv=True, fit_rows=640, folds=5,
+    ...                stand_in_epochs=20, deploy_scorings=2)
+    >>> b.record_scoring(seconds=2.0, candidates=8, workers=2)  # 2 workers: 0.5 s per candidate in one process
+    >>> b.tail_s(front_size=4)  # the 4 candidates' test metrics and the fold ensemble's 2 GESDs
+    3.0
     >>> plan_refits(b, [{"id": 3, "epochs": 10, "objectives": [0.3, 0.05, 0.0]}])
     ([0], {'time_budget_s': None})
     """
@@ -134,30 +158,46 @@ class RefitBudget:
     fit_rows: int  #: rows one fold's refit trains on, ``(k - 1) / k`` of train + validation
     folds: int
     stand_in_epochs: int | None  #: FEU's production stand-in is refit too; None: a given model is not
+    #: scorings the deployed model adds after the search: 2 (the fold ensemble's validation and test GESDs) or 0
+    deploy_scorings: int = 0
+    #: sequential seconds to score one candidate (metrics and light GESD on one split), one per generation
+    scoring: list[float] = field(default_factory=list)
 
     def _refit_s(self, epochs: Sequence[int]) -> float:
         return self.clock.refit_s(epochs, fit_rows=self.fit_rows, folds=self.folds,
                                   stand_in_epochs=self.stand_in_epochs)
 
+    def record_scoring(self, *, seconds: float, candidates: int, workers: int) -> None:
+        """Record a generation's scoring: ``candidates`` scored in ``seconds`` of wall time by ``workers``."""
+        if candidates > 0:
+            self.scoring.append(seconds * min(max(workers, 1), candidates) / candidates)
+
+    def tail_s(self, front_size: int) -> float:
+        """Estimated seconds after the refits: one scoring per front candidate (its test metrics) and the
+        deployed model's; 0 before the first generation."""
+        if not self.scoring:
+            return 0.0
+        return statistics.median(self.scoring) * (front_size + self.deploy_scorings)
+
     def reserve_s(self, archive: Sequence[dict[str, Any]]) -> float:
-        """Estimated refits of the feasible front of the evaluations so far (0 without the gate)."""
-        if not self.cv:
-            return 0.0
-        ok = [r for r in archive if feasible_row(r)]
-        if not ok:
-            return 0.0
-        front = non_dominated(np.asarray([r["objectives"] for r in ok], dtype=float))
-        return self._refit_s([int(ok[i]["epochs"]) for i in front])
+        """What the search leaves for after it: the tail of the front it would report now, plus the refits
+        of that front when it is feasible and the cross-validated gate applies."""
+        front = reported_front(archive)
+        refits = self._refit_s([int(archive[i]["epochs"]) for i in front]) \
+            if self.cv and front and feasible_row(archive[front[0]]) else 0.0
+        return self.tail_s(len(front)) + refits
 
     def plan(self, rows: Sequence[dict[str, Any]], budget_s: float) -> tuple[list[int], dict[str, Any]]:
-        """Which of the feasible candidates ``rows`` to refit within ``budget_s`` (:func:`plan_refits`)."""
-        left = budget_s - (time.perf_counter() - self.started)
+        """Which of the feasible candidates ``rows`` (the reported front) to refit within ``budget_s``, after
+        the tail's estimate (:func:`plan_refits`)."""
+        tail = self.tail_s(len(rows))
+        left = budget_s - (time.perf_counter() - self.started) - tail
         order = sorted(range(len(rows)), key=lambda i: (float(rows[i]["objectives"][1]), int(rows[i]["id"])))
         fit = self.clock.refits_within([int(rows[i]["epochs"]) for i in order], fit_rows=self.fit_rows,
                                        folds=self.folds, stand_in_epochs=self.stand_in_epochs, seconds_left=left)
         keep = sorted(order[k] for k in fit)
         record: dict[str, Any] = {
-            "time_budget_s": budget_s, "refit_seconds_left": round(left, 3),
+            "time_budget_s": budget_s, "refit_seconds_left": round(left, 3), "tail_estimate_s": round(tail, 3),
             "refit_estimate_s": round(self._refit_s([int(rows[i]["epochs"]) for i in keep]), 3),
             "candidates_not_refit": [int(rows[i]["id"]) for i in range(len(rows)) if i not in keep],
         }
@@ -166,9 +206,9 @@ class RefitBudget:
         return keep, record
 
 
-def plan_refits(budget: RefitBudget | None, rows: Sequence[dict[str, Any]]) -> tuple[list[int], dict[str, Any]]:
+def plan_refits(budget: StepBudget | None, rows: Sequence[dict[str, Any]]) -> tuple[list[int], dict[str, Any]]:
     """Which of the feasible candidates ``rows`` to refit (indices, in their order) and the record of why:
-    all of them without a budget, else :meth:`RefitBudget.plan`."""
+    all of them without a budget, else :meth:`StepBudget.plan`."""
     if budget is None or budget.budget_s is None:
         return list(range(len(rows))), {"time_budget_s": None}
     return budget.plan(rows, budget.budget_s)

@@ -20,7 +20,7 @@ from fairmon._device import resolve_device
 from fairmon.errors import InsufficientDataError
 from fairmon.explain.gesd import GESDResult
 from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
-from fairmon.feu._budget import RefitBudget, plan_refits
+from fairmon.feu._budget import StepBudget, plan_refits
 from fairmon.feu._crossval import NO_BETTER_CV, CVGate, OutOfFold, Recipe, cv_gate, out_of_fold, use_cv
 from fairmon.feu._data import _Prepared
 from fairmon.feu._ensemble import ensemble_threshold, fold_ensemble, member_proba
@@ -131,7 +131,7 @@ class _Recommendation:
 
 def _recommend(
     evaluator: _Evaluator, anchor: _Anchor, archive: list[dict[str, Any]], front: list[int], F: np.ndarray,
-    random_state: int, budget: RefitBudget | None = None,
+    random_state: int, budget: StepBudget | None = None,
 ) -> _Recommendation:
     st, prep = evaluator.settings, evaluator.prep
     # GESD's own noise floor (explain.gesd: a permutation null over the group labels of the sampled rows)
@@ -219,12 +219,12 @@ def _recommend(
 
 def _cross_validated(
     evaluator: _Evaluator, anchor: _Anchor, rows: list[dict[str, Any]], random_state: int, selection: dict[str, Any],
-    budget: RefitBudget | None,
+    budget: StepBudget | None,
 ) -> tuple[CVGate | None, OutOfFold | None, list[int], dict[str, Any]]:
     """The out-of-fold gate of the feasible candidates (:mod:`fairmon.feu._crossval`), or None and why not.
 
     Only the candidates whose refits fit in what is left of ``time_budget_s`` are refit
-    (:meth:`fairmon.feu._budget.RefitBudget.plan`); their indices in ``rows`` are returned.
+    (:meth:`fairmon.feu._budget.StepBudget.plan`); their indices in ``rows`` are returned.
     """
     st, prep = evaluator.settings, evaluator.prep
     refit, planned = plan_refits(budget, rows)

@@ -191,6 +191,24 @@ def feasible_row(r: dict[str, Any]) -> bool:
     return r["error"] is None and all(c <= 0 for c in r["constraints"])
 
 
+def reported_front(archive: Sequence[dict[str, Any]]) -> list[int]:
+    """Archive indices of the Pareto set FEU reports: the non-dominated feasible evaluations when any is
+    feasible (infeasible ones are never recommended), else the non-dominated trained ones, all marked
+    infeasible; ``[]`` when none trained.
+
+    Example
+    -------
+    >>> row = lambda obj, c: {"objectives": obj, "constraints": [c], "error": None, "state": {}}
+    >>> reported_front([row([0.2, 0.1, 0.0], 0.0), row([0.1, 0.0, 0.0], 0.5), row([0.3, 0.0, 0.0], -0.1)])
+    [0, 2]
+    """
+    valid = [i for i, r in enumerate(archive) if r["state"] is not None]
+    ids = [i for i in valid if feasible_row(archive[i])] or valid
+    if not ids:
+        return []
+    return [ids[k] for k in non_dominated(np.asarray([archive[i]["objectives"] for i in ids], dtype=float))]
+
+
 def candidate_of(
     r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None,
     dp_lb: float | None = None, gate: dict[str, Any] | None = None,

@@ -18,8 +18,9 @@ the utility floor around production as pymoo constraints (:mod:`fairmon.feu.sett
 code's two extra "objective weight" variables are not copied (a weight of 0 trivially zeroes an objective).
 
 NSGA-II (pymoo): random initial population, SBX(prob 0.9, eta 15), PM(eta 20), duplicate elimination;
-stops at the first of ``generations``, ``max_evaluations`` and ``time_budget_s`` (which also leaves
-time for the out-of-fold refits after the search: :mod:`fairmon.feu._budget`).
+stops at the first of ``generations``, ``max_evaluations`` and ``time_budget_s`` (which covers the whole
+step: the baselines run before the search, and the search leaves time for the out-of-fold refits and
+its front's test metrics: :mod:`fairmon.feu._budget`).
 
 Documented choices of fairmon:
 
@@ -82,6 +83,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -89,15 +91,15 @@ import pandas as pd
 
 from fairmon.errors import ConfigError, MethodError
 from fairmon.feu._baselines import _group_decoder, baseline_metrics
-from fairmon.feu._budget import RefitBudget, TrainingClock, reserve_termination, stopped_by_limit
-from fairmon.feu._choose import _deployed, _production, _recommend
+from fairmon.feu._budget import StepBudget, TrainingClock, reserve_termination, stopped_by_limit
+from fairmon.feu._choose import _Anchor, _deployed, _production, _recommend
 from fairmon.feu._crossval import use_cv
 from fairmon.feu._data import _prepare
 from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
 from fairmon.feu._mitigator_constraints import compare_with_mitigators
 from fairmon.feu._recommend import RULE
-from fairmon.feu._result import Candidate, FEUResult, candidate_of, feasible_row, non_dominated
+from fairmon.feu._result import Candidate, FEUResult, candidate_of, reported_front
 from fairmon.feu._versus_mitigator import settle_against_mitigator
 from fairmon.feu.settings import FEUSettings
 from fairmon.registry.model import Model
@@ -185,14 +187,19 @@ def search(
     evaluator = _Evaluator(prep, st, gesd_seed=random_state + 1, device=device)
     anchor = _production(evaluator, production, random_state)
     evaluator.anchor = {"selection_rate": anchor.validation["selection_rate"], "utility": anchor.validation[st.utility]}
+    # the baselines do not depend on the search: first, so that time_budget_s counts them (fairmon.feu._budget)
+    t_baselines = time.perf_counter()
+    baselines, note = _baselines(evaluator, anchor, random_state)
+    timing: dict[str, Any] = {"baselines_s": round(time.perf_counter() - t_baselines, 3)}
     archive: list[dict[str, Any]] = []
     state = {"generation": 0}
-    # time_budget_s covers the search and the out-of-fold refits after it (fairmon.feu._budget)
+    # time_budget_s covers the search, the out-of-fold refits and the tail after them (fairmon.feu._budget)
     pooled = len(prep.y["train"]) + len(prep.y["validation"])
-    budget = RefitBudget(TrainingClock(st.batch_size), t0, st.time_budget_s,
-                         cv=not st.paper_mode and use_cv(len(prep.y["validation"]), st.cv_below_rows),
-                         fit_rows=pooled - pooled // st.cv_folds, folds=st.cv_folds,
-                         stand_in_epochs=None if anchor.recipe is None else anchor.recipe.epochs)
+    cv = not st.paper_mode and use_cv(len(prep.y["validation"]), st.cv_below_rows)
+    budget = StepBudget(TrainingClock(st.batch_size), t0, st.time_budget_s, cv=cv,
+                        fit_rows=pooled - pooled // st.cv_folds, folds=st.cv_folds,
+                        stand_in_epochs=None if anchor.recipe is None else anchor.recipe.epochs,
+                        deploy_scorings=2 if cv and st.cv_deploy == "ensemble" else 0)
 
     pool = None
     if n_jobs > 1:
@@ -222,10 +229,12 @@ def search(
             ({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, lr, ep, thr, seed, w, sh)
             for net, (lr, ep, seed), thr, w, sh in zip(nets, configs, thresholds, weights, shifts)
         ]
+        t_score = time.perf_counter()
         if pool is not None:
             results = list(pool.map(_worker_score, jobs))
         else:
             results = [evaluator.score(*j) for j in jobs]
+        budget.record_scoring(seconds=time.perf_counter() - t_score, candidates=len(jobs), workers=n_jobs)
         for r in results:
             r["generation"] = state["generation"]
             r["id"] = len(archive)
@@ -268,7 +277,7 @@ def search(
     if st.max_evaluations is not None:
         limits.append(MaximumFunctionCallTermination(st.max_evaluations))
     time_limit = None
-    if st.time_budget_s is not None:  # leaves one generation's and the refits' time (fairmon.feu._budget)
+    if st.time_budget_s is not None:  # leaves one generation's, the refits' and the tail's time (fairmon.feu._budget)
         time_limit = reserve_termination(st.time_budget_s, t0, lambda: budget.reserve_s(archive))
         limits.append(time_limit)
     try:
@@ -284,34 +293,26 @@ def search(
         raise MethodError("FEU evaluated no candidate (time budget too small?)")
     evaluations = [candidate_of(r) for r in archive]
     F = np.asarray([c.objectives for c in evaluations])
-    valid = [i for i, r in enumerate(archive) if r["state"] is not None]
-    if not valid:
-        raise MethodError(f"every FEU candidate failed to train; first error: {archive[0]['error']}")
     # the front of the feasible candidates when there are any (infeasible ones stay in ``evaluations``,
     # marked, and are never recommended); otherwise the front of all, every one marked infeasible
-    feasible = [i for i in valid if feasible_row(archive[i])]
-    pool_ids = feasible or valid
-    front = [pool_ids[i] for i in non_dominated(F[pool_ids])]
+    front = reported_front(archive)
+    if not front:
+        raise MethodError(f"every FEU candidate failed to train; first error: {archive[0]['error']}")
     rec = _recommend(evaluator, anchor, archive, front, F, random_state, budget)
+    t_tail = time.perf_counter()
     pareto = []
     for pos, i in enumerate(front):
         r = archive[i]
         test = evaluator.test_metrics(r["state"], r["threshold"], r.get("group_thresholds"))
         pareto.append(candidate_of(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos),
                                   gate=rec.gate.get(pos)))
-    baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state,
-                                 production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result) if st.baselines else {
-        "production": {"validation": anchor.validation, "test": anchor.test}}
-    baselines["production"]["validation"]["gesd"] = anchor.gesd.get("validation")
-    baselines["production"]["test"]["gesd"] = anchor.gesd.get("test")
-    note = "" if st.paper_mode else compare_with_mitigators(
-        baselines, prep, anchor.proba, band=st.positive_rate_band, tolerance=st.utility_tolerance, utility=st.utility,
-        random_state=random_state, production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result)
     # withheld when fairlearn's tuned ThresholdOptimizer is better beyond noise, with group_thresholds on
     rec = settle_against_mitigator(evaluator, anchor, rec, archive, front, baselines, random_state)
     # the deployed model: the searched network, or the chosen recipe's fold ensemble (FEUSettings.cv_deploy)
     selected, model = (None, None) if rec.position is None else _deployed(evaluator, rec, archive[front[rec.position]],
                                                                          pareto[rec.position])
+    timing.update(tail_estimate_s=round(budget.tail_s(len(front)), 3), tail_s=round(time.perf_counter() - t_tail, 3))
+    rec = replace(rec, selection={**rec.selection, "timing": timing})
 
     snapshot = None
     if registry is not None and selected is not None and model is not None:
@@ -361,6 +362,20 @@ def search(
         gesd_noise_floor=rec.noise_floor,
         selection=rec.selection,
     )
+
+
+def _baselines(evaluator: _Evaluator, anchor: _Anchor, random_state: int) -> tuple[dict[str, Any], str]:
+    """The baselines on FEU's split and the recommendation's sentence on the mitigators (none in paper mode)."""
+    st, prep = evaluator.settings, evaluator.prep
+    baselines = baseline_metrics(prep, anchor.proba, anchor.threshold, random_state=random_state,
+                                 production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result) if st.baselines else {
+        "production": {"validation": anchor.validation, "test": anchor.test}}
+    baselines["production"]["validation"]["gesd"] = anchor.gesd.get("validation")
+    baselines["production"]["test"]["gesd"] = anchor.gesd.get("test")
+    note = "" if st.paper_mode else compare_with_mitigators(
+        baselines, prep, anchor.proba, band=st.positive_rate_band, tolerance=st.utility_tolerance, utility=st.utility,
+        random_state=random_state, production_score=anchor.score_encoded, gesd_of=evaluator.gesd_result)
+    return baselines, note
 
 
 def _decision_record(c: Candidate, columns: list[str]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import pytest
 from _feu_data import group_effect_frame
 
 from fairmon.feu import FEUSettings, predict_proba, search
-from fairmon.feu._budget import NOT_REFIT, RefitBudget, TrainingClock, plan_refits, reserve_termination
+from fairmon.feu._budget import NOT_REFIT, StepBudget, TrainingClock, plan_refits, reserve_termination
 from fairmon.feu._choose import _all_feasible, _production, _recommend
 from fairmon.feu._crossval import CVGate
 from fairmon.feu._data import _prepare
@@ -80,20 +80,20 @@ def _row(i: int, dp: float, epochs: int, *, feasible: bool = True, utility: floa
 def test_the_plan_refits_the_lowest_validation_dp_first_as_many_as_fit_and_at_least_one() -> None:
     rows = [_row(0, 0.10, 5), _row(1, 0.02, 5), _row(2, 0.05, 5), _row(3, 0.02, 50)]
     started = time.perf_counter()
-    unbounded = RefitBudget(_clock(), started, None, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    unbounded = StepBudget(_clock(), started, None, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
     assert plan_refits(unbounded, rows) == ([0, 1, 2, 3], {"time_budget_s": None})
-    spent = RefitBudget(_clock(), started - 100.0, 50.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    spent = StepBudget(_clock(), started - 100.0, 50.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
     keep, record = plan_refits(spent, rows)
     assert keep == [1]  # DP 0.02; the tie with evaluation 3 goes to the lower id
     assert record["candidates_not_refit"] == [0, 2, 3] and record["refit_seconds_left"] < -49
     assert record["not_refit_reason"] == NOT_REFIT.format(m=1, n=4, left=0.0)
     # room for 5 folds x 5 epochs x 20 steps x 0.02 s = 10 s of refits: the three 5-epoch recipes (one stack),
     # not the 50-epoch one (ten times as many steps), though it is second in order
-    roomy = RefitBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    roomy = StepBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
     keep, record = plan_refits(roomy, rows)
     assert keep == [0, 1, 2] and record["candidates_not_refit"] == [3]
     assert record["not_refit_reason"] == NOT_REFIT.format(m=3, n=4, left=record["refit_seconds_left"])
-    roomy = RefitBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    roomy = StepBudget(_clock(), time.perf_counter(), 10.5, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
     keep, record = plan_refits(roomy, rows[:3])
     assert keep == [0, 1, 2] and record["refit_estimate_s"] == pytest.approx(10.0) and "not_refit_reason" not in record
 
@@ -101,10 +101,63 @@ def test_the_plan_refits_the_lowest_validation_dp_first_as_many_as_fit_and_at_le
 def test_the_search_reserves_the_refits_of_its_feasible_front_only() -> None:
     archive = [_row(0, 0.05, 10, utility=0.30), _row(1, 0.10, 40, utility=0.35),  # dominated by 0
                _row(2, 0.01, 40, feasible=False), _row(3, 0.02, 20, utility=0.40)]
-    b = RefitBudget(_clock(), time.perf_counter(), 60.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    b = StepBudget(_clock(), time.perf_counter(), 60.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
     assert b.reserve_s(archive) == pytest.approx(_clock().refit_s([10, 20], fit_rows=200, folds=5, stand_in_epochs=None))
-    assert RefitBudget(_clock(), 0.0, 60.0, cv=False, fit_rows=200, folds=5, stand_in_epochs=None).reserve_s(archive) == 0
+    assert StepBudget(_clock(), 0.0, 60.0, cv=False, fit_rows=200, folds=5, stand_in_epochs=None).reserve_s(archive) == 0
     assert b.reserve_s([_row(0, 0.05, 10, feasible=False)]) == 0.0
+
+
+def test_the_search_also_reserves_the_tail_of_the_front_it_would_report() -> None:
+    archive = [_row(0, 0.05, 10, utility=0.30), _row(1, 0.10, 40, utility=0.35), _row(2, 0.02, 20, utility=0.40)]
+    b = StepBudget(_clock(), time.perf_counter(), 60.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None,
+                   deploy_scorings=2)
+    refits = _clock().refit_s([10, 20], fit_rows=200, folds=5, stand_in_epochs=None)
+    assert b.tail_s(2) == 0.0 and b.reserve_s(archive) == pytest.approx(refits)  # no scoring measured yet
+    b.record_scoring(seconds=3.0, candidates=6, workers=2)  # 1.0 s per candidate in one process
+    b.record_scoring(seconds=9.0, candidates=6, workers=1)  # a spike: 1.5
+    b.record_scoring(seconds=6.0, candidates=8, workers=1)  # 0.75
+    assert b.tail_s(2) == pytest.approx(1.0 * (2 + 2))  # the median; the front and the ensemble's two GESDs
+    assert b.reserve_s(archive) == pytest.approx(refits + 4.0)
+    # nothing feasible: no refits, but the front of all trained candidates is still scored on test
+    infeasible = [_row(0, 0.05, 10, feasible=False), _row(1, 0.01, 10, feasible=False, utility=0.5)]
+    assert b.reserve_s(infeasible) == pytest.approx(1.0 * (2 + 2))
+    # with fewer candidates than workers, each candidate is charged its whole wall time
+    few = StepBudget(_clock(), 0.0, 60.0, cv=False, fit_rows=200, folds=5, stand_in_epochs=None)
+    few.record_scoring(seconds=2.0, candidates=1, workers=4)
+    assert few.reserve_s(archive) == pytest.approx(2.0 * 2)
+
+
+def test_the_refits_plan_leaves_the_tail_its_time() -> None:
+    rows = [_row(0, 0.01, 5), _row(1, 0.02, 5)]
+    b = StepBudget(_clock(), time.perf_counter(), 14.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None)
+    keep, record = plan_refits(b, rows)
+    assert keep == [0, 1] and record["tail_estimate_s"] == 0.0  # 10 s of refits fit in 14
+    b.record_scoring(seconds=6.0, candidates=3, workers=1)  # 2 s per candidate: a tail of 4 s for the 2 candidates
+    keep, record = plan_refits(b, rows)
+    assert keep == [0] and record["tail_estimate_s"] == pytest.approx(4.0)  # 10 s no longer fit in 14 - 4
+    assert record["refit_seconds_left"] == pytest.approx(10.0, abs=0.1) and record["candidates_not_refit"] == [1]
+
+
+def test_the_baselines_run_before_the_search_and_the_step_records_its_timing(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import fairmon.feu._search as feu_search
+
+    order: list[str] = []
+    baselines = feu_search._baselines
+
+    def recorded(*args: Any) -> Any:
+        order.append("baselines")
+        return baselines(*args)
+
+    monkeypatch.setattr(feu_search, "_baselines", recorded)
+    res = search(group_effect_frame(500, 1, effect=1.5), **FEATURES,
+                 settings=FEUSettings.small(**{**LIGHT, "generations": 2}, time_budget_s=3600), random_state=1,
+                 device="cpu", progress=lambda g, n, t: order.append(f"generation {g}"))
+    assert order == ["baselines", "generation 1", "generation 2"]
+    assert {"exponentiated_gradient", "threshold_optimizer"} <= set(res.baselines)
+    timing = res.selection["timing"]
+    assert timing["baselines_s"] > 0 and timing["tail_s"] > 0
+    # the tail's estimate: the front's test metrics plus the deployed fold ensemble's two GESDs, at the search's rate
+    assert timing["tail_estimate_s"] > 0 and res.selection["tail_estimate_s"] == timing["tail_estimate_s"]
 
 
 def test_candidates_not_refit_are_recorded_as_not_eligible() -> None:
@@ -151,7 +204,7 @@ def test_a_search_with_time_to_spare_refits_every_feasible_candidate() -> None:
     assert 0 < res.selection["refit_estimate_s"] < res.selection["refit_seconds_left"]
 
 
-class _Holes(RefitBudget):
+class _Holes(StepBudget):
     """A plan that refits the second and the last feasible candidate only (the mapping, not the timing)."""
 
     def plan(self, rows, budget_s):  # type: ignore[no-untyped-def]
