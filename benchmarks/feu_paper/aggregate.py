@@ -227,6 +227,34 @@ def comparison(out: Path, datasets: list[str], mode: str) -> tuple[str, dict[str
                       f"- goal (equal bal. acc. ± 0.01, DP no worse than the better mitigator, lower GESD): {c['goal']}",
                       f"- goal per seed (the lower-DP mitigator within ±0.01 bal. acc., final GESD): {c['goal_per_seed']}"]
         lines += fg.markdown(rs)
+        within, budget = budget_lines(rs)
+        if budget:
+            c["time_budget_within"] = within
+            lines += budget
         checks[name] = c
         lines.append("")
     return "\n".join(lines), checks
+
+
+def budget_lines(rs: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    """How many runs with a ``time_budget_s`` ended within it, and markdown on how they spent it
+    (fairmon.feu._budget), each estimate beside what it estimated (``[]``: no run had a budget). Runs
+    written before session 17 lack the timing."""
+    rows = [r for r in rs if r.get("time_budget_s") is not None]
+    if not rows:
+        return 0, []
+
+    def num(v: Any, fmt: str = "{:.1f}") -> str:
+        return "–" if v is None else fmt.format(v)
+
+    out = ["", "Time budget (`time_budget_s`; seconds of wall time; the step is FEU's alone, not the final GESD):", "",
+           "| seed | budget | generations (stopped by) | baselines | refit: candidates, estimate, measured | "
+           "tail: estimate, measured | step | within budget |", "|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: r["seed"]):
+        refit = (f"{r['refit_candidates']} of {r['refit_candidates'] + r['refit_not']}, {num(r['refit_estimate_s'])}, "
+                 f"{num(r['refit_wall_s'])}") if r.get("refit_candidates") is not None else "–"
+        out.append(f"| {r['seed']} | {r['time_budget_s']:g} | {r['generations_run']} ({r['stopped_by']}) | "
+                   f"{num(r.get('timing_baselines_s'))} | {refit} | {num(r.get('timing_tail_estimate_s'))}, "
+                   f"{num(r.get('timing_tail_s'))} | {num(r.get('step_s'))} | "
+                   f"{'yes' if r['step_s'] <= r['time_budget_s'] else 'no'} |")
+    return sum(r["step_s"] <= r["time_budget_s"] for r in rows), out

@@ -131,6 +131,12 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         "gesd_noise_floor": res.gesd_noise_floor,
         "search_s": round(time.perf_counter() - t0, 1),
         "step_s": res.elapsed_s,  # the FEU step alone (fairmon.feu._budget: what time_budget_s bounds)
+        "time_budget_s": st.time_budget_s,
+        # the out-of-fold refits under the budget: how many, estimated and measured seconds (fairmon.feu._budget)
+        "refit_candidates": (res.selection or {}).get("candidates_refit"),
+        "refit_not": len((res.selection or {}).get("candidates_not_refit", [])),
+        "refit_estimate_s": (res.selection or {}).get("refit_estimate_s"),
+        "refit_wall_s": (res.selection or {}).get("cv_wall_s"),
         **{f"timing_{k}": v for k, v in (res.selection or {}).get("timing", {}).items()},
     }
     if sel is not None:

@@ -22,8 +22,8 @@ field, overridable with ``--set``, see :data:`DEMO_SETTINGS`): outcome bootstrap
 decision); GESD and OpenXAI on 50 sampled rows with 5 perturbations each (300 LIME / 200
 KernelSHAP samples; FEU's GESD objective uses the same settings); attribution gaps on 100 rows per
 side of each group; FEU NSGA-II population 6 x 3
-generations (epochs 3..10) with a 60 s budget for the search and its out-of-fold refits (a generation
-starts only when it and the refits' estimate fit; :mod:`fairmon.feu._budget`).
+generations (epochs 3..10) with a 60 s budget for the whole FEU step (a generation starts only when
+it, the refits' and the front's test metrics' estimates fit; :mod:`fairmon.feu._budget`).
 """
 
 from __future__ import annotations

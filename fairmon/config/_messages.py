@@ -82,8 +82,8 @@ ERR_FEU_BUDGET = (
     "({factor} x execution.task_timeout_s {task} = {heavy} s) and the window run's ({run_share:.0%} of the "
     "{window} window = {run} s): Airflow would stop the step before its budget and what follows it end, and the "
     "window's FEU would fail; lower retraining.time_budget_s to at most {most:g}, or raise execution.task_timeout_s "
-    "(the budget covers the search and its out-of-fold refits; the fairlearn baselines, registration and, within "
-    "the run, the steps before FEU need the rest)"
+    "(the budget covers the whole FEU step, but the search stops on estimates of what follows it; their error, "
+    "registration and, within the run, the steps before FEU need the rest)"
 )
 ERR_NEEDS_GROUND_TRUTH = (
     "{metrics} need ground-truth feature importances, which a monitored production model does not have "

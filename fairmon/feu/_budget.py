@@ -51,16 +51,18 @@ setting; the record keeps the estimate beside the measured wall time (``refit_es
 
 **The tail's estimate.** Scoring a candidate (its metrics and its light GESD on one split) costs the
 same on the test split as on validation: the GESD's sampled rows, perturbations and explainer
-settings are the same. The search measures the wall time of each generation's scoring; with worker
-processes it charges each candidate ``wall x min(workers, candidates) / candidates``, the sequential
-time the tail (run in the step's own process) will take. Median over generations.
+settings are the same. Every scoring in the search is timed where it runs (a worker process or the
+step's own; a pool's start-up is not counted) and the tail charges the median per candidate. A
+fold ensemble's GESD calls ``cv_folds`` networks per model call and is charged as one network's
+scoring: ``benchmarks/feu_paper`` records the tail's estimate beside its measured time to check it.
 
 The spec refuses a ``time_budget_s`` the Airflow timeouts would cut (:mod:`fairmon.config`, the
 ``retraining`` section), and keeps a share of the limit for the estimates' error. Not reserved:
 registration, the comparison with the tuned ThresholdOptimizer (``cv_folds`` ThresholdOptimizer fits,
 ~0.06 CPU-s each at 3,000 rows, and two bootstraps) and the group-threshold ensemble's quantiles —
 bounded by the data's size, not by the search. The step records ``timing`` in its selection: the
-baselines' seconds, the tail's estimate and its measured seconds.
+baselines' seconds, the tail's estimate and its measured seconds, and the mitigator check's
+(``versus_mitigator_s``); ``refit_seconds_left`` is what was left for the refits after the tail's estimate.
 
 Example
 -------
@@ -144,7 +146,7 @@ class StepBudget:
     -------
     >>> b = StepBudget(TrainingClock(32), time.perf_counter(), budget_s=None, cv=True, fit_rows=640, folds=5,
     ...                stand_in_epochs=20, deploy_scorings=2)
-    >>> b.record_scoring(seconds=2.0, candidates=8, workers=2)  # 2 workers: 0.5 s per candidate in one process
+    >>> b.record_scoring([0.4, 0.5, 0.9])  # three candidates scored: 0.5 s each (the median)
     >>> b.tail_s(front_size=4)  # the 4 candidates' test metrics and the fold ensemble's 2 GESDs
     3.0
     >>> plan_refits(b, [{"id": 3, "epochs": 10, "objectives": [0.3, 0.05, 0.0]}])
@@ -160,32 +162,34 @@ class StepBudget:
     stand_in_epochs: int | None  #: FEU's production stand-in is refit too; None: a given model is not
     #: scorings the deployed model adds after the search: 2 (the fold ensemble's validation and test GESDs) or 0
     deploy_scorings: int = 0
-    #: sequential seconds to score one candidate (metrics and light GESD on one split), one per generation
+    #: seconds to score one candidate (metrics and light GESD on one split), one per candidate scored
     scoring: list[float] = field(default_factory=list)
 
     def _refit_s(self, epochs: Sequence[int]) -> float:
         return self.clock.refit_s(epochs, fit_rows=self.fit_rows, folds=self.folds,
                                   stand_in_epochs=self.stand_in_epochs)
 
-    def record_scoring(self, *, seconds: float, candidates: int, workers: int) -> None:
-        """Record a generation's scoring: ``candidates`` scored in ``seconds`` of wall time by ``workers``."""
-        if candidates > 0:
-            self.scoring.append(seconds * min(max(workers, 1), candidates) / candidates)
+    def record_scoring(self, seconds: Sequence[float]) -> None:
+        """Record a generation's scorings, each timed where it ran (a worker or the step's process)."""
+        self.scoring.extend(float(s) for s in seconds)
 
-    def tail_s(self, front_size: int) -> float:
-        """Estimated seconds after the refits: one scoring per front candidate (its test metrics) and the
-        deployed model's; 0 before the first generation."""
+    def tail_s(self, front_size: int, *, deploy: bool = True) -> float:
+        """Estimated seconds after the refits: one scoring per front candidate (its test metrics) and, when
+        something can be recommended (``deploy``: the front is feasible), the deployed model's; 0 before
+        the first generation."""
         if not self.scoring:
             return 0.0
-        return statistics.median(self.scoring) * (front_size + self.deploy_scorings)
+        return statistics.median(self.scoring) * (front_size + (self.deploy_scorings if deploy else 0))
 
     def reserve_s(self, archive: Sequence[dict[str, Any]]) -> float:
         """What the search leaves for after it: the tail of the front it would report now, plus the refits
         of that front when it is feasible and the cross-validated gate applies."""
         front = reported_front(archive)
-        refits = self._refit_s([int(archive[i]["epochs"]) for i in front]) \
-            if self.cv and front and feasible_row(archive[front[0]]) else 0.0
-        return self.tail_s(len(front)) + refits
+        feasible = bool(front) and feasible_row(archive[front[0]])
+        refits = 0.0
+        if self.cv and feasible:
+            refits = self._refit_s([int(archive[i]["epochs"]) for i in front])
+        return self.tail_s(len(front), deploy=feasible) + refits
 
     def plan(self, rows: Sequence[dict[str, Any]], budget_s: float) -> tuple[list[int], dict[str, Any]]:
         """Which of the feasible candidates ``rows`` (the reported front) to refit within ``budget_s``, after
@@ -197,7 +201,7 @@ class StepBudget:
                                        folds=self.folds, stand_in_epochs=self.stand_in_epochs, seconds_left=left)
         keep = sorted(order[k] for k in fit)
         record: dict[str, Any] = {
-            "time_budget_s": budget_s, "refit_seconds_left": round(left, 3), "tail_estimate_s": round(tail, 3),
+            "time_budget_s": budget_s, "refit_seconds_left": round(left, 3),
             "refit_estimate_s": round(self._refit_s([int(rows[i]["epochs"]) for i in keep]), 3),
             "candidates_not_refit": [int(rows[i]["id"]) for i in range(len(rows)) if i not in keep],
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,9 @@ class _Evaluator:
         self, state: dict[str, Any], lr: float, epochs: int, thr: float, seed: int, weight: float = 0.0,
         shift: float | None = None,
     ) -> dict[str, Any]:
-        """Validation metrics and objectives of one trained network (``shift``: its parity shift)."""
+        """Validation metrics and objectives of one trained network (``shift``: its parity shift); ``score_s``
+        is the seconds it took, in the process that scored it (:mod:`fairmon.feu._budget`)."""
+        started = time.perf_counter()
         gthr = None
         try:
             net = self.rebuild(state)
@@ -149,7 +152,7 @@ class _Evaluator:
         return {"lr": lr, "epochs": epochs, "threshold": thr, "seed": seed, "fairness_weight": weight, "parity_shift": shift,
                 "group_thresholds": gthr, "validation": val,
                 "objectives": objectives, "constraints": constraints, "state": state if error is None else None,
-                "error": error}
+                "error": error, "score_s": time.perf_counter() - started}
 
     def test_metrics(self, state: dict[str, Any], threshold: float,
                      gthr: dict[str, float] | None = None) -> dict[str, float]:

@@ -119,7 +119,9 @@ class FEUResult:
     gesd_noise_floor: float | None = None
     #: which rows the recommendation gate read: ``{"selection": "validation", ...}`` or, below
     #: ``FEUSettings.cv_below_rows`` validation rows, ``"cv5"`` with folds, out-of-fold rows, production's
-    #: out-of-fold metrics and the CPU seconds the refits took (:mod:`fairmon.feu._crossval`)
+    #: out-of-fold metrics and the CPU seconds the refits took (:mod:`fairmon.feu._crossval`); with
+    #: ``time_budget_s`` which candidates were refit and why (:mod:`fairmon.feu._budget`); ``timing``:
+    #: seconds of the baselines, the tail after the refits (estimate and measured) and the mitigator check
     selection: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

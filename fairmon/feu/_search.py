@@ -99,7 +99,7 @@ from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
 from fairmon.feu._mitigator_constraints import compare_with_mitigators
 from fairmon.feu._recommend import RULE
-from fairmon.feu._result import Candidate, FEUResult, candidate_of, reported_front
+from fairmon.feu._result import Candidate, FEUResult, candidate_of, feasible_row, reported_front
 from fairmon.feu._versus_mitigator import settle_against_mitigator
 from fairmon.feu.settings import FEUSettings
 from fairmon.registry.model import Model
@@ -229,12 +229,11 @@ def search(
             ({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, lr, ep, thr, seed, w, sh)
             for net, (lr, ep, seed), thr, w, sh in zip(nets, configs, thresholds, weights, shifts)
         ]
-        t_score = time.perf_counter()
         if pool is not None:
             results = list(pool.map(_worker_score, jobs))
         else:
             results = [evaluator.score(*j) for j in jobs]
-        budget.record_scoring(seconds=time.perf_counter() - t_score, candidates=len(jobs), workers=n_jobs)
+        budget.record_scoring([r.pop("score_s") for r in results])
         for r in results:
             r["generation"] = state["generation"]
             r["id"] = len(archive)
@@ -299,19 +298,25 @@ def search(
     if not front:
         raise MethodError(f"every FEU candidate failed to train; first error: {archive[0]['error']}")
     rec = _recommend(evaluator, anchor, archive, front, F, random_state, budget)
-    t_tail = time.perf_counter()
+    t_tail = time.perf_counter()  # the tail: the front's test metrics and the deployed model (fairmon.feu._budget)
     pareto = []
     for pos, i in enumerate(front):
         r = archive[i]
         test = evaluator.test_metrics(r["state"], r["threshold"], r.get("group_thresholds"))
         pareto.append(candidate_of(r, test=test, chebyshev=rec.chebyshev.get(pos), dp_lb=rec.dp_lb.get(pos),
                                   gate=rec.gate.get(pos)))
+    tail_s = time.perf_counter() - t_tail
     # withheld when fairlearn's tuned ThresholdOptimizer is better beyond noise, with group_thresholds on
+    t_versus = time.perf_counter()
     rec = settle_against_mitigator(evaluator, anchor, rec, archive, front, baselines, random_state)
+    timing["versus_mitigator_s"] = round(time.perf_counter() - t_versus, 3)
+    t_deploy = time.perf_counter()
     # the deployed model: the searched network, or the chosen recipe's fold ensemble (FEUSettings.cv_deploy)
     selected, model = (None, None) if rec.position is None else _deployed(evaluator, rec, archive[front[rec.position]],
                                                                          pareto[rec.position])
-    timing.update(tail_estimate_s=round(budget.tail_s(len(front)), 3), tail_s=round(time.perf_counter() - t_tail, 3))
+    deployed = rec.members is not None and selected is not None
+    timing.update(tail_estimate_s=round(budget.tail_s(len(front), deploy=feasible_row(archive[front[0]])), 3),
+                  tail_s=round(tail_s + time.perf_counter() - t_deploy, 3), deployed_fold_ensemble=deployed)
     rec = replace(rec, selection={**rec.selection, "timing": timing})
 
     snapshot = None

@@ -50,9 +50,10 @@ class FEUSettings:
     population, generations, max_evaluations, time_budget_s
         NSGA-II budget; the search stops at whichever limit comes first (a limit is checked between
         generations, so a generation in progress finishes). Only generations make runs reproducible:
-        a time budget depends on the machine. ``time_budget_s`` counts from the step's start and also
-        covers the cross-validated gate's refits: the search stops early enough to leave their
-        estimated time, and refits only what fits, in order of validation DP (:mod:`fairmon.feu._budget`).
+        a time budget depends on the machine. ``time_budget_s`` counts from the step's start and covers
+        the whole step: the baselines run first; the search stops early enough to leave the estimated
+        time of the cross-validated gate's refits and of its front's test metrics; and only the
+        refits that fit are made, in order of validation DP (:mod:`fairmon.feu._budget`).
     split
         Train / validation / test fractions (stratified by label). Objectives and selection use the
         validation part; reported metrics use the test part.

@@ -72,7 +72,7 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     assert (tmp_path / "pareto_paper_german_seed42.png").is_file()
 
     # fairmon's default mode: the recommended candidate (or none) beside production and the baselines
-    rows = mod.main(["--smoke", "--out", str(tmp_path / "default")])
+    rows = mod.main(["--smoke", "--time-budget", "600", "--out", str(tmp_path / "default")])
     summary = rows[0]
     assert summary["mode"] == "default" and summary["seeds"] == 1 and summary["recommended"] in (0, 1)
     for b in ("production", "constant", "threshold_optimizer", "exponentiated_gradient"):
@@ -111,6 +111,14 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
             assert lo <= hi and r[f"final_gesd_diff_{other}_verdict"] == mod.fg.verdict(
                 d, (lo, hi), r[f"final_gesd_diff_{other}_floor"])
     assert "Final GESD on test" in table
+    # the budget's estimates beside what they estimated (fairmon.feu._budget); 600 s leaves the tiny run unbounded
+    assert r["time_budget_s"] == 600 and r["stopped_by"] == "generations" and 0 < r["step_s"] <= 600
+    assert r["timing_baselines_s"] > 0 and r["timing_tail_estimate_s"] > 0 and r["timing_tail_s"] > 0
+    assert r["refit_candidates"] is not None, "the smoke's seed gives a feasible front (German: the out-of-fold gate)"
+    assert r["refit_candidates"] >= 1 and r["refit_not"] == 0 and r["refit_estimate_s"] > 0 and r["refit_wall_s"] > 0
+    checks = json.loads((tmp_path / "default" / "feu_paper_smoke_default.json").read_text())["settings"]["checks"]
+    assert checks["german"]["time_budget_within"] == 1
+    assert "| tail: estimate, measured |" in table and "| 42 | 600 | 1 (generations) |" in table
     # --aggregate-only rebuilds the same files from runs/*.json without running anything
     (tmp_path / "default" / "feu_paper_smoke_default_comparison.md").unlink()
     mod.main(["--smoke", "--aggregate-only", "--out", str(tmp_path / "default")])
