@@ -74,9 +74,19 @@ holds for one fixed candidate does not hold for the one chosen. At the spec's de
 German recommendations left the band on test (seed 42: out of fold -0.057, margin 0.095; test
 -0.113), and the simultaneous margin excludes that candidate (``benchmarks/feu_paper``, "Session
 15"). With a single candidate ``z_rate`` is the bootstrap's own one-sided quantile, at least 1.645
-and a little above it from resampling noise (1.70 in the example below). The deviations are taken
-towards the band edge each candidate is nearer (the percentile orientation); the DP gate's bound
-uses the mirror (the basic orientation); the two agree when the bootstrap distribution is symmetric.
+or a little above it from resampling noise (the floor in the example below). The deviations are the
+estimate's errors as the bootstrap sees them, ``Δrate - Δrate*`` (the basic orientation, as the DP
+gate's bound ``gain - c * SE`` uses ``gain* - gain``), taken towards the band edge each candidate is
+nearer (upwards for a rate that did not move). Until session 17 they were ``Δrate* - Δrate`` (the
+percentile orientation); the two agree when the bootstrap distribution is symmetric. Considered and
+not adopted (session 17): the absolute deviation ``|Δrate - Δrate*|`` for a rate that did not move
+at all. That candidate is as near both edges, so its one-sided margin is optimistic, but so is
+every candidate's whose rate moved by less than its SE, and the special case makes the margin jump
+at exactly 0 and, through the max-T, widens every other candidate's margin whenever one rate did not
+move (on the 350 out-of-fold rows of ``tests/feu/test_feu_crossval.py`` the critical value went
+from 1.91 to 2.14 and no candidate stayed eligible). The consistent alternative, the absolute
+deviation for every candidate (a two-sided simultaneous interval inside the band), widens all
+margins; neither is measured on the benchmarks yet.
 
 The utility floor gets **no** margin (chosen, not forgotten): the tolerance (0.02) is itself an
 allowance for "no worse than production by more than this", and a noise margin on the balanced
@@ -105,16 +115,16 @@ Example
 True
 >>> g = simultaneous_gate(prod, np.vstack([fair, prod]), s, band=0.15, n_boot=200, random_state=0)
 >>> g.eligible.tolist(), round(float(g.rate_diff[0]), 3), round(float(g.rate_margin[0]), 3)
-([True, False], 0.052, 0.118)
+([True, False], 0.052, 0.116)
 
 With a band of 0.10 the first candidate (rate 0.052 off production's, but with an SE of 0.038 on
-400 rows) would not be eligible: 0.052 + 1.70 * 0.038 > 0.10 (one live candidate: ``z_rate`` is the
-bootstrap's one-sided 95% quantile, 1.70 here, above the floor 1.645). The band must hold on fresh rows
+400 rows) would not be eligible: 0.052 + 1.645 * 0.038 > 0.10 (one live candidate: ``z_rate`` is the
+bootstrap's one-sided 95% quantile, below the floor 1.645 here, so the floor). The band must hold on fresh rows
 too: for a fresh sample of 400 rows the margin's SE grows by ``sqrt(2)``:
 
 >>> g2 = simultaneous_gate(prod, np.vstack([fair, prod]), s, band=0.15, n_boot=200, random_state=0, fresh_rows=400)
 >>> round(float(g2.rate_margin[0]), 3), g2.eligible.tolist()
-(0.145, [True, False])
+(0.142, [True, False])
 """
 
 from __future__ import annotations
@@ -270,11 +280,13 @@ def simultaneous_gate(
 def _rate_critical(rdiff_b: np.ndarray, rdiff: np.ndarray, rate_se: np.ndarray, level: float, z: float) -> float:
     """The band margin's multiplier (rule step 2b): max-T over the candidates, at least ``z``.
 
-    Each candidate's deviation is taken towards the side its rate moved (the band edge it is nearer),
-    so a single candidate gets about the one-sided ``z`` and many get a simultaneous bound.
+    Each candidate's deviation is the estimate's error as the bootstrap sees it, ``rdiff - rdiff*``
+    (the basic orientation, as the DP gate's bound), taken towards the side its rate moved (the band
+    edge it is nearer; upwards for a rate that did not move), so a single candidate gets about the
+    one-sided ``z`` and many get a simultaneous bound.
     """
     side = np.where(rdiff < 0, -1.0, 1.0)
-    return max(float(z), _max_t(side * (rdiff_b - rdiff), rate_se, level) or 0.0)
+    return max(float(z), _max_t(side * (rdiff[None, :] - rdiff_b), rate_se, level) or 0.0)
 
 
 def _max_t(deviations: np.ndarray, se: np.ndarray, level: float) -> float | None:

@@ -13,7 +13,13 @@ import pytest
 
 from fairmon.errors import MethodError
 from fairmon.feu._metrics import dp_difference
-from fairmon.feu._recommend import RATE_MARGIN_Z, choose_lowest_dp, dp_gain, simultaneous_gate
+from fairmon.feu._recommend import (
+    RATE_MARGIN_Z,
+    bootstrap_weights,
+    choose_lowest_dp,
+    dp_gain,
+    simultaneous_gate,
+)
 
 N = 400  # validation rows, half per group
 S = np.repeat(["a", "b"], N // 2)
@@ -168,3 +174,22 @@ def test_honest_none_when_no_candidate_is_better() -> None:
     g = simultaneous_gate(prod, cands, S, band=BAND, n_boot=300, random_state=7)
     assert not g.eligible.any()
     assert all(not g.record(j)["gain_ok"] for j in range(10))
+
+
+def test_the_band_margin_reads_the_estimates_error_towards_the_nearer_edge() -> None:
+    """Since session 17 the deviations are ``Δrate - Δrate*`` (the basic orientation, as the DP gate's bound),
+    towards the edge each rate moved to; recomputed here from the gate's own resamples."""
+    rng = np.random.default_rng(5)
+    prod = _draw(rng, 0.7, 0.3)
+    cands = np.vstack([_draw(rng, 0.75, 0.35), _draw(rng, 0.6, 0.3), _like_production(rng, prod),
+                       _draw(rng, 0.68, 0.4), _draw(rng, 0.7, 0.22)])
+    g = simultaneous_gate(prod, cands, S, band=BAND, n_boot=400, random_state=2)
+    W = bootstrap_weights(N, 400, random_state=2).astype(float)
+    rdiff_b = (W @ cands.T) / N - ((W @ prod) / N)[:, None]
+    side = np.sign(g.rate_diff)
+    assert np.all(side != 0)
+    basic = np.quantile((side * (g.rate_diff - rdiff_b) / g.rate_se).max(axis=1), 0.95)
+    percentile = np.quantile((side * (rdiff_b - g.rate_diff) / g.rate_se).max(axis=1), 0.95)
+    assert basic > RATE_MARGIN_Z and g.rate_critical == pytest.approx(basic)
+    assert abs(basic - percentile) > 1e-6, "the seed gives an asymmetric max: the two orientations differ"
+
