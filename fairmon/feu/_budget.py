@@ -52,7 +52,8 @@ setting; the record keeps the estimate beside the measured wall time (``refit_es
 **The tail's estimate.** Scoring a candidate (its metrics and its light GESD on one split) costs the
 same on the test split as on validation: the GESD's sampled rows, perturbations and explainer
 settings are the same. Every scoring in the search is timed where it runs (a worker process or the
-step's own; a pool's start-up is not counted) and the tail charges the median per candidate. A
+step's own; a pool's start-up is not counted) and the tail charges the median per candidate
+(robust to the quick scorings of candidates whose training failed, and to worker contention). A
 fold ensemble's GESD calls ``cv_folds`` networks per model call and is charged as one network's
 scoring: ``benchmarks/feu_paper`` records the tail's estimate beside its measured time to check it.
 
@@ -85,7 +86,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairmon.feu._result import feasible_row, reported_front
+from fairmon.feu._result import front_feasible, reported_front
 from fairmon.feu.settings import FEUSettings
 
 __all__: list[str] = []
@@ -185,7 +186,7 @@ class StepBudget:
         """What the search leaves for after it: the tail of the front it would report now, plus the refits
         of that front when it is feasible and the cross-validated gate applies."""
         front = reported_front(archive)
-        feasible = bool(front) and feasible_row(archive[front[0]])
+        feasible = front_feasible(archive, front)
         refits = 0.0
         if self.cv and feasible:
             refits = self._refit_s([int(archive[i]["epochs"]) for i in front])

@@ -73,20 +73,22 @@ holds for one fixed candidate does not hold for the one chosen. At the spec's de
 (30 x 15) German's fronts hold ~20 feasible candidates; with the per-candidate 1.645 one of five
 German recommendations left the band on test (seed 42: out of fold -0.057, margin 0.095; test
 -0.113), and the simultaneous margin excludes that candidate (``benchmarks/feu_paper``, "Session
-15"). With a single candidate ``z_rate`` is the bootstrap's own one-sided quantile, at least 1.645
-or a little above it from resampling noise (the floor in the example below). The deviations are the
-estimate's errors as the bootstrap sees them, ``Δrate - Δrate*`` (the basic orientation, as the DP
-gate's bound ``gain - c * SE`` uses ``gain* - gain``), taken towards the band edge each candidate is
-nearer (upwards for a rate that did not move). Until session 17 they were ``Δrate* - Δrate`` (the
-percentile orientation); the two agree when the bootstrap distribution is symmetric. Considered and
-not adopted (session 17): the absolute deviation ``|Δrate - Δrate*|`` for a rate that did not move
-at all. That candidate is as near both edges, so its one-sided margin is optimistic, but so is
-every candidate's whose rate moved by less than its SE, and the special case makes the margin jump
-at exactly 0 and, through the max-T, widens every other candidate's margin whenever one rate did not
-move (on the 350 out-of-fold rows of ``tests/feu/test_feu_crossval.py`` the critical value went
-from 1.91 to 2.14 and no candidate stayed eligible). The consistent alternative, the absolute
-deviation for every candidate (a two-sided simultaneous interval inside the band), widens all
-margins; neither is measured on the benchmarks yet.
+15"). With a single candidate ``z_rate`` is ``max(1.645, the bootstrap's own one-sided 95%
+quantile)`` (the floor in the example below). The deviations are ``Δrate - Δrate*``, the bootstrap's
+stand-in for ``Δtrue - Δrate`` (the basic bootstrap: the upper bound takes the lower tail of the
+resampled errors ``Δrate* - Δrate``, as the DP gate's lower bound ``gain - c * SE`` takes the upper
+tail of ``gain* - gain``), towards the band edge each candidate is nearer (upwards for a rate that
+did not move). Until session 17 they were ``Δrate* - Δrate`` (the percentile orientation); the two
+agree when the bootstrap distribution is symmetric. The margin ``|Δrate| + c SE`` bounds
+``|Δtrue|`` with a one-sided ``c``: ``|Δtrue| - |Δrate| <= sign(Δtrue) (Δtrue - Δrate)``, so it can
+fail only towards the true rate's side, and for a true difference of 0 not at all; which side is
+taken matters only for a skewed bootstrap distribution. Considered and not adopted (session 17):
+the absolute deviation ``|Δrate - Δrate*|`` for a rate that did not move. It gives that candidate a
+two-sided, conservative ``c``, makes the margin jump at exactly 0, and through the max-T widens every
+other candidate's margin whenever one rate did not move (on the 350 out-of-fold rows of
+``tests/feu/test_feu_crossval.py``'s fixture the critical value went from 1.91 to 2.14 and no
+candidate stayed eligible; measured once, not stored). ``c`` comes from the bootstrap SE of the rows
+read and multiplies the prediction SE of a fresh sample: a normal approximation.
 
 The utility floor gets **no** margin (chosen, not forgotten): the tolerance (0.02) is itself an
 allowance for "no worse than production by more than this", and a noise margin on the balanced
@@ -174,7 +176,8 @@ class Gate:
     gain: np.ndarray  #: ``DP(production) - DP(candidate)`` on the rows as given
     gain_se: np.ndarray  #: bootstrap SE of the gain
     lower_bound: np.ndarray  #: simultaneous lower bound ``gain - critical * gain_se``
-    per_candidate_lb: np.ndarray  #: each candidate's own one-sided percentile bound (recorded, not used)
+    per_candidate_lb: np.ndarray  #: each candidate's own one-sided percentile bound (recorded, not used; the
+    #: percentile orientation, unlike the bounds used)
     critical: float  #: ``c``: the level-quantile of ``max_j (gain*_j - gain_j) / SE_j`` over resamples
     dp_se: np.ndarray  #: bootstrap SE of each candidate's own DP (the tie width of the choice)
     rate_diff: np.ndarray  #: positive rate of the candidate minus production's
@@ -280,10 +283,10 @@ def simultaneous_gate(
 def _rate_critical(rdiff_b: np.ndarray, rdiff: np.ndarray, rate_se: np.ndarray, level: float, z: float) -> float:
     """The band margin's multiplier (rule step 2b): max-T over the candidates, at least ``z``.
 
-    Each candidate's deviation is the estimate's error as the bootstrap sees it, ``rdiff - rdiff*``
-    (the basic orientation, as the DP gate's bound), taken towards the side its rate moved (the band
-    edge it is nearer; upwards for a rate that did not move), so a single candidate gets about the
-    one-sided ``z`` and many get a simultaneous bound.
+    Each candidate's deviation is ``rdiff - rdiff*``, the bootstrap's stand-in for the truth minus
+    the estimate (the basic orientation, as the DP gate's bound), taken towards the side its rate
+    moved (the band edge it is nearer; upwards for a rate that did not move), so a single candidate
+    gets about the one-sided ``z`` and many get a simultaneous bound.
     """
     side = np.where(rdiff < 0, -1.0, 1.0)
     return max(float(z), _max_t(side * (rdiff[None, :] - rdiff_b), rate_se, level) or 0.0)

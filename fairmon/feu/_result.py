@@ -211,6 +211,12 @@ def reported_front(archive: Sequence[dict[str, Any]]) -> list[int]:
     return [ids[k] for k in non_dominated(np.asarray([archive[i]["objectives"] for i in ids], dtype=float))]
 
 
+def front_feasible(archive: Sequence[dict[str, Any]], front: Sequence[int]) -> bool:
+    """Whether :func:`reported_front` holds feasible candidates (then all of them are), so that one can be
+    recommended."""
+    return bool(front) and feasible_row(archive[front[0]])
+
+
 def candidate_of(
     r: dict[str, Any], *, test: dict[str, float] | None = None, chebyshev: float | None = None,
     dp_lb: float | None = None, gate: dict[str, Any] | None = None,

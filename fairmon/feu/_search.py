@@ -99,7 +99,7 @@ from fairmon.feu._evaluate import _Evaluator, _worker_init, _worker_score
 from fairmon.feu._group_thresholds import ERR_NOT_A_FEATURE, MIN_GROUP_ROWS, check_explainer
 from fairmon.feu._mitigator_constraints import compare_with_mitigators
 from fairmon.feu._recommend import RULE
-from fairmon.feu._result import Candidate, FEUResult, candidate_of, feasible_row, reported_front
+from fairmon.feu._result import Candidate, FEUResult, candidate_of, front_feasible, reported_front
 from fairmon.feu._versus_mitigator import settle_against_mitigator
 from fairmon.feu.settings import FEUSettings
 from fairmon.registry.model import Model
@@ -315,7 +315,7 @@ def search(
     selected, model = (None, None) if rec.position is None else _deployed(evaluator, rec, archive[front[rec.position]],
                                                                          pareto[rec.position])
     deployed = rec.members is not None and selected is not None
-    timing.update(tail_estimate_s=round(budget.tail_s(len(front), deploy=feasible_row(archive[front[0]])), 3),
+    timing.update(tail_estimate_s=round(budget.tail_s(len(front), deploy=front_feasible(archive, front)), 3),
                   tail_s=round(tail_s + time.perf_counter() - t_deploy, 3), deployed_fold_ensemble=deployed)
     rec = replace(rec, selection={**rec.selection, "timing": timing})
 

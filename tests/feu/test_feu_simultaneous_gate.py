@@ -192,4 +192,15 @@ def test_the_band_margin_reads_the_estimates_error_towards_the_nearer_edge() -> 
     percentile = np.quantile((side * (rdiff_b - g.rate_diff) / g.rate_se).max(axis=1), 0.95)
     assert basic > RATE_MARGIN_Z and g.rate_critical == pytest.approx(basic)
     assert abs(basic - percentile) > 1e-6, "the seed gives an asymmetric max: the two orientations differ"
+    # a rate that did not move is taken upwards (the side of a positive difference), not both ways
+    same = rng.permutation(prod)
+    g0 = simultaneous_gate(prod, np.vstack([cands, same]), S, band=BAND, n_boot=400, random_state=2)
+    W = bootstrap_weights(N, 400, random_state=2).astype(float)
+    rdiff_b = (W @ np.vstack([cands, same]).T) / N - ((W @ prod) / N)[:, None]
+    assert g0.rate_diff[-1] == 0.0 and g0.rate_se[-1] > 0
+    side = np.where(g0.rate_diff < 0, -1.0, 1.0)
+    upwards = np.quantile((side * (g0.rate_diff - rdiff_b) / g0.rate_se).max(axis=1), 0.95)
+    both_ways = np.quantile(np.maximum((side * (g0.rate_diff - rdiff_b) / g0.rate_se)[:, :-1].max(axis=1),
+                                       np.abs(g0.rate_diff[-1] - rdiff_b[:, -1]) / g0.rate_se[-1]), 0.95)
+    assert g0.rate_critical == pytest.approx(upwards) and abs(upwards - both_ways) > 1e-6
 
