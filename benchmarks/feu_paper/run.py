@@ -116,6 +116,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     res = search(frame, features=ds.features, sensitive=sensitive, label=ds.label, favorable=ds.favorable,
                  settings=st, random_state=job["seed"], device=args.device, progress=progress)
     sel = res.selected
+    gate_rows = res.selection or {}  # which rows the gate read, the refits and the step's timing
     row: dict[str, Any] = {
         "dataset": job["dataset"],
         "mode": label,
@@ -133,11 +134,11 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         "step_s": res.elapsed_s,  # the FEU step alone (fairmon.feu._budget: what time_budget_s bounds)
         "time_budget_s": st.time_budget_s,
         # the out-of-fold refits under the budget: how many, estimated and measured seconds (fairmon.feu._budget)
-        "refit_candidates": (res.selection or {}).get("candidates_refit"),
-        "refit_not": len((res.selection or {}).get("candidates_not_refit", [])),
-        "refit_estimate_s": (res.selection or {}).get("refit_estimate_s"),
-        "refit_wall_s": (res.selection or {}).get("cv_wall_s"),
-        **{f"timing_{k}": v for k, v in (res.selection or {}).get("timing", {}).items()},
+        "refit_candidates": gate_rows.get("candidates_refit"),
+        "refit_not": len(gate_rows.get("candidates_not_refit", [])),
+        "refit_estimate_s": gate_rows.get("refit_estimate_s"),
+        "refit_wall_s": gate_rows.get("cv_wall_s"),
+        **{f"timing_{k}": v for k, v in gate_rows.get("timing", {}).items()},
     }
     if sel is not None:
         row.update({"lr": sel.lr, "epochs": sel.epochs, "threshold": sel.threshold,
@@ -157,7 +158,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
             row["oof_rate_diff"], row["oof_utility_diff"] = gate.get("rate_diff"), gate.get("utility_diff")
             row["searched_validation_rate_margin"] = (gate.get("validation_gate") or {}).get("rate_margin")
     # FEU's pick against fairlearn's tuned ThresholdOptimizer (fairmon.feu._versus_mitigator): withheld or kept
-    versus = (res.selection or {}).get("versus_mitigator") or {}
+    versus = gate_rows.get("versus_mitigator") or {}
     row.update({"versus_contender": versus.get("contender"), "versus_tol": versus.get("tol"),
                 "versus_withheld": bool(versus.get("withheld")),  # only with group_thresholds on (session 13)
                 "versus_shown_better": bool(versus.get("contender_better")),
