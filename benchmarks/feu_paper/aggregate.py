@@ -152,6 +152,22 @@ def _versus(rs: list[dict[str, Any]]) -> str:
     return out
 
 
+def _nested(rs: list[dict[str, Any]]) -> str:
+    """How many chosen fold ensembles were checked on nested out-of-fold rows and withheld, and how far the
+    nested ensemble's positive rate moved from its members' out-of-fold one (runs before session 18: "")."""
+    checked = [r for r in rs if r.get("nested_checked")]
+    if not checked:
+        return ""
+    failed = [r for r in checked if not r.get("nested_passed")]
+    out = f"{len(checked)} checked, {len(failed)} withheld" + (
+        f" (seeds {', '.join(str(r['seed']) for r in failed)})" if failed else "")
+    moved = [r["nested_rate_diff"] - r["oof_rate_diff"] for r in checked if r.get("oof_rate_diff") is not None]
+    if moved:
+        out += (f"; nested ensemble's rate minus its members' out-of-fold rate {min(moved):+.3f} to {max(moved):+.3f} "
+                f"(recommended picks)")
+    return out
+
+
 def _ms(vals: list[float]) -> str:
     a = np.array([v for v in vals if v is not None], dtype=float)
     if not len(a):
@@ -191,6 +207,10 @@ def comparison(out: Path, datasets: list[str], mode: str) -> tuple[str, dict[str
         if versus:
             c["versus_tuned_threshold_optimizer"] = versus
             lines.append(f"- FEU's pick against the tuned ThresholdOptimizer (fairmon.feu._versus_mitigator): {versus}")
+        nested = _nested(rs)
+        if nested:
+            c["nested_check"] = nested
+            lines.append(f"- the chosen fold ensemble on nested out-of-fold rows (fairmon.feu._nested): {nested}")
         if mode.startswith("default") and rec:
             c["outside_band_validation"] = sum(
                 abs(_gated_rate_diff(r)) > 0.10 + 1e-9 for r in rec)

@@ -20,14 +20,16 @@ covers all of it:
    time used since the step started, plus one more generation (the last one's duration; the first's
    counts from the search's start), plus the reserve would exceed ``time_budget_s``
    (:func:`reserve_termination`). The reserve (:meth:`StepBudget.reserve_s`) is the estimated
-   refits of the *current* feasible front (0 without the cross-validated gate) plus the estimated
-   **tail**: one scoring per candidate of the front FEU would report now (its test metrics and GESD)
+   refits of the *current* feasible front (0 without the cross-validated gate), the deployed fold
+   ensemble's nested check (since session 18, :mod:`fairmon.feu._nested`: one stack of ``k (k - 1)``
+   networks, charged at the front's longest recipe since the pick is not known yet), plus the
+   estimated **tail**: one scoring per candidate of the front FEU would report now (its test metrics and GESD)
    and two more when a fold ensemble is deployed (its validation and test GESDs), at the search's
    own measured seconds per scoring (:meth:`StepBudget.tail_s`). A generation is never interrupted.
    Before session 16, pymoo's ``TimeBasedTermination`` started a generation whenever any budget was
    left, so the search overran by up to a generation; and a check of time used plus the reserve
    alone fires only once less than the reserve is left.
-2. **The refits take what is left after the tail.** When the estimate for all feasible candidates
+2. **The refits take what is left after the tail and the nested check.** When the estimate for all feasible candidates
    exceeds the time left less the tail, the candidates are taken in order of **validation DP**
    (lowest first: the rule prefers them; ties by evaluation id): the first always (a search that used
    the whole budget still gets its most promising candidate checked, at the cost of ``2 x cv_folds``
@@ -117,14 +119,20 @@ class TrainingClock:
         """Median seconds per step and network; None before the first generation."""
         return statistics.median(self.samples) if self.samples else None
 
+    def stack_s(self, networks: int, *, epochs: int, rows: int) -> float:
+        """Estimated seconds to train a stack of ``networks`` for ``epochs`` epochs on ``rows`` rows (charged
+        at least a whole generation's stack); 0 before the first generation."""
+        step = self.network_step_s
+        if step is None or networks <= 0:
+            return 0.0
+        return epochs * math.ceil(rows / self.batch_size) * step * max(networks, self.stack)
+
     def refit_s(self, epochs: Sequence[int], *, fit_rows: int, folds: int, stand_in_epochs: int | None) -> float:
         """Estimated seconds to refit recipes with these ``epochs`` (plus the stand-in's) on every fold."""
-        step = self.network_step_s
-        if step is None or not epochs:
+        if not epochs:
             return 0.0
         stack = [*epochs, *([stand_in_epochs] if stand_in_epochs is not None else [])]
-        per_step = step * max(len(stack), self.stack)
-        return folds * max(stack) * math.ceil(fit_rows / self.batch_size) * per_step
+        return folds * self.stack_s(len(stack), epochs=max(stack), rows=fit_rows)
 
     def refits_within(self, epochs: Sequence[int], *, fit_rows: int, folds: int, stand_in_epochs: int | None,
                       seconds_left: float) -> list[int]:
@@ -163,6 +171,9 @@ class StepBudget:
     stand_in_epochs: int | None  #: FEU's production stand-in is refit too; None: a given model is not
     #: scorings the deployed model adds after the search: 2 (the fold ensemble's validation and test GESDs) or 0
     deploy_scorings: int = 0
+    #: networks of the deployed fold ensemble's nested check, ``k (k - 1)`` (:mod:`fairmon.feu._nested`), or 0
+    nested_networks: int = 0
+    nested_rows: int = 0  #: rows each nested network trains on, ``(k - 2) / k`` of train + validation
     #: seconds to score one candidate (metrics and light GESD on one split), one per candidate scored
     scoring: list[float] = field(default_factory=list)
 
@@ -182,20 +193,29 @@ class StepBudget:
             return 0.0
         return statistics.median(self.scoring) * (front_size + (self.deploy_scorings if deploy else 0))
 
+    def nested_s(self, epochs: Sequence[int]) -> float:
+        """Estimated seconds of the fold ensemble's nested check of one of recipes with these ``epochs`` (the
+        longest: which one is chosen is not known yet); 0 when the fold ensemble is not deployed."""
+        if not self.cv or not epochs:
+            return 0.0
+        return self.clock.stack_s(self.nested_networks, epochs=max(epochs), rows=self.nested_rows)
+
     def reserve_s(self, archive: Sequence[dict[str, Any]]) -> float:
         """What the search leaves for after it: the tail of the front it would report now, plus the refits
-        of that front when it is feasible and the cross-validated gate applies."""
+        of that front and the deployed fold ensemble's nested check when it is feasible and the
+        cross-validated gate applies."""
         front = reported_front(archive)
         feasible = front_feasible(archive, front)
         refits = 0.0
         if self.cv and feasible:
-            refits = self._refit_s([int(archive[i]["epochs"]) for i in front])
+            epochs = [int(archive[i]["epochs"]) for i in front]
+            refits = self._refit_s(epochs) + self.nested_s(epochs)
         return self.tail_s(len(front), deploy=feasible) + refits
 
     def plan(self, rows: Sequence[dict[str, Any]], budget_s: float) -> tuple[list[int], dict[str, Any]]:
         """Which of the feasible candidates ``rows`` (the reported front) to refit within ``budget_s``, after
         the tail's estimate (:func:`plan_refits`)."""
-        tail = self.tail_s(len(rows))
+        tail = self.tail_s(len(rows)) + self.nested_s([int(r["epochs"]) for r in rows])
         left = budget_s - (time.perf_counter() - self.started) - tail
         order = sorted(range(len(rows)), key=lambda i: (float(rows[i]["objectives"][1]), int(rows[i]["id"])))
         fit = self.clock.refits_within([int(rows[i]["epochs"]) for i in order], fit_rows=self.fit_rows,
@@ -204,6 +224,7 @@ class StepBudget:
         record: dict[str, Any] = {
             "time_budget_s": budget_s, "refit_seconds_left": round(left, 3),
             "refit_estimate_s": round(self._refit_s([int(rows[i]["epochs"]) for i in keep]), 3),
+            "nested_estimate_s": round(self.nested_s([int(r["epochs"]) for r in rows]), 3),
             "candidates_not_refit": [int(rows[i]["id"]) for i in range(len(rows)) if i not in keep],
         }
         if len(keep) < len(rows):

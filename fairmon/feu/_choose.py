@@ -27,6 +27,7 @@ from fairmon.feu._ensemble import ensemble_threshold, fold_ensemble, member_prob
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles
 from fairmon.feu._metrics import outcome_metrics
+from fairmon.feu._nested import NESTED_FAILED, nested_check, nested_ensemble
 from fairmon.feu._recommend import (
     NO_BETTER_CANDIDATE,
     RULE,
@@ -162,6 +163,7 @@ def _recommend(
     prod_util, prod_rate = float(anchor.validation[st.utility]), float(anchor.validation["selection_rate"])
     members: list[list[Any]] = []
     oof: OutOfFold | None = None
+    oof_production: dict[str, float] = {}
     refit: list[int] = []  # the feasible candidates refit out of fold (fairmon.feu._budget)
     if use_cv(len(prep.y["validation"]), st.cv_below_rows):
         cv, oof, refit, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible],
@@ -183,7 +185,7 @@ def _recommend(
             if len(refit) < len(feasible):  # time_budget_s left room for some refits only (fairmon.feu._budget)
                 where += f"; {len(refit)} of {len(feasible)} feasible candidates refit within time_budget_s"
             prod_dp, prod_util = cv.production["dp"], cv.production[st.utility]
-            prod_rate = cv.production["selection_rate"]
+            prod_rate, oof_production = cv.production["selection_rate"], cv.production
     dp_lb = {pos: float(lb[j]) for j, pos in enumerate(feasible) if math.isfinite(lb[j])}
     gate = {pos: records[j] for j, pos in enumerate(feasible)}
     el = [j for j in range(len(feasible)) if ok[j]]
@@ -205,13 +207,25 @@ def _recommend(
         Fc[:, 2] = np.maximum(Fc[:, 2] - floor, 0.0)
     _, T = chebyshev_select(Fc, st.weights, scale=st.selection_scale)
     pos, j = eligible[k], el[k]
+    deployed = ""
+    if members and oof is not None:  # the fold ensemble itself, out of fold (nested): else only its members were
+        check = _nested(evaluator, archive[front[pos]], oof, oof_production, random_state)
+        gate[pos] = {**gate[pos], "deploy_check": check}
+        selection = {**selection, "deploy_check": check}
+        if not check["passed"]:
+            return _Recommendation(None, NESTED_FAILED.format(id=archive[front[pos]]["id"], rows=check["rows"],
+                                                              members=check["members"], why=check["why"]),
+                                   {}, dp_lb, floor, gate, selection)
+        deployed = (f"; deployed: the fold ensemble of its {len(members[j])} fold models, checked on nested out-of-fold "
+                    f"rows (DP {check['dp']:.3f}, gain's 95% lower bound {check['simultaneous_lb']:.3f}; {st.utility} "
+                    f"{check[st.utility]:.3f}; positive rate {check['rate_diff']:+.3f} from production's, margin "
+                    f"{check['rate_margin']:.3f})")
     message = (
         f"the candidate of evaluation {archive[front[pos]]['id']} recommended ({RULE}; {where}; {len(eligible)} of {len(feasible)} "
         f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "
         f"the gain {dp_lb[pos]:.3f}), {st.utility} {prod_util:.3f} -> {float(util[j]):.3f}, positive rate "
         f"{prod_rate:.2f} -> {prod_rate + gate[pos]['rate_diff']:.2f} (|difference| + {gate[pos]['rate_margin_z']:.2f} SE = "
-        f"{gate[pos]['rate_margin']:.3f}{_band_note(st.positive_rate_band)}{_fresh_note(gate[pos])})" + (f"; deployed: the fold ensemble of its {len(members[j])} fold models"
-                                             if members else "")
+        f"{gate[pos]['rate_margin']:.3f}{_band_note(st.positive_rate_band)}{_fresh_note(gate[pos])}){deployed}"
     )
     return _Recommendation(pos, message, {p: float(t) for p, t in zip(eligible, T)}, dp_lb, floor, gate, selection,
                            members[j] if members else None, oof, refit.index(j) if oof is not None else None)
@@ -228,10 +242,8 @@ def _cross_validated(
     """
     st, prep = evaluator.settings, evaluator.prep
     refit, planned = plan_refits(budget, rows)
-    parts = ("train", "validation")
-    Z = np.vstack([prep.Z[p] for p in parts])
-    y, s, codes = (np.concatenate([d[p] for p in parts]) for d in (prep.y, prep.s, prep.codes))
-    given = None if anchor.recipe is not None else np.concatenate([anchor.proba[p] for p in parts])
+    Z, y, s, codes = _pooled(prep)
+    given = None if anchor.recipe is not None else np.concatenate([anchor.proba[p] for p in _POOLED])
     try:
         oof = out_of_fold(Z, y, s, codes, [Recipe.of(rows[i]) for i in refit], production=anchor.recipe,
                           production_proba=given, production_threshold=anchor.threshold, folds=st.cv_folds,
@@ -246,6 +258,27 @@ def _cross_validated(
                             "cv_below_rows": st.cv_below_rows, "production_refit": oof.production_refit,
                             "candidates_refit": len(refit), "cv_cpu_s": round(oof.cpu_s + time.process_time() - c0, 3),
                             "cv_wall_s": oof.wall_s, "production_oof": cv.production, **planned}
+
+
+_POOLED = ("train", "validation")
+
+
+def _pooled(prep: _Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cross-validated gate's rows, train then validation: encoded features, labels, groups, group codes."""
+    y, s, codes = (np.concatenate([d[p] for p in _POOLED]) for d in (prep.y, prep.s, prep.codes))
+    return np.vstack([prep.Z[p] for p in _POOLED]), y, s, codes
+
+
+def _nested(evaluator: _Evaluator, row: dict[str, Any], oof: OutOfFold, production: dict[str, float],
+            random_state: int) -> dict[str, Any]:
+    """The chosen recipe's fold ensemble on nested out-of-fold rows, through the gate (:mod:`._nested`)."""
+    st = evaluator.settings
+    Z, y, s, codes = _pooled(evaluator.prep)
+    nested = nested_ensemble(Z, s, codes, y, Recipe.of(row), oof.fold, batch_size=st.batch_size, hidden=st.hidden,
+                             device=evaluator.device)
+    return nested_check(nested, oof, production, utility=st.utility, tolerance=st.utility_tolerance,
+                        band=st.positive_rate_band, n_boot=st.recommend_bootstrap, random_state=random_state,
+                        fresh_rows=fresh_sample_rows(evaluator.prep))
 
 
 def _all_feasible(cv: CVGate, refit: list[int], n: int, reason: str) -> CVGate:

@@ -199,7 +199,9 @@ def search(
     budget = StepBudget(TrainingClock(st.batch_size), t0, st.time_budget_s, cv=cv,
                         fit_rows=pooled - pooled // st.cv_folds, folds=st.cv_folds,
                         stand_in_epochs=None if anchor.recipe is None else anchor.recipe.epochs,
-                        deploy_scorings=2 if cv and st.cv_deploy == "ensemble" else 0)
+                        deploy_scorings=2 if cv and st.cv_deploy == "ensemble" else 0,
+                        nested_networks=st.cv_folds * (st.cv_folds - 1) if cv and st.cv_deploy == "ensemble" else 0,
+                        nested_rows=pooled - 2 * (pooled // st.cv_folds))
 
     pool = None
     if n_jobs > 1:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairmon._device import resolve_device
+from fairmon.errors import MethodError
 from fairmon.registry.model import build_mlp
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ def train_mlps(
     device: str | None = None,
     fairness_weights: Sequence[float] | None = None,
     groups: np.ndarray | None = None,
+    rows: Sequence[np.ndarray] | None = None,
 ) -> list[torch.nn.Module]:
     """Train one network per ``(lr, epochs, seed)`` at once, as a stack of independent MLPs.
 
@@ -132,6 +134,14 @@ def train_mlps(
     from its own seed, Adam with its own learning rate (PyTorch's update rule) — and stops updating
     after its own number of epochs; results equal :func:`train_mlp` up to float rounding.
 
+    ``rows`` (one index array into ``Z`` per network) trains each network on its own rows, as
+    :func:`fairmon.feu._nested` needs (every network of its stack leaves out two different folds):
+    each epoch a network visits a fresh permutation of its rows, cut to the smallest network's row
+    count so that the stack shares one mini-batch schedule (folds stratified by
+    :func:`fairmon.feu._crossval.fold_ids` differ by a few rows; those drop out of a different random
+    subset each epoch). With equally many rows each, network ``k`` is trained exactly as
+    ``train_mlps(Z[rows[k]], y[rows[k]], [configs[k]], ...)`` would train it.
+
     Example
     -------
     >>> rng = np.random.default_rng(0)
@@ -145,6 +155,12 @@ def train_mlps(
 
     dev = resolve_device(device)
     K, n = len(configs), len(Z)
+    own = None  # each network's training rows (``rows``), else all rows for every network
+    if rows is not None:
+        if len(rows) != K or any(len(r) == 0 for r in rows):
+            raise MethodError(f"rows needs one non-empty index array per network ({K}), got {[len(r) for r in rows]}")
+        own = [torch.as_tensor(np.asarray(r, dtype=np.int64)) for r in rows]
+        n = min(len(r) for r in own)
     inits = []
     for _, _, seed in configs:
         with torch.random.fork_rng(devices=[]):
@@ -175,7 +191,10 @@ def train_mlps(
     step = 0
     for epoch in range(int(epochs.max().item())):
         active = (epoch < epochs).to(torch.float32)
-        perms = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(dev)
+        if own is None:
+            perms = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(dev)
+        else:
+            perms = torch.stack([r[torch.randperm(len(r), generator=g)][:n] for r, g in zip(own, gens)]).to(dev)
         for start in range(0, n, batch_size):
             idx = perms[:, start : start + batch_size]
             h = Xt[idx]  # (K, b, d)

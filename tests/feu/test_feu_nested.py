@@ -1,0 +1,113 @@
+"""The deployed fold ensemble's nested out-of-fold check (fairmon.feu._nested, session 18).
+
+The nested networks train on their own rows only (``train_mlps(rows=...)`` equals training on those
+rows alone), no row is decided by an ensemble with a member that saw it, the inner ensemble decides as
+the deployed one does (threshold matched to its members' rate on their training rows), and a check
+that fails withholds the recommendation and registers nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _feu_data import group_effect_frame
+
+from fairmon.feu import FEUSettings, _choose, predict_proba, search, train_mlps
+from fairmon.feu._crossval import FOLD_SEED_STEP, Recipe, fold_ids
+from fairmon.feu._ensemble import ensemble_threshold
+from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
+from fairmon.feu._nested import NestedEnsemble, nested_ensemble, nested_rows, nested_seed
+from fairmon.schema import FeatureSchema
+
+
+def _data(n: int = 150, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    df = group_effect_frame(n, seed, effect=1.0)
+    Z = FeatureSchema.fit(df[["x1", "x2", "sex"]]).transform(df[["x1", "x2", "sex"]])
+    s = df.sex.to_numpy()
+    return Z, df.y.to_numpy(), s, (s == "M").astype(int)
+
+
+def test_a_network_trained_on_its_own_rows_is_the_network_trained_on_those_rows_alone() -> None:
+    Z, y, _, codes = _data()
+    a, b = np.arange(0, 100), np.arange(50, 150)  # overlapping, equally many rows
+    configs = [(1e-2, 4, 3), (3e-3, 6, 4)]
+    stacked = train_mlps(Z, y, configs, rows=[a, b], fairness_weights=[0.5, 2.0], groups=codes, hidden=(8, 4),
+                         device="cpu")
+    for net, rows, cfg, w in zip(stacked, (a, b), configs, (0.5, 2.0)):
+        (alone,) = train_mlps(Z[rows], y[rows], [cfg], fairness_weights=[w], groups=codes[rows], hidden=(8, 4),
+                              device="cpu")
+        assert np.allclose(predict_proba(net, Z), predict_proba(alone, Z), atol=1e-5)
+    # without rows nothing changes: every network on all rows
+    plain = train_mlps(Z, y, configs, hidden=(8, 4), device="cpu")
+    full = train_mlps(Z, y, configs, rows=[np.arange(150)] * 2, hidden=(8, 4), device="cpu")
+    assert all(np.array_equal(predict_proba(p, Z), predict_proba(f, Z)) for p, f in zip(plain, full))
+
+
+def test_each_nested_network_leaves_out_its_outer_and_its_inner_fold() -> None:
+    fold = np.arange(20) % 4
+    pairs, rows = nested_rows(fold)
+    assert len(pairs) == 4 * 3 and {f for f, _ in pairs} == {0, 1, 2, 3}
+    seeds = {nested_seed(7, f, j, 4) for f, j in pairs} | {7 + FOLD_SEED_STEP * (f + 1) for f in range(4)}
+    assert len(seeds) == 12 + 4  # apart from each other and from the fold models' seeds
+    for (f, j), r in zip(pairs, rows):
+        assert f != j and set(fold[r]) == {0, 1, 2, 3} - {f, j} and len(r) == 10
+
+
+@pytest.mark.parametrize("shift", [None, 0.7])
+def test_every_row_is_decided_by_an_ensemble_of_networks_that_never_saw_it(shift: float | None) -> None:
+    Z, y, s, codes = _data(120, 1)
+    fold = fold_ids(y, s, 3, random_state=0)
+    recipe = Recipe(1e-2, 4, 0.45, 11, 1.0, shift)
+    nested = nested_ensemble(Z, s, codes, y, recipe, fold, batch_size=32, hidden=(8, 4), device="cpu")
+    assert nested.members == 2 and not np.isnan(nested.proba).any() and not np.isnan(nested.thresholds).any()
+    # recompute fold 1's decisions from networks trained on the rows outside folds 1 and j alone
+    pairs, rows = nested_rows(fold)
+    f, held, fit = 1, fold == 1, fold != 1
+    inner = []
+    for (outer, j), r in zip(pairs, rows):
+        if outer == f:
+            seed = nested_seed(recipe.seed, f, j, 3)
+            (net,) = train_mlps(Z[r], y[r], [(recipe.lr, recipe.epochs, seed)], fairness_weights=[1.0],
+                                groups=codes[r], hidden=(8, 4), device="cpu")
+            inner.append(net)
+    members_fit = np.vstack([predict_proba(n, Z[fit]) for n in inner])
+    p = np.vstack([predict_proba(n, Z[held]) for n in inner]).mean(axis=0)
+    assert np.allclose(nested.proba[held], p, atol=1e-5)
+    if shift is None:  # the deployed ensemble's threshold rule, on the rows its members were trained on
+        assert np.allclose(nested.thresholds[held], ensemble_threshold(members_fit.mean(axis=0), members_fit, 0.45),
+                           atol=1e-5)
+    else:  # group thresholds from the inner ensemble's own scores on its members' training rows
+        q = parity_quantiles(members_fit.mean(axis=0), s[fit], 0.45)
+        expected = row_thresholds(s[held], group_thresholds(0.45, q, shift), 0.45)
+        assert len(q) == 2 and np.allclose(nested.thresholds[held], expected, atol=1e-5)
+
+
+LIGHT = dict(population=6, generations=2, epoch_bounds=(3, 10),
+             gesd={"explainer": "gradient", "sample_size": 30, "n_perturbations": 3, "stratify": True,
+                   "min_group_size": 5})
+FEATURES = dict(features=["x1", "x2", "sex"], sensitive="sex", label="y")
+SEED = 5  # test_feu_ensemble's data and seed: a recommendation on the cross-validated path
+
+
+def test_a_fold_ensemble_that_fails_its_nested_check_is_not_recommended(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    df = group_effect_frame(500, SEED, effect=1.5)
+    passed = search(df, **FEATURES, settings=FEUSettings.small(**LIGHT), random_state=SEED, device="cpu")
+    check = passed.selection["deploy_check"]
+    assert passed.selected is not None and check["passed"] and check["rows"] == 350 and check["members"] == 4
+    assert passed.selected.recommendation_gate is not None
+    assert passed.selected.recommendation_gate["deploy_check"] == check and "nested out-of-fold" in passed.recommendation
+
+    # the same search, its fold ensemble replaced out of fold by one that approves nobody: DP 0, rate off the band
+    def approve_nobody(Z, s, codes, y, recipe, fold, **kw):  # type: ignore[no-untyped-def]
+        return NestedEnsemble(np.zeros(len(y)), np.full(len(y), 0.5), 4, 0.0, 0.0)
+
+    monkeypatch.setattr(_choose, "nested_ensemble", approve_nobody)
+    withheld = search(df, **FEATURES, settings=FEUSettings.small(**LIGHT), registry=str(tmp_path), random_state=SEED,
+                      device="cpu")
+    check = withheld.selection["deploy_check"]
+    assert withheld.selected is None and withheld.snapshot is None and not check["passed"]
+    assert check["dp"] == 0.0 and check["selection_rate"] == 0.0 and not check["band_ok"]
+    assert withheld.recommendation.startswith("no candidate better than production: the chosen candidate")
+    assert "positive rate is not inside the band" in withheld.recommendation
+    # the search and the gate are the same as in the first run: only the deployed model's check differs
+    assert [c.objectives for c in withheld.pareto] == [c.objectives for c in passed.pareto]
