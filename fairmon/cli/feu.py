@@ -31,7 +31,7 @@ def register(sub: SubParsers) -> None:
         sub,
         "feu",
         help="propose FEU retraining candidates for one window on demand",
-        description="Run FEU (NSGA-II retraining candidates trading AUC against DP and GESD) for one window "
+        description="Run FEU (NSGA-II retraining candidates trading utility (balanced accuracy by default; AUC in paper mode) against DP and GESD) for one window "
         "of a monitor, whether or not its discrimination drifted, store the candidates and post them to "
         "Slack like the scheduled path does after a drift alert.",
         epilog=EPILOG,

@@ -128,7 +128,7 @@ def compare_with_mitigators(
         if tuned is None:  # said, so that a reader does not take the exact-parity fit for fairlearn's best
             tols = ", ".join("exact parity" if t is None else f"{t:g}" for t in TOLS)
             return constraints_note(baselines, band=band, tolerance=tolerance, utility=utility) + (
-                f"; ThresholdOptimizer keeps them at no tol of {tols}")
+                f"; no ThresholdOptimizer tol keeps them (tried {tols})")
         if tuned["validation"]["tol"] is not None:  # exact parity: the ThresholdOptimizer baseline itself
             baselines[TUNED] = tuned
     return constraints_note(baselines, band=band, tolerance=tolerance, utility=utility)

@@ -103,6 +103,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         "recommendation": full["recommendation"],
         "baselines": full["baselines"],
         "gesd_noise_floor": full["gesd_noise_floor"],
+        "sensitive": attr,  # the attribute whose groups DP and GESD compare (the follow-up names it)
     }
 
 
