@@ -19,7 +19,7 @@ import logging
 __all__ = ["NOISY_LOGGERS", "QuietThirdParty", "quiet_third_party"]
 
 #: libraries whose INFO logs are progress chatter (the CLI shows them again with ``--debug``)
-NOISY_LOGGERS: tuple[str, ...] = ("great_expectations", "alembic", "matplotlib", "urllib3", "httpx")
+NOISY_LOGGERS: tuple[str, ...] = ("great_expectations", "alembic", "matplotlib", "urllib3", "httpx", "pgserver")
 
 
 class QuietThirdParty(logging.Filter):

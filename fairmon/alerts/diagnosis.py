@@ -14,7 +14,7 @@ Examples
 ('_Why disfavored_ (`sex=F`, lowest favourable rate): `age` lowers P(favourable) by 0.12 more inside the group [-0.15, -0.09]',)
 >>> cause_line([RescoreRecord("rumie_dscore", "rumie_honest_dscore", old_version="v1", new_version="v2",
 ...                           value_old=0.05, value_new=0.19, verdict="model")])
-"_Model or data?_ with v1 on this window's data the DScore of the same rules would be 0.05 (v2: 0.19): the change follows the model, not the data"
+"_Model or data?_ with v1 on this window's data the DScore of the same rules would be 0.05 (v2: 0.19; both in-sample, on all the window's rows): the change follows the model, not the data"
 """
 
 from __future__ import annotations

@@ -59,7 +59,9 @@ EPILOG = """examples:
   fairmon demo --db postgresql://postgres@127.0.0.1/fairmon_demo --output /tmp/fairmon-demo
   fairmon demo --windows 8 --rows 1000 --set rumie.iterations=300 --json
 
-Without --db (and FAIRMON_DATABASE_URL) the store is an embedded PostgreSQL under ~/.fairmon/pgdata.
+Without --db (and FAIRMON_DATABASE_URL) the store is an embedded PostgreSQL under $FAIRMON_HOME/pgdata
+(default ~/.fairmon/pgdata); it stops when the demo ends. To query the results with psql afterwards,
+give the demo a server: --db postgresql://... (make demo DB=postgresql://...).
 Set FAIRMON_SLACK_TOKEN (and optionally FAIRMON_SLACK_CHANNEL) to really post the alerts.
 """
 

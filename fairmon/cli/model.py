@@ -49,9 +49,8 @@ the raw numeric columns in order; the mode is detected from the widths it accept
 is numeric, from its agreement with --label; else pass --input). The snapshot is loaded back as a
 worker would load it and its decisions compared with the module's own on the reference rows. The
 builder must be importable wherever the monitor runs.
-  fairmon model register net.pt --name credit --reference reference.csv --label approved \
+  fairmon model register net.pt --name credit --reference reference.csv --label approved \\
       --builder credit_models.nets:build_net --builder-kwargs '{"n_inputs": 23, "hidden": 64}'
-MLflow model URIs are not supported by this command yet.
 Exit status: 0 registered, 2 refused or bad input.
 """
 

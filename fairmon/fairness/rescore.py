@@ -128,14 +128,17 @@ def rescore_sentence(
 
     >>> rescore_sentence(metric="rumie_honest_dscore", group="", old_version="v1", new_version="v2",
     ...                  value_old=0.05, value_new=0.19, verdict="model")
-    "with v1 on this window's data the DScore of the same rules would be 0.05 (v2: 0.19): the change follows the model, not the data"
+    "with v1 on this window's data the DScore of the same rules would be 0.05 (v2: 0.19; both in-sample, on all the window's rows): the change follows the model, not the data"
     """
     what = describe_series(metric, group, quote=quote)
 
     def num(v: float | None) -> str:
         return "n/a" if v is None else f"{v:.2f}"
 
-    head = f"with {old_version} on this window's data the {what} would be {num(value_old)} ({new_version}: {num(value_new)})"
+    # RUMIE's rescoring reads all the window's rows (in-sample), unlike the alert's held-out honest DScore: said
+    rows = "; both in-sample, on all the window's rows" if metric in RUMIE_METRICS else ""
+    head = (f"with {old_version} on this window's data the {what} would be {num(value_old)} ({new_version}: "
+            f"{num(value_new)}{rows})")
     if verdict == "model":
         return f"{head}: the change follows the model, not the data"
     if verdict == "data":

@@ -1,5 +1,6 @@
 -- How did the RUMIE rules of a monitor change between consecutive windows?
--- One row per window whose rule text differs from the previous window's.
+-- One row per window whose rule text differs from the previous window's. attributes_added/_removed
+-- compare RUMIE's key attributes (its top-k), not the attributes the two rule texts mention.
 SELECT window_start,
        prev_window_start,
        prev_rules_text,
