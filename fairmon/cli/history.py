@@ -25,6 +25,7 @@ the last 7 windows of the series). Same data as the metric_series view (see sql/
 
 ERR_SINCE = "--since {value!r}: use a date (2026-01-31), a timestamp, or a relative span like 90d / 12w"
 ERR_NO_ROWS = "no {metric!r} values for monitor {monitor!r}{filters}; series there: {series}"
+ERR_BEFORE_SINCE = "; its latest window starts {latest}, before --since ({since}): widen --since or leave it out"
 ERR_NO_MONITOR = "no monitor {monitor!r} in the store; monitors: {known}"
 ERR_NO_METRIC = "monitor {monitor!r} has no metric {metric!r}; its metrics: {known}"
 COLUMNS = (
@@ -114,9 +115,13 @@ def run(args: argparse.Namespace) -> int:
             if v is not None
         )
         shown = ", ".join(f"{a or '-'}/{g or '-'}" for _, a, g in series) or "none"
-        err = StoreError(
-            ERR_NO_ROWS.format(metric=args.metric, monitor=args.monitor, filters=filters, series=shown)
-        )
+        message = ERR_NO_ROWS.format(metric=args.metric, monitor=args.monitor, filters=filters, series=shown)
+        if since is not None:  # the series exists but ends before --since: say so (a demo's windows are in 2026-01)
+            older = store.history(args.monitor, args.metric, attribute=args.attribute, group=args.group)
+            if older:
+                latest = max(r["window_start"] for r in older)
+                message += ERR_BEFORE_SINCE.format(latest=latest.date().isoformat(), since=since.date().isoformat())
+        err = StoreError(message)
         err.retryable = False
         raise err
     out = sys.stdout

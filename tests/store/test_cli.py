@@ -86,8 +86,10 @@ def test_history_formats(fresh_database_url: str, capsys: pytest.CaptureFixture[
     assert main(["history", "--monitor", "demo", "--metric", "dp_diff", "--db", fresh_database_url]) == 2
     err = capsys.readouterr().err
     assert "monitor 'demo' has no metric 'dp_diff'; its metrics: " in err and "dp_difference" in err
-    assert main([*base, "--since", "2030-01-01"]) == 2  # known series, no rows in range: the old message
-    assert "no 'dp_difference' values for monitor 'demo', since='2030-01-01'" in capsys.readouterr().err
+    assert main([*base, "--since", "2030-01-01"]) == 2  # known series, no rows in range: says where it ends
+    err = capsys.readouterr().err
+    assert "no 'dp_difference' values for monitor 'demo', since='2030-01-01'" in err
+    assert "its latest window starts 2026-" in err and "before --since (2030-01-01): widen --since" in err
 
     assert store.metric_series("demo", "dp_difference") == store.history("demo", "dp_difference")
 
