@@ -4,8 +4,10 @@
 factory uses, and each problem is printed with its file, line and field path. It then looks at the
 local paths the spec names (registry folder and model, window files, reference and training data):
 one that does not exist is a warning (``--strict``: an error), printed ``file:line: field: problem``
-like the load errors. A spec is often checked in CI on a machine without the data, hence a warning by
-default. ``file://`` URIs are local paths and checked as such; other URIs are not fetched ("not
+like the load errors. A local reference or training data file that exists must also hold the declared
+columns its step reads (its header is read, not the rows), else the same kind of note names the file,
+the field and the columns it lacks, instead of the first window failing on them. A spec is often
+checked in CI on a machine without the data, hence a warning by default. ``file://`` URIs are local paths and checked as such; other URIs are not fetched ("not
 checked: remote") unless ``--remote``, which asks fsspec whether each exists (an error reaching it,
 e.g. a missing protocol package or credentials, is a warning naming the field and the error).
 
@@ -229,7 +231,44 @@ def path_notes(spec: Any, file: Path, *, remote: bool = False) -> list[str]:
             line = _line(root, "model.name") or line
             where = f"{file}:{line}" if line else str(file)
             notes.append(f"{where}: model.name: " + ERR_NO_MODEL_IN_REGISTRY.format(registry=resolved, name=spec.model.name))
+        elif field in DATA_FILES:
+            problem = _missing_columns(resolved, _declared(spec, field))
+            if problem is not None:
+                notes.append(f"{where}: {field}: {problem}")
     return notes
+
+
+#: the data files whose header must hold the declared columns (the suite's reference; FEU's training rows)
+DATA_FILES = ("validation.reference_data", "retraining.training_data.path")
+ERR_FILE_COLUMNS = "{path} lacks declared column(s) {cols} (declared in columns.*); it has {have}"
+
+
+def _declared(spec: Any, field: str) -> list[str]:
+    """The columns ``field``'s file must have: every declared one for the suite's reference; for FEU's
+    training data the features, the protected attribute it compares and the label."""
+    c = spec.columns
+    if field == "retraining.training_data.path":
+        attr = spec.explanations.gesd.attribute or c.sensitive[0]
+        return list(dict.fromkeys([*c.features, attr, *([c.label] if c.label else [])]))
+    return list(dict.fromkeys([*c.sensitive, *[x for x in (c.label, c.decision, c.score) if x], *c.features, *c.extra]))
+
+
+def _missing_columns(path: str, declared: list[str]) -> str | None:
+    """The declared columns a local CSV/Parquet file's header lacks, said; None when all are there or the
+    header cannot be read (the run reports that with its own error)."""
+    try:
+        if path.endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
+            have = list(pq.read_schema(path).names)
+        else:
+            import pandas as pd
+
+            have = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+    except Exception:  # noqa: BLE001 - an unreadable file is the run's to report, with its own error
+        return None
+    missing = [c for c in declared if c not in have]
+    return ERR_FILE_COLUMNS.format(path=path, cols=missing, have=have) if missing else None
 
 
 def spec_warnings(spec: Any, file: Path) -> list[str]:

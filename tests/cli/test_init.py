@@ -10,6 +10,7 @@ import pytest
 from fairmon.cli import main
 from fairmon.cli.init import ERR_EXISTS, ERR_LABEL_VALUES, ERR_NO_COLUMN, FIRST_RUN
 from fairmon.cli.spec import (
+    ERR_FILE_COLUMNS,
     ERR_NO_MODEL_IN_REGISTRY,
     ERR_NO_WINDOW_FILES,
     ERR_PATH_MISSING,
@@ -114,6 +115,11 @@ def test_spec_check_names_each_missing_path(workdir: Path, capsys: pytest.Captur
     msg = ERR_NO_MODEL_IN_REGISTRY.format(registry=workdir / "registry", name="credit")
     assert f"error  {spec}:5: model.name: {msg}" in err
     (workdir / "registry" / "credit").mkdir()
+    # the training data's header lacks declared columns: said with the file, line, field and columns
+    assert main(["spec", "check", str(spec), "--strict"]) == 2
+    msg = ERR_FILE_COLUMNS.format(path=workdir / "train.csv", cols=["sex", "approved"], have=["age"])
+    assert f"error  {spec}:14: retraining.training_data.path: {msg}" in capsys.readouterr().err
+    (workdir / "train.csv").write_text("age,sex,approved\n1,F,1\n")
     assert main(["spec", "check", str(spec), "--strict"]) == 0
 
 
@@ -174,7 +180,7 @@ def test_spec_check_reaches_file_and_remote_uris(
     assert "data.files.pattern" not in err  # the memory:// window file exists
     missing = ERR_PATH_MISSING.format(path="memory://spec-check-22/missing.csv")
     assert f"warning  {spec}:11: validation.reference_data: {missing}" in err
-    (workdir / "train.csv").write_text("age\n1\n")
+    (workdir / "train.csv").write_text("age,sex,approved\n1,F,1\n")
     assert main(["spec", "check", str(spec), "--remote", "--strict"]) == 2
     assert f"error  {spec}:11: validation.reference_data: {missing}" in capsys.readouterr().err
     fs.pipe("/spec-check-22/missing.csv", b"age\n1\n")
