@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,12 @@ ERR_NOT_BINARY = (
 )
 ERR_READ = "cannot read data file {path!r}: {error}"
 ERR_ONE_MODEL = "registry {uri!r} holds {names}; name the model: --model {uri}:NAME"
+WARN_MODEL_INPUTS = (
+    "warning  no --attributes: RUMIE searches the model's own inputs {columns}; its most discriminated group "
+    "may be the group the model is built to score low, a finding for a model working as intended (and its "
+    "rules are intervals of those inputs). Pass --attributes with the protected and other non-input columns "
+    "to look for groups the model should not separate (a monitor's default: its sensitive and extra columns)"
+)
 
 EPILOG = """examples:
   fairmon audit --data compas.csv --favorable-col is_low_risk
@@ -121,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         favorable: Any = np.asarray(model.predict(df)) == 1
         if attributes is None:
             attributes = [c for c in model.schema.names if c in df.columns]
+            print(WARN_MODEL_INPUTS.format(columns=attributes), file=sys.stderr)
     else:
         col = args.favorable_col
         if col not in df.columns:

@@ -74,6 +74,9 @@ def test_audit_with_registry_model(tmp_path: Path, capsys: pytest.CaptureFixture
     rc = main(["audit", "--data", str(data), "--model", f"{tmp_path / 'reg'}:credit:latest", "--k", "2",
                "--iterations", "300", "--no-significance", "--json"])
     assert rc == 0
-    out = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
     assert out["status"] == "ok" and out["within_bounds"]
     assert out["settings"]["attributes"] == ["age", "priors_count", "colour", "noise"]
+    # searching the model's own inputs is said (stderr), as `spec check` says it of rumie.attributes
+    assert captured.err.startswith("warning  no --attributes: RUMIE searches the model's own inputs ['age',")
