@@ -334,9 +334,17 @@ class NewGroup:
 
 @dataclass(frozen=True)
 class KeyAttributesChanged:
-    """The key attributes of RUMIE's (significant) group differ from the previous window's."""
+    """The key attributes of RUMIE's group differ from the previous window's, and the group is discriminated.
+
+    As for :class:`NewGroup`, only a *discriminated* current group counts — significant (``p <= alpha``)
+    and with an honest DScore above ``min_dscore`` (the monitor's DScore threshold). Before session 18
+    significance alone counted: on the demo's stable production model (honest DScore 0.02-0.05, far
+    below its 0.10 threshold, yet significant on 2,000 rows) the weakly identified group changed its
+    attributes every window, and the finding stayed open for five windows of an unchanged model.
+    """
 
     alpha: float = 0.01
+    min_dscore: float = 0.0
     severity: Severity = "info"
     kind: str = "rumie_key_attributes"
     metric: str = "rumie_key_attributes"
@@ -348,21 +356,18 @@ class KeyAttributesChanged:
         now, before = set(window.key_attributes), set(prev.key_attributes)
         union = now | before
         jacc = len(now & before) / len(union) if union else 1.0
-        p = _pv(window)
+        ev = window.measurements().get(("rumie_honest_dscore", ""))
+        p = ev.p_value if ev is not None else None
+        honest = ev.value if ev is not None else None
         violation = None
-        if now != before and p is not None and p <= self.alpha:
+        if now != before and p is not None and p <= self.alpha and honest is not None and honest > self.min_dscore:
             violation = Violation(
                 self.severity,
                 f"RUMIE's key attributes changed from {sorted(before)} to {sorted(now)}",
                 numbers={"added": sorted(now - before), "removed": sorted(before - now), "jaccard": jacc,
-                         "p_value": p},
+                         "p_value": p, "honest_dscore": honest, "min_dscore": self.min_dscore},
             )
         return [Evaluation(self.kind, self.metric, "", Measurement(jacc), violation)]
-
-
-def _pv(window: WindowSummary) -> float | None:
-    m = window.measurements().get(("rumie_honest_dscore", ""))
-    return m.p_value if m is not None else None
 
 
 def default_checks(
@@ -405,7 +410,7 @@ def default_checks(
     checks.append(SignificantChange(metric="rumie_honest_dscore", alpha=alpha, min_effect=min_effect,
                                     kind="rumie_rise", correction="bonferroni"))
     checks.append(NewGroup(min_jaccard=min_jaccard, alpha=alpha, min_dscore=dscore_threshold))
-    checks.append(KeyAttributesChanged(alpha=alpha))
+    checks.append(KeyAttributesChanged(alpha=alpha, min_dscore=dscore_threshold))
     checks.append(SignificantChange(metric="gesd", alpha=alpha, min_effect=min_effect, kind="gesd_rise",
                                     correction="bonferroni"))
     if gesd_threshold is not None:

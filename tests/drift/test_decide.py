@@ -155,6 +155,11 @@ def test_rumie_threshold_new_group_and_key_attributes() -> None:
     weak = _w(1, evidence=_ev(0.08, 1e-6, ["age", "region"]), overlap=0.1)
     assert decide(weak, [prev], checks=[NewGroup(min_dscore=0.1)], policy=pol) == []
     assert decide(weak, [prev], checks=[NewGroup(min_dscore=0.05)], policy=pol)[0].kind == "rumie_new_group"
+    # nor are the changing key attributes of a weak (significant but below-threshold) group
+    moved = _w(1, evidence=_ev(0.08, 1e-6, ["income"]), overlap=0.9)
+    assert decide(moved, [prev], checks=[KeyAttributesChanged(min_dscore=0.1)], policy=pol) == []
+    assert decide(moved, [prev], checks=[KeyAttributesChanged(min_dscore=0.05)], policy=pol)[0].numbers["added"] == [
+        "income"]
 
 
 def test_gesd_rise_against_trailing_baseline() -> None:
