@@ -31,7 +31,9 @@ Documented choices:
 * **An ensemble is not its members.** The out-of-fold decisions are single members'; averaging
   probabilities smooths the score, so the ensemble's rate at ``tau`` can differ from its members'
   mean rate. The record keeps the members' mean test rate beside the ensemble's
-  (``deployment.members_test_selection_rate``) so the difference is measured, not assumed.
+  (``deployment.members_test_selection_rate``) so the difference is measured, not assumed; and since
+  session 18 the ensemble's whole procedure (members, mean, matched threshold) is checked out of fold
+  before it is recommended (:mod:`fairmon.feu._nested`: nested folds, the gate with one model).
 
 Example
 -------

@@ -138,6 +138,22 @@ def test_the_refits_plan_leaves_the_tail_its_time() -> None:
     assert record["refit_seconds_left"] == pytest.approx(10.0, abs=0.1)
 
 
+def test_the_fold_ensembles_nested_check_is_reserved_at_the_fronts_longest_recipe() -> None:
+    """20 networks (k = 5) on 120 rows: 0.002 s per step and network (the clock's median), charged for 20
+    networks (more than the measured stack of 10), 12 steps an epoch, the longest front recipe's 20 epochs."""
+    archive = [_row(0, 0.05, 10, utility=0.30), _row(2, 0.02, 20, utility=0.40)]
+    b = StepBudget(_clock(), time.perf_counter(), 45.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None,
+                   nested_networks=20, nested_rows=120)
+    assert b.nested_s([10, 20]) == pytest.approx(20 * 12 * 0.002 * 20)  # 9.6 s
+    refits = _clock().refit_s([10, 20], fit_rows=200, folds=5, stand_in_epochs=None)  # 40 s
+    assert b.reserve_s(archive) == pytest.approx(refits + 9.6)
+    keep, record = plan_refits(b, archive)  # 45 s less the check's 9.6: both refits (40 s) no longer fit
+    assert keep == [1] and record["nested_estimate_s"] == pytest.approx(9.6)
+    assert record["refit_seconds_left"] == pytest.approx(45.0 - 9.6, abs=0.1)
+    assert StepBudget(_clock(), 0.0, 60.0, cv=False, fit_rows=200, folds=5, stand_in_epochs=None,
+                      nested_networks=20, nested_rows=120).nested_s([10, 20]) == 0.0  # no refits, no ensemble
+
+
 @pytest.mark.slow
 def test_the_budget_counts_the_baselines_which_run_before_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     import fairmon.feu._search as feu_search
