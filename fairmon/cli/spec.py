@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
 from fairmon.cli._args import SubParsers, add_command
@@ -262,8 +263,6 @@ def _missing_columns(path: str, declared: list[str]) -> str | None:
 
             have = list(pq.read_schema(path).names)
         else:
-            import pandas as pd
-
             have = [str(c) for c in pd.read_csv(path, nrows=0).columns]
     except Exception:  # noqa: BLE001 - an unreadable file is the run's to report, with its own error
         return None

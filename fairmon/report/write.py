@@ -25,6 +25,7 @@ from fairmon.errors import ConfigError
 from fairmon.report._template import CSS, INDEX_TEMPLATE
 from fairmon.report.data import DEFAULT_HISTORY, ERR_NO_RUNS, load_report_data, report_status
 from fairmon.report.render import render_html
+from fairmon.store.engine import fairmon_home
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.config import MonitorSpec
@@ -79,9 +80,7 @@ def report_location(spec: MonitorSpec | None = None) -> str:
     if env:
         return env
     if spec is None:
-        from fairmon.store.engine import fairmon_home  # $FAIRMON_HOME, as the embedded store's
-
-        return str(fairmon_home() / "reports")
+        return str(fairmon_home() / "reports")  # $FAIRMON_HOME, as the embedded store's
     env_art = os.environ.get("FAIRMON_ARTIFACT_LOCATION")
     art = env_art if env_art else spec.resolve_path(spec.execution.artifact_location)
     art = os.path.expanduser(str(art)).rstrip("/")
