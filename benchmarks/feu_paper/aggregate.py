@@ -161,10 +161,10 @@ def _nested(rs: list[dict[str, Any]]) -> str:
     failed = [r for r in checked if not r.get("nested_passed")]
     out = f"{len(checked)} checked, {len(failed)} withheld" + (
         f" (seeds {', '.join(str(r['seed']) for r in failed)})" if failed else "")
-    moved = [r["nested_rate_diff"] - r["oof_rate_diff"] for r in checked if r.get("oof_rate_diff") is not None]
+    moved = [r["nested_rate_diff"] - r["nested_members_rate_diff"] for r in checked
+             if r.get("nested_members_rate_diff") is not None]
     if moved:
-        out += (f"; nested ensemble's rate minus its members' out-of-fold rate {min(moved):+.3f} to {max(moved):+.3f} "
-                f"(recommended picks)")
+        out += f"; nested ensemble's rate minus its members' out-of-fold rate {min(moved):+.3f} to {max(moved):+.3f}"
     return out
 
 

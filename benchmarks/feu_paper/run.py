@@ -143,8 +143,10 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     # the chosen recipe's fold ensemble on nested out-of-fold rows (fairmon.feu._nested; session 18)
     check = gate_rows.get("deploy_check") or {}
     row.update({"nested_estimate_s": gate_rows.get("nested_estimate_s"), "nested_checked": bool(check),
-                **{f"nested_{k}": check.get(k) for k in ("passed", "rate_diff", "rate_margin", "dp", "simultaneous_lb",
-                                                          "utility_diff", "wall_s")}})
+                "nested_dp": (check.get("oof") or {}).get("dp"),
+                **{f"nested_{k}": check.get(k) for k in ("passed", "rate_diff", "rate_margin", "simultaneous_lb",
+                                                          "utility_diff", "members_rate_diff", "members_utility_diff",
+                                                          "wall_s")}})
     if sel is not None:
         row.update({"lr": sel.lr, "epochs": sel.epochs, "threshold": sel.threshold,
                     "fairness_weight": sel.fairness_weight, "parity_shift": sel.parity_shift,

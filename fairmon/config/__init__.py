@@ -113,6 +113,7 @@ from fairmon.config._messages import (
     ERR_COST_LIMIT,
     ERR_DUPLICATE_KEY,
     ERR_DUPLICATE_NAME,
+    ERR_ENSEMBLE_FOLDS,
     ERR_EXACTLY_ONE_SOURCE,
     ERR_FIELD,
     ERR_FILE_MISSING,
@@ -204,6 +205,7 @@ __all__ = [
     "LR_BOUNDS",
     "EPOCH_BOUNDS",
     "THRESHOLD_BOUNDS",
+    "ERR_ENSEMBLE_FOLDS",
     # limits
     "COST_LIMITS",
     "MAX_SPEC_BYTES",

@@ -67,6 +67,10 @@ ERR_WEIGHT_BOUNDS = "fairness_weight_bounds must be [low, high] with 0 <= low <=
 ERR_SPLIT_SUM = "train + validation + test must equal 1, got {total}"
 ERR_VALIDATION_REFERENCE = "validation is enabled but neither reference_data nor reference_window is set"
 ERR_TRAINING_DATA = "retraining is enabled but training_data is not set"
+ERR_ENSEMBLE_FOLDS = (
+    "cv_folds {folds} with cv_deploy 'ensemble': the fold ensemble is checked on nested folds (each nested network "
+    "leaves out two folds), which needs cv_folds >= 3; raise cv_folds or set cv_deploy: searched"
+)
 ERR_MOVED = "'{key}' is no longer a setting here (it was never used); {where}"
 ERR_TRAINING_WINDOW = (
     "training data by window is not supported (FEU reads one file); export the window's labelled rows "

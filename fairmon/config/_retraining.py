@@ -28,6 +28,7 @@ from fairmon.config._limits import (
 from fairmon.config._messages import (
     ERR_BOUNDS,
     ERR_COST_LIMIT,
+    ERR_ENSEMBLE_FOLDS,
     ERR_SPLIT_SUM,
     ERR_TRAINING_DATA,
     ERR_TRAINING_WINDOW,
@@ -238,4 +239,6 @@ class RetrainingSpec(SpecSection):
     def _data(self) -> RetrainingSpec:
         if self.enabled and self.training_data is None:
             raise ValueError("training_data: " + ERR_TRAINING_DATA)
+        if self.cv_deploy == "ensemble" and self.cv_folds < 3:
+            raise ValueError("cv_folds: " + ERR_ENSEMBLE_FOLDS.format(folds=self.cv_folds))
         return self

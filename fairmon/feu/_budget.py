@@ -33,8 +33,9 @@ covers all of it:
    exceeds the time left less the tail, the candidates are taken in order of **validation DP**
    (lowest first: the rule prefers them; ties by evaluation id): the first always (a search that used
    the whole budget still gets its most promising candidate checked, at the cost of ``2 x cv_folds``
-   networks), then each one whose refits, with those taken so far, still fit (a recipe with many
-   epochs does not block shorter ones behind it). The others are recorded as not eligible with that
+   networks, and of the fold ensemble's nested check, ``cv_folds x (cv_folds - 1)`` more), then each
+   one whose refits, with those taken so far, still fit (a recipe with many epochs does not block
+   shorter ones behind it). The others are recorded as not eligible with that
    reason; the simultaneous gate then runs over the refit candidates only (its max-T holds for the
    set it is given). Ordering by validation DP reads the validation split, which the pooled rows
    contain; the front was already selected on it, so this adds no new kind of selection.
@@ -96,7 +97,7 @@ __all__: list[str] = []
 #: the reason recorded for a feasible candidate whose recipe was not refit
 NOT_REFIT = ("not refit within time_budget_s: the out-of-fold refits of {m} of {n} feasible candidates (taken in "
              "order of validation DP, lowest first) were estimated to fit in the {left:.0f} s left after the front's "
-             "test metrics")
+             "test metrics and the fold ensemble's nested check")
 
 
 @dataclass

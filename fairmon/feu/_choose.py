@@ -23,9 +23,8 @@ from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
 from fairmon.feu._budget import StepBudget, plan_refits
 from fairmon.feu._crossval import NO_BETTER_CV, CVGate, OutOfFold, Recipe, cv_gate, out_of_fold, use_cv
 from fairmon.feu._data import _Prepared
-from fairmon.feu._ensemble import ensemble_threshold, fold_ensemble, member_proba
+from fairmon.feu._ensemble import ensemble_cut, fold_ensemble, member_proba
 from fairmon.feu._evaluate import _Evaluator
-from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles
 from fairmon.feu._metrics import outcome_metrics
 from fairmon.feu._nested import NESTED_FAILED, nested_check, nested_ensemble
 from fairmon.feu._recommend import (
@@ -163,7 +162,6 @@ def _recommend(
     prod_util, prod_rate = float(anchor.validation[st.utility]), float(anchor.validation["selection_rate"])
     members: list[list[Any]] = []
     oof: OutOfFold | None = None
-    oof_production: dict[str, float] = {}
     refit: list[int] = []  # the feasible candidates refit out of fold (fairmon.feu._budget)
     if use_cv(len(prep.y["validation"]), st.cv_below_rows):
         cv, oof, refit, selection = _cross_validated(evaluator, anchor, [archive[front[pos]] for pos in feasible],
@@ -185,7 +183,7 @@ def _recommend(
             if len(refit) < len(feasible):  # time_budget_s left room for some refits only (fairmon.feu._budget)
                 where += f"; {len(refit)} of {len(feasible)} feasible candidates refit within time_budget_s"
             prod_dp, prod_util = cv.production["dp"], cv.production[st.utility]
-            prod_rate, oof_production = cv.production["selection_rate"], cv.production
+            prod_rate = cv.production["selection_rate"]
     dp_lb = {pos: float(lb[j]) for j, pos in enumerate(feasible) if math.isfinite(lb[j])}
     gate = {pos: records[j] for j, pos in enumerate(feasible)}
     el = [j for j in range(len(feasible)) if ok[j]]
@@ -209,17 +207,16 @@ def _recommend(
     pos, j = eligible[k], el[k]
     deployed = ""
     if members and oof is not None:  # the fold ensemble itself, out of fold (nested): else only its members were
-        check = _nested(evaluator, archive[front[pos]], oof, oof_production, random_state)
-        gate[pos] = {**gate[pos], "deploy_check": check}
+        check = _nested(evaluator, archive[front[pos]], oof, refit.index(j), random_state)
         selection = {**selection, "deploy_check": check}
         if not check["passed"]:
-            return _Recommendation(None, NESTED_FAILED.format(id=archive[front[pos]]["id"], rows=check["rows"],
+            return _Recommendation(None, NESTED_FAILED.format(id=archive[front[pos]]["id"], rows=check["oof_rows"],
                                                               members=check["members"], why=check["why"]),
                                    {}, dp_lb, floor, gate, selection)
         deployed = (f"; deployed: the fold ensemble of its {len(members[j])} fold models, checked on nested out-of-fold "
-                    f"rows (DP {check['dp']:.3f}, gain's 95% lower bound {check['simultaneous_lb']:.3f}; {st.utility} "
-                    f"{check[st.utility]:.3f}; positive rate {check['rate_diff']:+.3f} from production's, margin "
-                    f"{check['rate_margin']:.3f})")
+                    f"rows (DP {check['oof']['dp']:.3f}, gain's simultaneous 95% lower bound {check['simultaneous_lb']:.3f}; "
+                    f"{st.utility} {check['oof'][st.utility]:.3f}; positive rate {check['rate_diff']:+.3f} from "
+                    f"production's, margin {check['rate_margin']:.3f})")
     message = (
         f"the candidate of evaluation {archive[front[pos]]['id']} recommended ({RULE}; {where}; {len(eligible)} of {len(feasible)} "
         f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "
@@ -269,14 +266,14 @@ def _pooled(prep: _Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return np.vstack([prep.Z[p] for p in _POOLED]), y, s, codes
 
 
-def _nested(evaluator: _Evaluator, row: dict[str, Any], oof: OutOfFold, production: dict[str, float],
-            random_state: int) -> dict[str, Any]:
-    """The chosen recipe's fold ensemble on nested out-of-fold rows, through the gate (:mod:`._nested`)."""
+def _nested(evaluator: _Evaluator, row: dict[str, Any], oof: OutOfFold, index: int, random_state: int) -> dict[str, Any]:
+    """The chosen recipe's (``index`` in ``oof``) fold ensemble on nested out-of-fold rows, through the gate
+    (:mod:`._nested`)."""
     st = evaluator.settings
     Z, y, s, codes = _pooled(evaluator.prep)
     nested = nested_ensemble(Z, s, codes, y, Recipe.of(row), oof.fold, batch_size=st.batch_size, hidden=st.hidden,
                              device=evaluator.device)
-    return nested_check(nested, oof, production, utility=st.utility, tolerance=st.utility_tolerance,
+    return nested_check(nested, oof, index, utility=st.utility, tolerance=st.utility_tolerance,
                         band=st.positive_rate_band, n_boot=st.recommend_bootstrap, random_state=random_state,
                         fresh_rows=fresh_sample_rows(evaluator.prep))
 
@@ -310,13 +307,10 @@ def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
     net = fold_ensemble(rec.members, n_inputs=prep.schema.n_encoded, hidden=st.hidden)
     net = net.to(resolve_device(evaluator.device)).eval()
     recipe_thr, shift = float(row["threshold"]), row.get("parity_shift")
-    pooled = np.vstack([prep.Z["train"], prep.Z["validation"]])
-    thr, gthr = recipe_thr, None
-    if shift is not None:  # the ensemble's own quantiles, on the rows its members were trained on
-        s = np.concatenate([prep.s["train"], prep.s["validation"]])
-        gthr = group_thresholds(thr, parity_quantiles(predict_proba(net, pooled), s, thr), float(shift))
-    else:  # the members' rate, not the averaged score's: matched on the same rows (ensemble_threshold)
-        thr = ensemble_threshold(predict_proba(net, pooled), member_proba(net, pooled), recipe_thr)
+    pooled, _, s_pooled, _ = _pooled(prep)
+    # on the rows its members were trained on: the members' rate, not the averaged score's, or with a parity
+    # shift the ensemble's own group quantiles (ensemble_cut; its nested check uses the same rule)
+    thr, gthr = ensemble_cut(predict_proba(net, pooled), member_proba(net, pooled), s_pooled, recipe_thr, shift)
     parts: dict[str, dict[str, float]] = {}
     for part in ("validation", "test"):
         cut = evaluator.row_thresholds(part, thr, gthr)

@@ -105,6 +105,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,7 +120,7 @@ from fairmon.feu._recommend import bootstrap_weights, simultaneous_gate
 from fairmon.feu._train import predict_proba, train_mlps
 
 __all__ = ["NO_BETTER_CV", "ERR_FOLDS", "ERR_PRODUCTION", "Recipe", "OutOfFold", "CVGate", "fold_ids",
-           "out_of_fold", "cv_gate", "use_cv", "FOLD_SEED_STEP"]
+           "out_of_fold", "cv_gate", "use_cv", "FOLD_SEED_STEP", "refit_threads"]
 
 NO_BETTER_CV = (
     "no candidate better than production: none of the {n} feasible Pareto candidates, refit on {k} folds of "
@@ -221,13 +222,19 @@ def out_of_fold(
     used as is. One :func:`train_mlps` call per fold trains all recipes of that fold together, with at
     most half the cores' torch threads (torch's default of all cores oversubscribes a loaded host).
     """
-    import torch
-
-    threads = min(torch.get_num_threads(), max(1, (os.cpu_count() or 2) // 2))
-    with torch_threads(threads, resolve_device(device).type):
+    with refit_threads(device):
         return _out_of_fold(Z, y, s, codes, recipes, production=production, production_proba=production_proba,
                             production_threshold=production_threshold, folds=folds, random_state=random_state,
                             batch_size=batch_size, hidden=hidden, device=device)
+
+
+def refit_threads(device: str | None) -> AbstractContextManager[None]:
+    """At most half the cores' torch threads while refitting (torch's default of all cores oversubscribes a
+    loaded host); the fold refits and the fold ensemble's nested check (:mod:`fairmon.feu._nested`) share it."""
+    import torch
+
+    threads = min(torch.get_num_threads(), max(1, (os.cpu_count() or 2) // 2))
+    return torch_threads(threads, resolve_device(device).type)
 
 
 def _out_of_fold(

@@ -53,13 +53,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles
 from fairmon.registry._torch_module import imported_module
 from fairmon.registry.model import build_mlp
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["ENSEMBLE_BUILDER", "build_fold_ensemble", "ensemble_threshold", "fold_ensemble", "member_proba"]
+__all__ = ["ENSEMBLE_BUILDER", "build_fold_ensemble", "ensemble_cut", "ensemble_threshold", "fold_ensemble",
+           "member_proba"]
 
 #: the importable builder the registry rebuilds a fold ensemble with (``builder: import``)
 ENSEMBLE_BUILDER = "fairmon.feu._ensemble:build_fold_ensemble"
@@ -133,6 +135,28 @@ def ensemble_threshold(ensemble_p: np.ndarray, members_p: np.ndarray, tau: float
     if k >= n:
         return float(p[-1])
     return float((p[k - 1] + p[k]) / 2.0) if p[k - 1] > p[k] else float(p[k - 1])
+
+
+def ensemble_cut(ensemble_p: np.ndarray, members_p: np.ndarray, s: np.ndarray, tau: float,
+                 shift: float | None) -> tuple[float, dict[str, float] | None]:
+    """A fold ensemble's decision rule, fit on the rows its members were trained on: ``(threshold, group
+    thresholds or None)``.
+
+    Without a parity shift the threshold that approves the members' rate at ``tau``
+    (:func:`ensemble_threshold`); with one, ``tau`` and the group thresholds from the ensemble's own
+    quantiles (:mod:`fairmon.feu._group_thresholds`). One definition for the deployed ensemble
+    (:func:`fairmon.feu._choose._deployed`) and its nested check (:mod:`fairmon.feu._nested`).
+
+    Example
+    -------
+    >>> members = np.array([[0.9, 0.8, 0.7, 0.1], [0.9, 0.1, 0.1, 0.1]])
+    >>> thr, groups = ensemble_cut(members.mean(axis=0), members, np.array(list("abab")), 0.5, None)
+    >>> round(thr, 3), groups
+    (0.425, None)
+    """
+    if shift is None:
+        return ensemble_threshold(ensemble_p, members_p, tau), None
+    return float(tau), group_thresholds(tau, parity_quantiles(ensemble_p, s, tau), float(shift))
 
 
 @functools.cache  # one class per process: torch is imported on first use

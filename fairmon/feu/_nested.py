@@ -12,27 +12,29 @@ ensemble's positive rate differed from its members' mean by -0.019 to +0.074 on 
 0.008 on Adult and Bail: the band and the DP gain the gate showed were the members', not the
 deployed model's.
 
-**Nested out of fold.** For every outer fold ``f`` the ensemble's whole procedure is repeated without
+**Nested out of fold.** For every outer fold ``f`` the ensemble's procedure is repeated without
 fold ``f``: ``k - 1`` inner members, member ``j`` trained on every fold except ``f`` and ``j`` (the
-recipe: learning rate, epochs, DP-penalty weight; fresh seeds), the mean of their probabilities, its
-threshold matched to their positive rate on the rows they were trained on (train ∪ validation less
-fold ``f``; :func:`fairmon.feu._ensemble.ensemble_threshold`), or with a parity shift the group
-quantiles of the inner ensemble's scores on those rows — exactly as :func:`fairmon.feu._choose._deployed`
-builds the deployed one on all of train ∪ validation. The inner ensemble decides fold ``f``. Every
-pooled row is decided once, by an ensemble none of whose members saw it (Varma & Simon 2006: a
-procedure with a tuned step must be validated with that step inside the loop). The inner ensembles
-have ``k - 1`` members trained on ``(k - 2) / k`` of the rows, the deployed one ``k`` on
+recipe: learning rate, epochs, DP-penalty weight; fresh seeds), the mean of their probabilities, and
+the decision rule fit on the rows they were trained on (train ∪ validation less fold ``f``) by
+:func:`fairmon.feu._ensemble.ensemble_cut`, the rule :func:`fairmon.feu._choose._deployed` fits on all
+of train ∪ validation. The inner ensemble decides fold ``f``. Every pooled row is decided once, by
+networks none of which trained on it, through the same label-free steps (averaging, threshold matching)
+as the deployed model. What stays outside the loop is the recipe's selection — the search and the
+choice of the lowest DP among the eligible candidates, on these rows and folds — which the gate's
+simultaneous bound covers only across the candidates (below), not across the search. The inner
+ensembles have ``k - 1`` members trained on ``(k - 2) / k`` of the rows, the deployed one ``k`` on
 ``(k - 1) / k``: the check is of a slightly smaller, less trained version of the deployed model.
 
-**The check** (:func:`nested_check`) is the gate with one model, on the same rows and resamples:
-:func:`fairmon.feu._recommend.simultaneous_gate` against production's out-of-fold decisions (DP gain's
-95% lower bound above 0; positive rate inside the band by its margin, at least 1.645 prediction SEs
-for a fresh sample the size of the test split), and the utility floor (out-of-fold utility no worse
-than production's by more than the tolerance). The recommended recipe was chosen among the eligible
-ones by its members' evidence; the check is one more necessary condition on that one recipe, so it
-can only withhold: when it fails nothing is recommended and the message says which part failed. It
-is not repeated for the next candidates (documented choice: a second try would select on the nested
-rows, and each try costs another stack).
+**The check** (:func:`nested_check`) is the cross-validated gate itself
+(:func:`fairmon.feu._crossval.cv_gate`) with the chosen recipe's out-of-fold decisions replaced by the
+nested ensemble's: against production's out-of-fold decisions, on the same rows and resamples, with
+the max-T critical values taken over the same refit candidates as the members' gate (so the chosen
+one is not judged at a single-model 1.645 after being picked as the best), the DP gain's lower bound
+above 0, the positive rate inside the band by its margin (for a fresh sample the size of the test
+split), and the utility floor. The recipe was chosen by its members' evidence; the check is one more
+necessary condition on that one recipe, so it can only withhold: when it fails nothing is
+recommended and the message says which part failed. It is not repeated for the next candidates
+(documented choice: a second try would select on the nested rows, and each try costs another stack).
 
 **Cost**: ``k (k - 1)`` networks of the chosen recipe (20 at ``k = 5``), trained together as one stack
 on their own rows (:func:`fairmon.feu._train.train_mlps` with ``rows``), about one fold's refit of
@@ -48,16 +50,14 @@ Example
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from fairmon.feu._crossval import FOLD_SEED_STEP, OutOfFold, Recipe
-from fairmon.feu._ensemble import ensemble_threshold
-from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
-from fairmon.feu._metrics import outcome_metrics
-from fairmon.feu._recommend import simultaneous_gate
+from fairmon.feu._crossval import FOLD_SEED_STEP, OutOfFold, Recipe, cv_gate, refit_threads
+from fairmon.feu._ensemble import ensemble_cut
+from fairmon.feu._group_thresholds import row_thresholds
 from fairmon.feu._train import predict_proba, train_mlps
 
 __all__: list[str] = []
@@ -108,71 +108,64 @@ def nested_ensemble(Z: np.ndarray, s: np.ndarray, codes: np.ndarray, y: np.ndarr
     k = int(fold.max()) + 1
     pairs, rows = nested_rows(fold)
     configs = [(recipe.lr, recipe.epochs, nested_seed(recipe.seed, f, j, k)) for f, j in pairs]
-    nets = train_mlps(Z, y, configs, rows=rows, batch_size=batch_size, hidden=hidden, device=device,
-                      fairness_weights=[recipe.fairness_weight] * len(pairs), groups=codes)
+    with refit_threads(device):
+        nets = train_mlps(Z, y, configs, rows=rows, batch_size=batch_size, hidden=hidden, device=device,
+                          fairness_weights=[recipe.fairness_weight] * len(pairs), groups=codes)
     proba, thr = np.full(len(y), np.nan), np.full(len(y), np.nan)
     for f in range(k):
         inner = [net for (outer, _), net in zip(pairs, nets) if outer == f]
         fit, held = fold != f, fold == f
         members_fit = np.vstack([predict_proba(net, Z[fit]) for net in inner])
         proba[held] = np.vstack([predict_proba(net, Z[held]) for net in inner]).mean(axis=0)
-        if recipe.parity_shift is None:  # the members' rate on the rows they were trained on (_choose._deployed)
-            thr[held] = ensemble_threshold(members_fit.mean(axis=0), members_fit, recipe.threshold)
-        else:  # the inner ensemble's own group quantiles there
-            q = parity_quantiles(members_fit.mean(axis=0), s[fit], recipe.threshold)
-            thr[held] = row_thresholds(s[held], group_thresholds(recipe.threshold, q, recipe.parity_shift),
-                                       recipe.threshold)
+        cut, groups = ensemble_cut(members_fit.mean(axis=0), members_fit, s[fit], recipe.threshold,
+                                   recipe.parity_shift)
+        thr[held] = cut if groups is None else row_thresholds(s[held], groups, recipe.threshold)
     return NestedEnsemble(proba, thr, k - 1, round(time.perf_counter() - t0, 3), round(time.process_time() - c0, 3))
 
 
-def nested_check(nested: NestedEnsemble, oof: OutOfFold, production: dict[str, float], *, utility: str,
-                 tolerance: float | None, band: float | None, n_boot: int, random_state: int,
-                 fresh_rows: int | None) -> dict[str, Any]:
-    """The gate with one model (module docstring): the record, with ``passed`` and, when it failed, ``why``.
-
-    ``production``: production's out-of-fold metrics (:class:`fairmon.feu._crossval.CVGate`'s).
+def nested_check(nested: NestedEnsemble, oof: OutOfFold, index: int, *, utility: str, tolerance: float | None,
+                 band: float | None, n_boot: int, random_state: int, fresh_rows: int | None) -> dict[str, Any]:
+    """The cross-validated gate with recipe ``index``'s out-of-fold decisions replaced by the nested
+    ensemble's (module docstring): its record, with ``passed``, the members' figures beside it
+    (``members_rate_diff``, ``members_utility_diff``) and, when it failed, ``why``.
 
     Example
     -------
     >>> y = np.tile([1, 0], 150); s = np.repeat(["a", "b"], 150); fold = np.arange(300) % 5
     >>> prod = np.r_[np.ones(150), np.zeros(150)].astype(int)  # approves group a only: DP 1
-    >>> oof = OutOfFold(fold, np.zeros((0, 300)), np.zeros((0, 300)), prod, prod.astype(float), True,
+    >>> fair = np.where(y == 1, 0.9, 0.1)  # the members decide y itself: DP 0, rate 0.5
+    >>> oof = OutOfFold(fold, fair[None, :], np.full((1, 300), 0.5), prod, prod.astype(float), True,
     ...                 np.ones(300, dtype=int), y=y, s=s)
-    >>> fair = NestedEnsemble(np.where(y == 1, 0.9, 0.1), np.full(300, 0.5), 4, 0.0, 0.0)  # DP 0, rate 0.5
-    >>> r = nested_check(fair, oof, {"balanced_accuracy": 0.5}, utility="balanced_accuracy", tolerance=0.02,
-    ...                  band=0.15, n_boot=200, random_state=0, fresh_rows=300)
-    >>> r["passed"], r["dp"], r["selection_rate"]
+    >>> kw = dict(utility="balanced_accuracy", tolerance=0.02, band=0.15, n_boot=200, random_state=0, fresh_rows=300)
+    >>> r = nested_check(NestedEnsemble(fair, np.full(300, 0.5), 4, 0.0, 0.0), oof, 0, **kw)
+    >>> r["passed"], r["oof"]["dp"], r["oof"]["selection_rate"]
     (True, 0.0, 0.5)
 
     Approving nobody also has DP 0 and production's balanced accuracy here, but not its positive rate:
 
-    >>> none = NestedEnsemble(np.zeros(300), np.full(300, 0.5), 4, 0.0, 0.0)
-    >>> r = nested_check(none, oof, {"balanced_accuracy": 0.5}, utility="balanced_accuracy", tolerance=0.02,
-    ...                  band=0.15, n_boot=200, random_state=0, fresh_rows=300)
+    >>> r = nested_check(NestedEnsemble(np.zeros(300), np.full(300, 0.5), 4, 0.0, 0.0), oof, 0, **kw)
     >>> r["passed"], r["why"]
     (False, 'its positive rate is not inside the band by its noise (-0.500 from production, margin 0.573 > 0.15)')
     """
-    y, s, d = oof.y, oof.s, nested.decisions
-    g = simultaneous_gate(oof.production, d[None, :], s, band=band, n_boot=n_boot, random_state=random_state,
-                          fresh_rows=fresh_rows)
-    rec = g.record(0)
-    m = outcome_metrics(y, nested.proba, s, nested.thresholds)
-    diff = float(m[utility]) - float(production[utility])
-    util_ok = tolerance is None or diff >= -tolerance - 1e-12
+    members = cv_gate(oof, utility=utility, tolerance=tolerance, band=band, n_boot=n_boot, random_state=random_state,
+                      fresh_rows=fresh_rows).records[index] if len(oof.proba) else {}
+    proba, thresholds = oof.proba.copy(), oof.thresholds.copy()
+    proba[index], thresholds[index] = nested.proba, nested.thresholds
+    rec = cv_gate(replace(oof, proba=proba, thresholds=thresholds), utility=utility, tolerance=tolerance, band=band,
+                  n_boot=n_boot, random_state=random_state, fresh_rows=fresh_rows).records[index]
     why = []
     if not rec["gain_ok"]:
-        why.append(f"its DP gain over production is not beyond noise (DP {float(m['dp']):.3f}, 95% lower bound of "
+        why.append(f"its DP gain over production is not beyond noise (DP {rec['oof']['dp']:.3f}, 95% lower bound of "
                    f"the gain {rec['simultaneous_lb']:.3f})")
     if not rec["band_ok"]:
         why.append(f"its positive rate is not inside the band by its noise ({rec['rate_diff']:+.3f} from production, "
                    f"margin {rec['rate_margin']:.3f} > {band:g})")
-    if not util_ok:
-        why.append(f"its {utility} {float(m[utility]):.3f} is below production's {float(production[utility]):.3f} by "
-                   f"more than the tolerance {tolerance:g}")
+    if not rec["utility_ok"]:
+        why.append(f"its {utility} {rec['oof'][utility]:.3f} is {-rec['utility_diff']:.3f} below production's, more "
+                   f"than the tolerance {tolerance:g}")
     out: dict[str, Any] = {
-        "check": "nested out of fold", "rows": int(len(y)), "members": nested.members, **rec,
-        "dp": float(m["dp"]), "selection_rate": float(m["selection_rate"]), utility: float(m[utility]),
-        "utility_diff": diff, "utility_ok": bool(util_ok), "passed": not why,
+        "check": "nested out of fold", "members": nested.members, **rec, "passed": bool(rec["eligible"]),
+        "members_rate_diff": members.get("rate_diff"), "members_utility_diff": members.get("utility_diff"),
         "wall_s": nested.wall_s, "cpu_s": nested.cpu_s,
     }
     if why:

@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from fairmon.config import EPOCH_BOUNDS, LR_BOUNDS, THRESHOLD_BOUNDS
+from fairmon.config import EPOCH_BOUNDS, ERR_ENSEMBLE_FOLDS, LR_BOUNDS, THRESHOLD_BOUNDS
 from fairmon.errors import ConfigError
 
 __all__ = ["FEUSettings", "ERR_SETTING", "UTILITIES"]
@@ -209,6 +209,8 @@ class FEUSettings:
         if self.cv_deploy not in ("ensemble", "searched"):
             raise ConfigError(ERR_SETTING.format(name="cv_deploy", value=self.cv_deploy,
                                                  why="need 'ensemble' or 'searched'"))
+        if self.cv_deploy == "ensemble" and self.cv_folds < 3:
+            raise ConfigError(ERR_ENSEMBLE_FOLDS.format(folds=self.cv_folds))
         if self.recommend_bootstrap < 20:
             raise ConfigError(ERR_SETTING.format(name="recommend_bootstrap", value=self.recommend_bootstrap,
                                                  why="need >= 20 resamples"))

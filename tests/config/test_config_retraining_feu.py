@@ -11,7 +11,7 @@ from config_minimal import MINIMAL
 
 from fairmon.config import parse_spec, spec_json_schema
 from fairmon.config._limits import MAX_FAIRNESS_WEIGHT
-from fairmon.config._messages import ERR_WEIGHT_BOUNDS
+from fairmon.config._messages import ERR_ENSEMBLE_FOLDS, ERR_WEIGHT_BOUNDS
 from fairmon.config._retraining import RetrainingSpec, Utility
 from fairmon.errors import ConfigError
 from fairmon.feu import FEUSettings
@@ -101,3 +101,14 @@ def test_a_feu_budget_the_airflow_timeouts_would_cut_is_refused_naming_the_field
     # with retraining off the budget is never used
     off = "retraining: {enabled: false, time_budget_s: 9000}\n"
     assert parse_spec(short_task + off).retraining.time_budget_s == 9000
+
+
+def test_two_folds_are_refused_for_the_fold_ensemble_whose_nested_check_needs_three() -> None:
+    base = MINIMAL.replace("  sensitive: [sex]\n", "  sensitive: [sex]\n  label: y\n")
+    feu = "retraining: {{enabled: true, training_data: {{path: t.csv}}, cv_folds: 2{}}}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_spec(base + feu.format(""), source="two.yaml")
+    msg = str(info.value)
+    assert "two.yaml" in msg and "retraining.cv_folds" in msg
+    assert ERR_ENSEMBLE_FOLDS.format(folds=2) in msg
+    assert parse_spec(base + feu.format(", cv_deploy: searched")).retraining.cv_folds == 2

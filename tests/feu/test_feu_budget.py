@@ -152,6 +152,8 @@ def test_the_fold_ensembles_nested_check_is_reserved_at_the_fronts_longest_recip
     assert record["refit_seconds_left"] == pytest.approx(45.0 - 9.6, abs=0.1)
     assert StepBudget(_clock(), 0.0, 60.0, cv=False, fit_rows=200, folds=5, stand_in_epochs=None,
                       nested_networks=20, nested_rows=120).nested_s([10, 20]) == 0.0  # no refits, no ensemble
+    assert StepBudget(_clock(), 0.0, 60.0, cv=True, fit_rows=200, folds=5, stand_in_epochs=None,
+                      nested_networks=0, nested_rows=120).nested_s([10, 20]) == 0.0  # cv_deploy searched
 
 
 @pytest.mark.slow

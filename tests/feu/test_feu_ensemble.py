@@ -76,6 +76,10 @@ def test_cv_deploy_validates() -> None:
     assert FEUSettings.from_spec({"cv_deploy": "searched"}).cv_deploy == "searched"
     with pytest.raises(ConfigError, match="cv_deploy"):
         FEUSettings(cv_deploy="refit")  # type: ignore[arg-type]
+    # the ensemble's nested check leaves out two folds per network: 2 folds leave nothing to train on
+    with pytest.raises(ConfigError, match="cv_folds 2 with cv_deploy 'ensemble'.*needs cv_folds >= 3"):
+        FEUSettings(cv_folds=2)
+    assert FEUSettings(cv_folds=2, cv_deploy="searched").cv_folds == 2
 
 
 #: data and search seed with a recommendation on the cross-validated path (seed 1 had one until the band's

@@ -13,10 +13,10 @@ import pytest
 from _feu_data import group_effect_frame
 
 from fairmon.feu import FEUSettings, _choose, predict_proba, search, train_mlps
-from fairmon.feu._crossval import FOLD_SEED_STEP, Recipe, fold_ids
+from fairmon.feu._crossval import FOLD_SEED_STEP, OutOfFold, Recipe, fold_ids
 from fairmon.feu._ensemble import ensemble_threshold
 from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
-from fairmon.feu._nested import NestedEnsemble, nested_ensemble, nested_rows, nested_seed
+from fairmon.feu._nested import NestedEnsemble, nested_check, nested_ensemble, nested_rows, nested_seed
 from fairmon.schema import FeatureSchema
 
 
@@ -41,6 +41,17 @@ def test_a_network_trained_on_its_own_rows_is_the_network_trained_on_those_rows_
     plain = train_mlps(Z, y, configs, hidden=(8, 4), device="cpu")
     full = train_mlps(Z, y, configs, rows=[np.arange(150)] * 2, hidden=(8, 4), device="cpu")
     assert all(np.array_equal(predict_proba(p, Z), predict_proba(f, Z)) for p, f in zip(plain, full))
+
+
+def test_networks_with_unequal_row_counts_visit_the_smallest_count_each_epoch() -> None:
+    Z, y, _, _ = _data()
+    small, large = np.arange(0, 64), np.arange(0, 100)  # 2 vs 4 mini-batches of 32
+    stacked = train_mlps(Z, y, [(1e-2, 3, 3), (1e-2, 3, 3)], rows=[small, large], hidden=(8, 4), device="cpu")
+    (alone_small,) = train_mlps(Z[small], y[small], [(1e-2, 3, 3)], hidden=(8, 4), device="cpu")
+    (alone_large,) = train_mlps(Z[large], y[large], [(1e-2, 3, 3)], hidden=(8, 4), device="cpu")
+    assert np.allclose(predict_proba(stacked[0], Z), predict_proba(alone_small, Z), atol=1e-5)
+    # the larger network took 2 steps an epoch on a random 64 of its 100 rows, not 4 on all of them
+    assert not np.allclose(predict_proba(stacked[1], Z), predict_proba(alone_large, Z), atol=1e-3)
 
 
 def test_each_nested_network_leaves_out_its_outer_and_its_inner_fold() -> None:
@@ -82,6 +93,51 @@ def test_every_row_is_decided_by_an_ensemble_of_networks_that_never_saw_it(shift
         assert len(q) == 2 and np.allclose(nested.thresholds[held], expected, atol=1e-5)
 
 
+@pytest.mark.parametrize("shift", [None, 0.7])
+def test_the_labels_of_a_fold_never_reach_its_own_decisions(shift: float | None) -> None:
+    """Independent of how the rows are built: flipping fold 2's labels changes every other fold's nested
+    decisions (their networks trained on fold 2) and none of fold 2's."""
+    Z, y, s, codes = _data(160, 2)
+    fold = fold_ids(y, s, 4, random_state=0)
+    recipe = Recipe(1e-2, 5, 0.5, 3, 0.5, shift)
+    kw = dict(batch_size=32, hidden=(8, 4), device="cpu")
+    a = nested_ensemble(Z, s, codes, y, recipe, fold, **kw)  # type: ignore[arg-type]
+    flipped = np.where(fold == 2, 1 - y, y)
+    b = nested_ensemble(Z, s, codes, flipped, recipe, fold, **kw)  # type: ignore[arg-type]
+    held = fold == 2
+    assert np.array_equal(a.proba[held], b.proba[held]) and np.array_equal(a.thresholds[held], b.thresholds[held])
+    assert not np.allclose(a.proba[~held], b.proba[~held])
+
+
+def _oof(members: np.ndarray, prod: np.ndarray, y: np.ndarray, s: np.ndarray) -> OutOfFold:
+    n = len(y)
+    return OutOfFold(np.arange(n) % 5, members[None, :], np.full((1, n), 0.5), prod, prod.astype(float), True,
+                     np.ones(n, dtype=int), y=y, s=s)
+
+
+CHECK = dict(utility="balanced_accuracy", tolerance=0.02, band=0.15, n_boot=200, random_state=0, fresh_rows=400)
+
+
+def test_the_nested_check_names_each_part_that_failed() -> None:
+    rng = np.random.default_rng(0)
+    y, s = rng.integers(0, 2, 400), np.repeat(["a", "b"], 200)
+    prod = np.r_[rng.random(200) < 0.7, rng.random(200) < 0.3].astype(int)  # DP ~0.4
+    fair = np.where(rng.random(400) < 0.5, 0.9, 0.1)  # DP ~0, rate ~0.5
+    oof = _oof(fair, prod, y, s)
+    assert nested_check(NestedEnsemble(fair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)["passed"]
+    unfair = np.where(prod == 1, 0.9, 0.1)  # production's own decisions: no DP gain
+    r = nested_check(NestedEnsemble(unfair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)
+    assert not r["passed"] and r["why"].startswith("its DP gain over production is not beyond noise")
+    # decisions that predict the label much worse than production (y is noise here, production too: take a fair
+    # model whose decisions are anti-correlated with y)
+    y2 = np.where(rng.random(400) < 0.9, prod, 1 - prod)  # production predicts y2 well
+    oof2 = _oof(fair, prod, y2, s)
+    anti = np.where(y2 == 1, 0.1, 0.9)
+    r = nested_check(NestedEnsemble(anti, np.full(400, 0.5), 4, 0.0, 0.0), oof2, 0, **CHECK)
+    assert not r["passed"] and "below production's, more than the tolerance 0.02" in r["why"]
+    assert r["members_utility_diff"] is not None and r["utility_diff"] < -0.5
+
+
 LIGHT = dict(population=6, generations=2, epoch_bounds=(3, 10),
              gesd={"explainer": "gradient", "sample_size": 30, "n_perturbations": 3, "stratify": True,
                    "min_group_size": 5})
@@ -93,9 +149,10 @@ def test_a_fold_ensemble_that_fails_its_nested_check_is_not_recommended(tmp_path
     df = group_effect_frame(500, SEED, effect=1.5)
     passed = search(df, **FEATURES, settings=FEUSettings.small(**LIGHT), random_state=SEED, device="cpu")
     check = passed.selection["deploy_check"]
-    assert passed.selected is not None and check["passed"] and check["rows"] == 350 and check["members"] == 4
-    assert passed.selected.recommendation_gate is not None
-    assert passed.selected.recommendation_gate["deploy_check"] == check and "nested out-of-fold" in passed.recommendation
+    assert passed.selected is not None and check["passed"] and check["oof_rows"] == 350 and check["members"] == 4
+    assert "nested out-of-fold" in passed.recommendation and check["members_rate_diff"] is not None
+    # the max-T critical value is taken over the same refit candidates as the members' gate
+    assert check["critical_value"] == pytest.approx(passed.selected.recommendation_gate["critical_value"], rel=0.2)
 
     # the same search, its fold ensemble replaced out of fold by one that approves nobody: DP 0, rate off the band
     def approve_nobody(Z, s, codes, y, recipe, fold, **kw):  # type: ignore[no-untyped-def]
@@ -106,7 +163,7 @@ def test_a_fold_ensemble_that_fails_its_nested_check_is_not_recommended(tmp_path
                       device="cpu")
     check = withheld.selection["deploy_check"]
     assert withheld.selected is None and withheld.snapshot is None and not check["passed"]
-    assert check["dp"] == 0.0 and check["selection_rate"] == 0.0 and not check["band_ok"]
+    assert check["oof"]["dp"] == 0.0 and check["oof"]["selection_rate"] == 0.0 and not check["band_ok"]
     assert withheld.recommendation.startswith("no candidate better than production: the chosen candidate")
     assert "positive rate is not inside the band" in withheld.recommendation
     # the search and the gate are the same as in the first run: only the deployed model's check differs
