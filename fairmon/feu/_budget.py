@@ -29,15 +29,15 @@ covers all of it:
    Before session 16, pymoo's ``TimeBasedTermination`` started a generation whenever any budget was
    left, so the search overran by up to a generation; and a check of time used plus the reserve
    alone fires only once less than the reserve is left.
-2. **The refits take what is left after the tail and the nested check.** When the estimate for all feasible candidates
-   exceeds the time left less the tail, the candidates are taken in order of **validation DP**
-   (lowest first: the rule prefers them; ties by evaluation id): the first always (a search that used
-   the whole budget still gets its most promising candidate checked, at the cost of ``2 x cv_folds``
-   networks, and of the fold ensemble's nested check, ``cv_folds x (cv_folds - 1)`` more), then each
-   one whose refits, with those taken so far, still fit (a recipe with many epochs does not block
-   shorter ones behind it). The others are recorded as not eligible with that
-   reason; the simultaneous gate then runs over the refit candidates only (its max-T holds for the
-   set it is given). Ordering by validation DP reads the validation split, which the pooled rows
+2. **The refits take what is left after the tail and the nested check.** When the estimate for all
+   feasible candidates exceeds the time left less those, the candidates are taken in order of
+   **validation DP** (lowest first: the rule prefers them; ties by evaluation id): the first always (a
+   search that used the whole budget still gets its most promising candidate checked, at the cost of
+   ``2 x cv_folds`` networks, and of the fold ensemble's nested check, ``cv_folds x (cv_folds - 1)``
+   more), then each one whose refits, with those taken so far, still fit (a recipe with many epochs
+   does not block shorter ones behind it). The others are recorded as not eligible with that reason;
+   the simultaneous gate then runs over the refit candidates only (its max-T holds for the set it is
+   given). Ordering by validation DP reads the validation split, which the pooled rows
    contain; the front was already selected on it, so this adds no new kind of selection.
 
 **The estimate** (:class:`TrainingClock`). A stack of ``K`` networks trained together
@@ -195,7 +195,7 @@ class StepBudget:
         return statistics.median(self.scoring) * (front_size + (self.deploy_scorings if deploy else 0))
 
     def nested_s(self, epochs: Sequence[int]) -> float:
-        """Estimated seconds of the fold ensemble's nested check of one of recipes with these ``epochs`` (the
+        """Estimated seconds of the fold ensemble's nested check of one of the recipes with these ``epochs`` (the
         longest: which one is chosen is not known yet); 0 when the fold ensemble is not deployed."""
         if not self.cv or not epochs:
             return 0.0

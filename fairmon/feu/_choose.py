@@ -213,10 +213,10 @@ def _recommend(
             return _Recommendation(None, NESTED_FAILED.format(id=archive[front[pos]]["id"], rows=check["oof_rows"],
                                                               members=check["members"], why=check["why"]),
                                    {}, dp_lb, floor, gate, selection)
-        deployed = (f"; deployed: the fold ensemble of its {len(members[j])} fold models, checked on nested out-of-fold "
-                    f"rows (DP {check['oof']['dp']:.3f}, gain's simultaneous 95% lower bound {check['simultaneous_lb']:.3f}; "
-                    f"{st.utility} {check['oof'][st.utility]:.3f}; positive rate {check['rate_diff']:+.3f} from "
-                    f"production's, margin {check['rate_margin']:.3f})")
+        deployed = (f"; deployed: the fold ensemble of its {len(members[j])} fold models, its positive rate checked on "
+                    f"nested out-of-fold rows ({check['rate_diff']:+.3f} from production's, margin "
+                    f"{check['rate_margin']:.3f}; recorded there: DP {check['oof']['dp']:.3f}, {st.utility} "
+                    f"{check['oof'][st.utility]:.3f})")
     message = (
         f"the candidate of evaluation {archive[front[pos]]['id']} recommended ({RULE}; {where}; {len(eligible)} of {len(feasible)} "
         f"feasible candidates eligible): DP {prod_dp:.3f} -> {float(dp[j]):.3f} (simultaneous 95% lower bound of "

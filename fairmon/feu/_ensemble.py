@@ -33,7 +33,8 @@ Documented choices:
   mean rate. The record keeps the members' mean test rate beside the ensemble's
   (``deployment.members_test_selection_rate``) so the difference is measured, not assumed; and since
   session 18 the ensemble's whole procedure (members, mean, matched threshold) is checked out of fold
-  before it is recommended (:mod:`fairmon.feu._nested`: nested folds, the gate with one model).
+  before it is recommended (:mod:`fairmon.feu._nested`: nested folds; its positive rate must stay
+  inside the band).
 
 Example
 -------

@@ -110,7 +110,8 @@ class FEUSettings:
         then also required of its own validation rate). Why the ensemble: the gate judges a recipe,
         and one fit of it on German's 500 training rows moved its test rate and utility by
         0.05-0.08 from the recipe's (``benchmarks/feu_paper/README.md``, sessions 8-9). The chosen
-        ensemble must also pass the gate on nested out-of-fold rows (:mod:`fairmon.feu._nested`).
+        ensemble's positive rate must also stay inside the band on nested out-of-fold rows
+        (:mod:`fairmon.feu._nested`).
     group_thresholds
         Opt-in (default False): one more decision variable, the "parity shift" ``s`` in ``[0, 1]``,
         moving each protected group's threshold from the candidate's ``tau`` towards the score where

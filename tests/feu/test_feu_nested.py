@@ -118,24 +118,28 @@ def _oof(members: np.ndarray, prod: np.ndarray, y: np.ndarray, s: np.ndarray) ->
 CHECK = dict(utility="balanced_accuracy", tolerance=0.02, band=0.15, n_boot=200, random_state=0, fresh_rows=400)
 
 
-def test_the_nested_check_names_each_part_that_failed() -> None:
+def test_the_nested_check_gates_the_band_and_records_the_dp_gain_and_utility() -> None:
     rng = np.random.default_rng(0)
     y, s = rng.integers(0, 2, 400), np.repeat(["a", "b"], 200)
-    prod = np.r_[rng.random(200) < 0.7, rng.random(200) < 0.3].astype(int)  # DP ~0.4
+    prod = np.r_[rng.random(200) < 0.7, rng.random(200) < 0.3].astype(int)  # DP ~0.4, rate ~0.5
     fair = np.where(rng.random(400) < 0.5, 0.9, 0.1)  # DP ~0, rate ~0.5
     oof = _oof(fair, prod, y, s)
-    assert nested_check(NestedEnsemble(fair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)["passed"]
-    unfair = np.where(prod == 1, 0.9, 0.1)  # production's own decisions: no DP gain
+    r = nested_check(NestedEnsemble(fair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)
+    assert r["passed"] and r["gain_ok"] and r["utility_ok"] and "why" not in r
+    # production's own decisions: no DP gain, recorded; the band holds, so it passes (the members' gate judged the gain)
+    unfair = np.where(prod == 1, 0.9, 0.1)
     r = nested_check(NestedEnsemble(unfair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)
-    assert not r["passed"] and r["why"].startswith("its DP gain over production is not beyond noise")
-    # decisions that predict the label much worse than production (y is noise here, production too: take a fair
-    # model whose decisions are anti-correlated with y)
-    y2 = np.where(rng.random(400) < 0.9, prod, 1 - prod)  # production predicts y2 well
-    oof2 = _oof(fair, prod, y2, s)
+    assert r["passed"] and not r["gain_ok"] and r["simultaneous_lb"] <= 0
+    # decisions anti-correlated with a label production predicts well: the utility loss is recorded, not gated
+    y2 = np.where(rng.random(400) < 0.9, prod, 1 - prod)
     anti = np.where(y2 == 1, 0.1, 0.9)
-    r = nested_check(NestedEnsemble(anti, np.full(400, 0.5), 4, 0.0, 0.0), oof2, 0, **CHECK)
-    assert not r["passed"] and "below production's, more than the tolerance 0.02" in r["why"]
-    assert r["members_utility_diff"] is not None and r["utility_diff"] < -0.5
+    wide = {**CHECK, "band": 0.3}  # its decisions differ from production's on most rows: a wide rate margin
+    r = nested_check(NestedEnsemble(anti, np.full(400, 0.5), 4, 0.0, 0.0), _oof(fair, prod, y2, s), 0, **wide)
+    assert r["passed"] and not r["utility_ok"] and r["utility_diff"] < -0.5 and r["members_utility_diff"] is not None
+    # a rate moved off the band fails, and says so
+    few = np.where(rng.random(400) < 0.2, 0.9, 0.1)  # rate ~0.2 against production's ~0.5
+    r = nested_check(NestedEnsemble(few, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)
+    assert not r["passed"] and r["why"].startswith("its positive rate is not inside the band by its noise")
 
 
 LIGHT = dict(population=6, generations=2, epoch_bounds=(3, 10),
