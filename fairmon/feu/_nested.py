@@ -166,7 +166,8 @@ def nested_check(nested: NestedEnsemble, oof: OutOfFold, index: int, *, utility:
                                      f"from production, margin {rec['rate_margin']:.3f} > {band:g})")
     out: dict[str, Any] = {
         "check": "nested out of fold", "gated": "positive-rate band (DP gain and utility recorded)",
-        "members": nested.members, **rec, "passed": bool(rec["band_ok"]),
+        "members": nested.members, **{k: v for k, v in rec.items() if k != "eligible"},
+        "passed": bool(rec["band_ok"]), "gate_eligible": bool(rec["eligible"]),  # the whole gate, for the record
         "members_rate_diff": members.get("rate_diff"), "members_utility_diff": members.get("utility_diff"),
         "wall_s": nested.wall_s, "cpu_s": nested.cpu_s,
     }
