@@ -269,12 +269,14 @@ def budget_lines(rs: list[dict[str, Any]]) -> tuple[int, list[str]]:
 
     out = ["", "Time budget (`time_budget_s`; seconds of wall time; the step is FEU's alone, not the final GESD):", "",
            "| seed | budget | generations (stopped by) | baselines | refit: candidates, estimate, measured | "
-           "tail: estimate, measured | step | within budget |", "|---|---|---|---|---|---|---|---|"]
+           "nested check: estimate, measured | tail: estimate, measured | step | within budget |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: r["seed"]):
         refit = (f"{r['refit_candidates']} of {r['refit_candidates'] + r['refit_not']}, {num(r['refit_estimate_s'])}, "
                  f"{num(r['refit_wall_s'])}") if r.get("refit_candidates") is not None else "–"
         out.append(f"| {r['seed']} | {r['time_budget_s']:g} | {r['generations_run']} ({r['stopped_by']}) | "
-                   f"{num(r.get('timing_baselines_s'))} | {refit} | {num(r.get('timing_tail_estimate_s'))}, "
+                   f"{num(r.get('timing_baselines_s'))} | {refit} | {num(r.get('nested_estimate_s'))}, "
+                   f"{num(r.get('nested_wall_s'))} | {num(r.get('timing_tail_estimate_s'))}, "
                    f"{num(r.get('timing_tail_s'))} | {num(r.get('step_s'))} | "
                    f"{'yes' if r['step_s'] <= r['time_budget_s'] else 'no'} |")
     return sum(r["step_s"] <= r["time_budget_s"] for r in rows), out

@@ -119,6 +119,9 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     checks = json.loads((tmp_path / "default" / "feu_paper_smoke_default.json").read_text())["settings"]["checks"]
     assert checks["german"]["time_budget_within"] == 1
     assert "| tail: estimate, measured |" in table and "| 42 | 600 | 1 (generations) |" in table
+    # the fold ensemble's nested check is reserved (fairmon.feu._nested): estimated whenever refits are planned
+    assert r["nested_estimate_s"] > 0 and "| nested check: estimate, measured |" in table
+    assert r["nested_checked"] == (r["nested_passed"] is not None)
     # --aggregate-only rebuilds the same files from runs/*.json without running anything
     (tmp_path / "default" / "feu_paper_smoke_default_comparison.md").unlink()
     mod.main(["--smoke", "--aggregate-only", "--out", str(tmp_path / "default")])
