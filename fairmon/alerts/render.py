@@ -239,7 +239,7 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
     'p'
     >>> m = render_feu_followup({"candidates": [], "sensitive": "sex"}, AlertContext("demo", datetime(2026, 1, 5, tzinfo=UTC)),
     ...                         parent_fingerprint="p")
-    >>> "DP and GESD compare the groups of `sex`" in m.text
+    >>> "DP and GESD compare the groups of `sex`, the attribute FEU retrains for" in m.text
     True
     """
     cands: Sequence[Mapping[str, Any]] = feu.get("candidates") or feu.get("pareto") or []
@@ -267,9 +267,9 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
             "proposed, not deployed)")
     attr = feu.get("sensitive") or (feu.get("data") or {}).get("sensitive")
     if attr:  # what "DP" means here, and that a group RUMIE found is not what FEU retrains for
-        names = ", ".join(f"`{a}`" for a in ([attr] if isinstance(attr, str) else attr))
-        head += (f". DP and GESD compare the groups of {names}, the monitor's declared attribute; FEU does not "
-                 "retrain for a group RUMIE found")
+        names = ", ".join("`" + str(a).replace("`", "'") + "`" for a in ([attr] if isinstance(attr, str) else attr))
+        head += (f". DP and GESD compare the groups of {names}, the attribute FEU retrains for "
+                 "(explanations.gesd.attribute, else the first sensitive column); not a group RUMIE found")
     verdict = str(feu.get("recommendation") or "")
     base_lines = _baseline_lines(feu.get("baselines"))
     fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint or 'on_demand'}", "event")

@@ -101,6 +101,11 @@ def _explain_empty(store: Any, monitor: str, metric: str) -> None:
         raise err
 
 
+def _when(t: datetime) -> str:
+    """A date, or a timestamp when it is not midnight (``--since 90d`` counts from now)."""
+    return t.date().isoformat() if (t.hour, t.minute, t.second) == (0, 0, 0) else t.isoformat(timespec="minutes")
+
+
 def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
     since = parse_since(args.since)
@@ -118,9 +123,9 @@ def run(args: argparse.Namespace) -> int:
         message = ERR_NO_ROWS.format(metric=args.metric, monitor=args.monitor, filters=filters, series=shown)
         if since is not None:  # the series exists but ends before --since: say so (a demo's windows are in 2026-01)
             older = store.history(args.monitor, args.metric, attribute=args.attribute, group=args.group)
-            if older:
-                latest = max(r["window_start"] for r in older)
-                message += ERR_BEFORE_SINCE.format(latest=latest.date().isoformat(), since=since.date().isoformat())
+            latest = max((r["window_start"] for r in older), default=None)
+            if latest is not None and latest < since:
+                message += ERR_BEFORE_SINCE.format(latest=_when(latest), since=_when(since))
         err = StoreError(message)
         err.retryable = False
         raise err

@@ -20,7 +20,8 @@ EPILOG = """examples:
 Reports are written at <output>/<monitor>/<YYYY-MM-DD>.html, the path the Slack alerts link to
 (alerts.report_base_url + the same path), plus <output>/<monitor>/index.html. Default output:
 FAIRMON_REPORT_LOCATION, else the 'reports' folder next to the spec's artifact_location (--spec),
-else $FAIRMON_HOME/reports (default ~/.fairmon/reports).
+else ~/.fairmon/reports (beside the default artifact_location; FAIRMON_HOME moves only the
+embedded database).
 """
 
 

@@ -233,7 +233,7 @@ def path_notes(spec: Any, file: Path, *, remote: bool = False) -> list[str]:
             where = f"{file}:{line}" if line else str(file)
             notes.append(f"{where}: model.name: " + ERR_NO_MODEL_IN_REGISTRY.format(registry=resolved, name=spec.model.name))
         elif field in DATA_FILES:
-            problem = _missing_columns(resolved, _declared(spec, field))
+            problem = _missing_columns(resolved, _declared(spec, field), _format(spec, field, resolved))
             if problem is not None:
                 notes.append(f"{where}: {field}: {problem}")
     return notes
@@ -254,11 +254,20 @@ def _declared(spec: Any, field: str) -> list[str]:
     return list(dict.fromkeys([*c.sensitive, *[x for x in (c.label, c.decision, c.score) if x], *c.features, *c.extra]))
 
 
-def _missing_columns(path: str, declared: list[str]) -> str | None:
+def _format(spec: Any, field: str, path: str) -> str:
+    """The format the run reads ``field``'s file in: the training data's declared ``format``, else by the
+    file's ending, case-insensitively (as :func:`fairmon.validation.load_reference` does)."""
+    td = spec.retraining.training_data
+    if field == "retraining.training_data.path" and td is not None and td.format:
+        return str(td.format)
+    return "parquet" if path.lower().endswith((".parquet", ".pq")) else "csv"
+
+
+def _missing_columns(path: str, declared: list[str], fmt: str) -> str | None:
     """The declared columns a local CSV/Parquet file's header lacks, said; None when all are there or the
     header cannot be read (the run reports that with its own error)."""
     try:
-        if path.endswith((".parquet", ".pq")):
+        if fmt == "parquet":
             import pyarrow.parquet as pq
 
             have = list(pq.read_schema(path).names)
@@ -267,7 +276,8 @@ def _missing_columns(path: str, declared: list[str]) -> str | None:
     except Exception:  # noqa: BLE001 - an unreadable file is the run's to report, with its own error
         return None
     missing = [c for c in declared if c not in have]
-    return ERR_FILE_COLUMNS.format(path=path, cols=missing, have=have) if missing else None
+    shown = have if len(have) <= 30 else [*have[:30], f"... {len(have) - 30} more"]  # one readable line
+    return ERR_FILE_COLUMNS.format(path=path, cols=missing, have=shown) if missing else None
 
 
 def spec_warnings(spec: Any, file: Path) -> list[str]:

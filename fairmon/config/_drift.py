@@ -140,7 +140,9 @@ class Persistence(SpecSection):
 
 class RumieDriftThresholds(SpecSection):
     """RUMIE drift: honest DScore above ``honest_dscore_threshold`` (or a significant increase), or a new
-    group (Jaccard overlap with the previous window's group below ``min_jaccard``)."""
+    group (Jaccard overlap with the previous window's group below ``min_jaccard``). A new group and
+    changed key attributes count only for a group whose honest DScore is above the threshold: a weak
+    group wanders between windows of an unchanged model."""
 
     honest_dscore_threshold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
     min_jaccard: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5

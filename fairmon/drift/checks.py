@@ -339,7 +339,7 @@ class KeyAttributesChanged:
     As for :class:`NewGroup`, only a *discriminated* current group counts — significant (``p <= alpha``)
     and with an honest DScore above ``min_dscore`` (the monitor's DScore threshold). Before session 18
     significance alone counted: on the demo's stable production model (honest DScore 0.02-0.05, far
-    below its 0.10 threshold, yet significant on 2,000 rows) the weakly identified group changed its
+    below its 0.12 threshold, yet significant on 5,000 rows) the weakly identified group changed its
     attributes every window, and the finding stayed open for five windows of an unchanged model.
     """
 

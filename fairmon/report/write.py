@@ -4,8 +4,8 @@ Location. A report lives at ``{location}/{report_path(monitor, window_start)}`` 
 :func:`fairmon.alerts.render.report_path` is the one definition of that relative path, and the Slack
 message links to ``{alerts.report_base_url}/{report_path(...)}`` — so serving ``location`` at the
 base URL makes every link work. ``location`` is ``FAIRMON_REPORT_LOCATION`` when set, else the
-``reports`` folder next to the spec's ``execution.artifact_location`` (``$FAIRMON_HOME/reports``,
-``~/.fairmon/reports`` by default, without a spec; ``demo-output/reports`` for the demo). Like the artifacts, it may be any fsspec URI
+``reports`` folder next to the spec's ``execution.artifact_location`` (``~/.fairmon/reports`` by
+default, with or without a spec: ``FAIRMON_HOME`` moves the embedded database only; ``demo-output/reports`` for the demo). Like the artifacts, it may be any fsspec URI
 (``s3://bucket/fairmon/reports``). Each monitor folder also gets an ``index.html`` listing its
 windows.
 """
@@ -25,7 +25,6 @@ from fairmon.errors import ConfigError
 from fairmon.report._template import CSS, INDEX_TEMPLATE
 from fairmon.report.data import DEFAULT_HISTORY, ERR_NO_RUNS, load_report_data, report_status
 from fairmon.report.render import render_html
-from fairmon.store.engine import fairmon_home
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.config import MonitorSpec
@@ -80,7 +79,7 @@ def report_location(spec: MonitorSpec | None = None) -> str:
     if env:
         return env
     if spec is None:
-        return str(fairmon_home() / "reports")  # $FAIRMON_HOME, as the embedded store's
+        return os.path.expanduser("~/.fairmon/reports")  # beside the spec's default artifact_location
     env_art = os.environ.get("FAIRMON_ARTIFACT_LOCATION")
     art = env_art if env_art else spec.resolve_path(spec.execution.artifact_location)
     art = os.path.expanduser(str(art)).rstrip("/")

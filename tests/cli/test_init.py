@@ -121,6 +121,18 @@ def test_spec_check_names_each_missing_path(workdir: Path, capsys: pytest.Captur
     assert f"error  {spec}:14: retraining.training_data.path: {msg}" in capsys.readouterr().err
     (workdir / "train.csv").write_text("age,sex,approved\n1,F,1\n")
     assert main(["spec", "check", str(spec), "--strict"]) == 0
+    # Parquet is read as the run reads it: by the declared format, else by the ending in any case
+    import pandas as pd
+
+    pd.DataFrame({"age": [1], "sex": ["F"], "approved": [1]}).to_parquet(workdir / "train.data")
+    text = spec.read_text()
+    spec.write_text(text.replace("training_data: {path: train.csv}", "training_data: {path: train.data, format: parquet}"))
+    assert main(["spec", "check", str(spec), "--strict"]) == 0
+    pd.DataFrame({"age": [1]}).to_parquet(workdir / "TRAIN.PARQUET")
+    spec.write_text(text.replace("training_data: {path: train.csv}", "training_data: {path: TRAIN.PARQUET}"))
+    assert main(["spec", "check", str(spec), "--strict"]) == 2
+    msg = ERR_FILE_COLUMNS.format(path=workdir / "TRAIN.PARQUET", cols=["sex", "approved"], have=["age"])
+    assert msg in capsys.readouterr().err
 
 
 def test_spec_check_warns_when_rumie_searches_model_inputs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

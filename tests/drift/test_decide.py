@@ -18,6 +18,7 @@ from fairmon.drift import (
     SignificantChange,
     WindowSummary,
     decide,
+    default_checks,
     replay,
 )
 from fairmon.drift.policy import ERR_HISTORY_ORDER
@@ -160,6 +161,9 @@ def test_rumie_threshold_new_group_and_key_attributes() -> None:
     assert decide(moved, [prev], checks=[KeyAttributesChanged(min_dscore=0.1)], policy=pol) == []
     assert decide(moved, [prev], checks=[KeyAttributesChanged(min_dscore=0.05)], policy=pol)[0].numbers["added"] == [
         "income"]
+    # a monitor's rule set gives both RUMIE group checks its DScore threshold
+    monitor = {type(c).__name__: c for c in default_checks(dscore_threshold=0.12)}
+    assert monitor["KeyAttributesChanged"].min_dscore == monitor["NewGroup"].min_dscore == 0.12
 
 
 def test_gesd_rise_against_trailing_baseline() -> None:
