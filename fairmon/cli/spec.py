@@ -7,9 +7,10 @@ one that does not exist is a warning (``--strict``: an error), printed ``file:li
 like the load errors. A local reference or training data file that exists must also hold the declared
 columns its step reads (its header is read, not the rows), else the same kind of note names the file,
 the field and the columns it lacks, instead of the first window failing on them. A spec is often
-checked in CI on a machine without the data, hence a warning by default. ``file://`` URIs are local paths and checked as such; other URIs are not fetched ("not
-checked: remote") unless ``--remote``, which asks fsspec whether each exists (an error reaching it,
-e.g. a missing protocol package or credentials, is a warning naming the field and the error).
+checked in CI on a machine without the data, hence a warning by default. ``file://`` URIs are local
+paths and checked as such; other URIs are not fetched ("not checked: remote") unless ``--remote``,
+which asks fsspec whether each exists (an error reaching it, e.g. a missing protocol package or
+credentials, is a warning naming the field and the error).
 
 It also warns when RUMIE searches model inputs that are not sensitive attributes (``rumie.attributes``
 listing features): over them the "most discriminated group" tends to be the group the model is built

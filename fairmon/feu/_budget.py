@@ -23,9 +23,9 @@ covers all of it:
    refits of the *current* feasible front (0 without the cross-validated gate), the deployed fold
    ensemble's nested check (since session 18, :mod:`fairmon.feu._nested`: one stack of ``k (k - 1)``
    networks, charged at the front's longest recipe since the pick is not known yet), plus the
-   estimated **tail**: one scoring per candidate of the front FEU would report now (its test metrics and GESD)
-   and two more when a fold ensemble is deployed (its validation and test GESDs), at the search's
-   own measured seconds per scoring (:meth:`StepBudget.tail_s`). A generation is never interrupted.
+   estimated **tail**: one scoring per candidate of the front FEU would report now (its test metrics
+   and GESD) and two more when a fold ensemble is deployed (its validation and test GESDs), at the
+   search's own measured seconds per scoring (:meth:`StepBudget.tail_s`). A generation is never interrupted.
    Before session 16, pymoo's ``TimeBasedTermination`` started a generation whenever any budget was
    left, so the search overran by up to a generation; and a check of time used plus the reserve
    alone fires only once less than the reserve is left.

@@ -57,8 +57,9 @@ Documented choices:
   the gate's evidence; ``"searched"`` registers the searched model (one fit on the training split,
   the weights the search scored). A refit on all of train ∪ validation would be a model no held-out
   rows have checked. The ensemble's own positive rate is checked on nested out-of-fold rows before it
-  is recommended (:mod:`fairmon.feu._nested`, session 18): the fold models' evidence is its members'. The fold models (``fold_models``) are trained on ``(k−1)/k`` of train ∪
-  validation (560 rows on German vs the searched model's 500).
+  is recommended (:mod:`fairmon.feu._nested`, session 18): the fold models' evidence is its members'.
+  The fold models (``fold_models``) are trained on ``(k−1)/k`` of train ∪ validation (560 rows on
+  German vs the searched model's 500).
 * **Fresh initialisations per fold** (seed ``seed + 104729 * (fold + 1)``): a lucky initialisation is
   not part of a recipe, so it must not carry into the check.
 * **The encoding** (scaler, one-hot categories) stays the one fit on the training split: it reads no

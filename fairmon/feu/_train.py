@@ -135,7 +135,7 @@ def train_mlps(
     after its own number of epochs; results equal :func:`train_mlp` up to float rounding.
 
     ``rows`` (one index array into ``Z`` per network) trains each network on its own rows, as
-    :func:`fairmon.feu._nested` needs (every network of its stack leaves out two different folds):
+    :mod:`fairmon.feu._nested` needs (every network of its stack leaves out two different folds):
     each epoch a network visits a fresh permutation of its rows, cut to the smallest network's row
     count so that the stack shares one mini-batch schedule (folds stratified by
     :func:`fairmon.feu._crossval.fold_ids` differ by a few rows; those drop out of a different random
