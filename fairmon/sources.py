@@ -73,6 +73,7 @@ __all__ = [
     "window_counts_sql",
     "COUNT_COLUMN",
     "load_file",
+    "file_format",
     "describe_window_source",
     "window_path",
     "ERR_FILE_MISSING",
@@ -127,6 +128,18 @@ def describe_window_source(spec: MonitorSpec, start: dt.datetime, end: dt.dateti
         return window_path(spec.data.files, start, end, base_dir=spec.base_dir)
     assert spec.data.sql is not None
     return f"query: {_short_query(spec.data.sql.query)}"
+
+
+def file_format(path: str, declared: str | None = None) -> str:
+    """The format a data file is read in: ``declared`` when given, else by its ending, case-insensitively
+    (``.parquet`` / ``.pq`` are Parquet, anything else CSV). One rule for every reader of a spec's files.
+
+    >>> file_format("ref.csv"), file_format("REF.PARQUET"), file_format("train.data", "parquet")
+    ('csv', 'parquet', 'parquet')
+    """
+    if declared:
+        return str(declared)
+    return "parquet" if path.lower().endswith((".parquet", ".pq")) else "csv"
 
 
 def load_file(path: str, fmt: str, *, columns: Sequence[str] | None = None,

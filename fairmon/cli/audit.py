@@ -14,6 +14,7 @@ from fairmon.cli._args import SubParsers, add_command
 from fairmon.errors import ConfigError, DatasetError
 from fairmon.fairness.rumie import mine
 from fairmon.registry import Registry
+from fairmon.sources import file_format
 
 __all__ = ["register", "run", "parse_model_ref", "ERR_MODEL_REF", "ERR_FAVORABLE_VALUE", "ERR_READ"]
 
@@ -106,7 +107,7 @@ def parse_model_ref(ref: str) -> tuple[str, str | None, str]:
 
 def _read(path: str) -> Any:
     try:
-        if path.endswith((".parquet", ".pq")):
+        if file_format(path) == "parquet":
             return pd.read_parquet(path)
         return pd.read_csv(path)
     except (OSError, ValueError) as exc:

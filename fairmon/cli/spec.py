@@ -38,6 +38,7 @@ from fairmon.cli._args import SubParsers, add_command
 from fairmon.cli._spec_cost import window_cost
 from fairmon.config import load_spec, spec_json_schema
 from fairmon.errors import ConfigError
+from fairmon.sources import file_format
 from fairmon.validation import ensure_suite
 
 EPILOG = """examples:
@@ -256,12 +257,10 @@ def _declared(spec: Any, field: str) -> list[str]:
 
 
 def _format(spec: Any, field: str, path: str) -> str:
-    """The format the run reads ``field``'s file in: the training data's declared ``format``, else by the
-    file's ending, case-insensitively (as :func:`fairmon.validation.load_reference` does)."""
+    """The format the run reads ``field``'s file in (:func:`fairmon.sources.file_format`; the training
+    data's declared ``format`` wins)."""
     td = spec.retraining.training_data
-    if field == "retraining.training_data.path" and td is not None and td.format:
-        return str(td.format)
-    return "parquet" if path.lower().endswith((".parquet", ".pq")) else "csv"
+    return file_format(path, td.format if field == "retraining.training_data.path" and td is not None else None)
 
 
 def _missing_columns(path: str, declared: list[str], fmt: str) -> str | None:

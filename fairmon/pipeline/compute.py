@@ -28,7 +28,7 @@ from fairmon.pipeline.records import RumieOutput, previous_evidence
 from fairmon.pipeline.table import A_DATA
 from fairmon.rules import jaccard, membership
 from fairmon.schema import FeatureSchema
-from fairmon.sources import load_file
+from fairmon.sources import file_format, load_file
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def reference_frame(ctx: RunContext, fallback: pd.DataFrame) -> pd.DataFrame:
     ):
         if path:
             p = ctx.spec.resolve_path(path)
-            return load_file(p, fmt or ("parquet" if p.endswith((".parquet", ".pq")) else "csv"))
+            return load_file(p, file_format(p, fmt))
     return fallback
 
 

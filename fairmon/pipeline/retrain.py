@@ -18,7 +18,7 @@ from fairmon.pipeline.compute import gesd_settings
 from fairmon.pipeline.context import RunContext, model_name, model_registry, window_model
 from fairmon.pipeline.table import A_SNAPSHOT
 from fairmon.registry.model import Model
-from fairmon.sources import load_file
+from fairmon.sources import file_format, load_file
 
 __all__ = ["run_feu"]
 
@@ -31,7 +31,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     if td is None or label is None:  # a validated spec with retraining enabled has both; guards direct calls
         raise ConfigError(f"{ctx.spec.name}: FEU needs retraining.training_data and columns.label")
     p = ctx.spec.resolve_path(td.path)
-    data = load_file(p, td.format or ("parquet" if p.endswith((".parquet", ".pq")) else "csv"))
+    data = load_file(p, file_format(p, td.format))
     attr = ctx.spec.explanations.gesd.attribute or ctx.spec.columns.sensitive[0]
     cols = [*ctx.spec.columns.features, attr, label]
     # The selected candidate is saved in the monitored model's registry (status ``candidate``: never

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import pandas as pd
 
 from fairmon.errors import ConfigError, DatasetError
-from fairmon.sources import file_exists, load_file, load_window
+from fairmon.sources import file_exists, file_format, load_file, load_window
 from fairmon.validation._build import build_suite
 from fairmon.validation._report import ValidationReport
 from fairmon.validation._runner import validate
@@ -63,11 +63,9 @@ def load_reference(spec: MonitorSpec, *, engine: Engine | str | None = None) -> 
     v = spec.validation
     if v.reference_data is not None:
         path = spec.resolve_path(v.reference_data)
-        low = path.lower()
-        fmt = "parquet" if low.endswith((".parquet", ".pq")) else "csv"
         if not file_exists(path):
             raise DatasetError(ERR_REFERENCE_MISSING.format(path=path, name=spec.name))
-        return load_file(path, fmt)
+        return load_file(path, file_format(path))
     if v.reference_window is not None:
         tz = ZoneInfo(spec.schedule.timezone)
         start = dt.datetime.combine(v.reference_window.start, dt.time(0), tzinfo=tz)
