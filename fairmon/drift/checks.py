@@ -293,6 +293,15 @@ class DScoreAbove:
         return [Evaluation(self.kind, self.metric, "", meas, violation)]
 
 
+def _discriminated(window: WindowSummary, alpha: float, min_dscore: float) -> tuple[float | None, float | None, bool]:
+    """RUMIE's honest DScore p-value and value, and whether its group is *discriminated*: significant
+    (``p <= alpha``) with an honest DScore above ``min_dscore`` (:class:`NewGroup`, :class:`KeyAttributesChanged`)."""
+    ev = window.measurements().get(("rumie_honest_dscore", ""))
+    p = ev.p_value if ev is not None else None
+    honest = ev.value if ev is not None else None
+    return p, honest, p is not None and p <= alpha and honest is not None and honest > min_dscore
+
+
 @dataclass(frozen=True)
 class NewGroup:
     """RUMIE's group barely overlaps the previous window's group (Jaccard < ``min_jaccard``).
@@ -313,13 +322,10 @@ class NewGroup:
     def evaluate(self, window: WindowSummary, ctx: CheckContext) -> list[Evaluation]:
         if window.group_overlap is None or ctx.previous is None or ctx.previous.evidence is None:
             return []
-        ev = window.measurements().get(("rumie_honest_dscore", ""))
         meas = Measurement(float(window.group_overlap))
         violation = None
-        p = ev.p_value if ev is not None else None
-        honest = ev.value if ev is not None else None
-        if (window.group_overlap < self.min_jaccard and p is not None and p <= self.alpha
-                and honest is not None and honest > self.min_dscore):
+        p, honest, discriminated = _discriminated(window, self.alpha, self.min_dscore)
+        if window.group_overlap < self.min_jaccard and discriminated:
             violation = Violation(
                 self.severity,
                 f"RUMIE found a new discriminated group: overlap with the previous window's group is "
@@ -356,11 +362,9 @@ class KeyAttributesChanged:
         now, before = set(window.key_attributes), set(prev.key_attributes)
         union = now | before
         jacc = len(now & before) / len(union) if union else 1.0
-        ev = window.measurements().get(("rumie_honest_dscore", ""))
-        p = ev.p_value if ev is not None else None
-        honest = ev.value if ev is not None else None
+        p, honest, discriminated = _discriminated(window, self.alpha, self.min_dscore)
         violation = None
-        if now != before and p is not None and p <= self.alpha and honest is not None and honest > self.min_dscore:
+        if now != before and discriminated:
             violation = Violation(
                 self.severity,
                 f"RUMIE's key attributes changed from {sorted(before)} to {sorted(now)}",

@@ -207,7 +207,7 @@ def _recommend(
     pos, j = eligible[k], el[k]
     deployed = ""
     if members and oof is not None:  # the fold ensemble itself, out of fold (nested): else only its members were
-        check = _nested(evaluator, archive[front[pos]], oof, refit.index(j), random_state)
+        check = _nested(evaluator, archive[front[pos]], oof, refit.index(j), records[j], random_state)
         selection = {**selection, "deploy_check": check}
         if not check["passed"]:
             return _Recommendation(None, NESTED_FAILED.format(id=archive[front[pos]]["id"], rows=check["oof_rows"],
@@ -266,14 +266,15 @@ def _pooled(prep: _Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return np.vstack([prep.Z[p] for p in _POOLED]), y, s, codes
 
 
-def _nested(evaluator: _Evaluator, row: dict[str, Any], oof: OutOfFold, index: int, random_state: int) -> dict[str, Any]:
-    """The chosen recipe's (``index`` in ``oof``) fold ensemble on nested out-of-fold rows, through the gate
-    (:mod:`._nested`)."""
+def _nested(evaluator: _Evaluator, row: dict[str, Any], oof: OutOfFold, index: int, members: dict[str, Any],
+            random_state: int) -> dict[str, Any]:
+    """The chosen recipe's (``index`` in ``oof``; ``members``: its gate record) fold ensemble on nested
+    out-of-fold rows, through the gate (:mod:`._nested`)."""
     st = evaluator.settings
     Z, y, s, codes = _pooled(evaluator.prep)
     nested = nested_ensemble(Z, s, codes, y, Recipe.of(row), oof.fold, batch_size=st.batch_size, hidden=st.hidden,
                              device=evaluator.device)
-    return nested_check(nested, oof, index, utility=st.utility, tolerance=st.utility_tolerance,
+    return nested_check(nested, oof, index, members, utility=st.utility, tolerance=st.utility_tolerance,
                         band=st.positive_rate_band, n_boot=st.recommend_bootstrap, random_state=random_state,
                         fresh_rows=fresh_sample_rows(evaluator.prep))
 

@@ -59,6 +59,7 @@ Example
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -132,11 +133,13 @@ def nested_ensemble(Z: np.ndarray, s: np.ndarray, codes: np.ndarray, y: np.ndarr
     return NestedEnsemble(proba, thr, k - 1, round(time.perf_counter() - t0, 3), round(time.process_time() - c0, 3))
 
 
-def nested_check(nested: NestedEnsemble, oof: OutOfFold, index: int, *, utility: str, tolerance: float | None,
-                 band: float | None, n_boot: int, random_state: int, fresh_rows: int | None) -> dict[str, Any]:
+def nested_check(nested: NestedEnsemble, oof: OutOfFold, index: int, members: Mapping[str, Any], *, utility: str,
+                 tolerance: float | None, band: float | None, n_boot: int, random_state: int,
+                 fresh_rows: int | None) -> dict[str, Any]:
     """The cross-validated gate with recipe ``index``'s out-of-fold decisions replaced by the nested
-    ensemble's (module docstring): its record, with ``passed`` (the band), the members' figures beside
-    it (``members_rate_diff``, ``members_utility_diff``) and, when it failed, ``why``.
+    ensemble's (module docstring): its record, with ``passed`` (the band), the members' figures from
+    their gate record ``members`` beside it (``members_rate_diff``, ``members_utility_diff``) and, when
+    it failed, ``why``.
 
     Example
     -------
@@ -146,18 +149,17 @@ def nested_check(nested: NestedEnsemble, oof: OutOfFold, index: int, *, utility:
     >>> oof = OutOfFold(fold, fair[None, :], np.full((1, 300), 0.5), prod, prod.astype(float), True,
     ...                 np.ones(300, dtype=int), y=y, s=s)
     >>> kw = dict(utility="balanced_accuracy", tolerance=0.02, band=0.15, n_boot=200, random_state=0, fresh_rows=300)
-    >>> r = nested_check(NestedEnsemble(fair, np.full(300, 0.5), 4, 0.0, 0.0), oof, 0, **kw)
+    >>> members = cv_gate(oof, **kw).records[0]  # the members' own gate record
+    >>> r = nested_check(NestedEnsemble(fair, np.full(300, 0.5), 4, 0.0, 0.0), oof, 0, members, **kw)
     >>> r["passed"], r["oof"]["dp"], r["oof"]["selection_rate"]
     (True, 0.0, 0.5)
 
     Approving nobody also has DP 0 and production's balanced accuracy here, but not its positive rate:
 
-    >>> r = nested_check(NestedEnsemble(np.zeros(300), np.full(300, 0.5), 4, 0.0, 0.0), oof, 0, **kw)
+    >>> r = nested_check(NestedEnsemble(np.zeros(300), np.full(300, 0.5), 4, 0.0, 0.0), oof, 0, members, **kw)
     >>> r["passed"], r["why"]
     (False, 'its positive rate is not inside the band by its noise (-0.500 from production, margin 0.573 > 0.15)')
     """
-    members = cv_gate(oof, utility=utility, tolerance=tolerance, band=band, n_boot=n_boot, random_state=random_state,
-                      fresh_rows=fresh_rows).records[index] if len(oof.proba) else {}
     proba, thresholds = oof.proba.copy(), oof.thresholds.copy()
     proba[index], thresholds[index] = nested.proba, nested.thresholds
     rec = cv_gate(replace(oof, proba=proba, thresholds=thresholds), utility=utility, tolerance=tolerance, band=band,

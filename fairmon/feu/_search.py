@@ -196,11 +196,12 @@ def search(
     # time_budget_s covers the search, the out-of-fold refits and the tail after them (fairmon.feu._budget)
     pooled = len(prep.y["train"]) + len(prep.y["validation"])
     cv = not st.paper_mode and use_cv(len(prep.y["validation"]), st.cv_below_rows)
+    ensemble = cv and st.cv_deploy == "ensemble"  # deployed: two more GESDs, and its nested check (_nested)
     budget = StepBudget(TrainingClock(st.batch_size), t0, st.time_budget_s, cv=cv,
                         fit_rows=pooled - pooled // st.cv_folds, folds=st.cv_folds,
                         stand_in_epochs=None if anchor.recipe is None else anchor.recipe.epochs,
-                        deploy_scorings=2 if cv and st.cv_deploy == "ensemble" else 0,
-                        nested_networks=st.cv_folds * (st.cv_folds - 1) if cv and st.cv_deploy == "ensemble" else 0,
+                        deploy_scorings=2 if ensemble else 0,
+                        nested_networks=st.cv_folds * (st.cv_folds - 1) if ensemble else 0,
                         nested_rows=pooled - 2 * (pooled // st.cv_folds))
 
     pool = None

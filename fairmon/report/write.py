@@ -5,7 +5,8 @@ Location. A report lives at ``{location}/{report_path(monitor, window_start)}`` 
 message links to ``{alerts.report_base_url}/{report_path(...)}`` — so serving ``location`` at the
 base URL makes every link work. ``location`` is ``FAIRMON_REPORT_LOCATION`` when set, else the
 ``reports`` folder next to the spec's ``execution.artifact_location`` (``~/.fairmon/reports`` by
-default, with or without a spec: ``FAIRMON_HOME`` moves the embedded database only; ``demo-output/reports`` for the demo). Like the artifacts, it may be any fsspec URI
+default, with or without a spec: ``FAIRMON_HOME`` moves the embedded database only;
+``demo-output/reports`` for the demo). Like the artifacts, it may be any fsspec URI
 (``s3://bucket/fairmon/reports``). Each monitor folder also gets an ``index.html`` listing its
 windows.
 """

@@ -13,7 +13,7 @@ import pytest
 from _feu_data import group_effect_frame
 
 from fairmon.feu import FEUSettings, _choose, predict_proba, search, train_mlps
-from fairmon.feu._crossval import FOLD_SEED_STEP, OutOfFold, Recipe, fold_ids
+from fairmon.feu._crossval import FOLD_SEED_STEP, OutOfFold, Recipe, cv_gate, fold_ids
 from fairmon.feu._ensemble import ensemble_threshold
 from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
 from fairmon.feu._nested import NestedEnsemble, nested_check, nested_ensemble, nested_rows, nested_seed
@@ -124,21 +124,24 @@ def test_the_nested_check_gates_the_band_and_records_the_dp_gain_and_utility() -
     prod = np.r_[rng.random(200) < 0.7, rng.random(200) < 0.3].astype(int)  # DP ~0.4, rate ~0.5
     fair = np.where(rng.random(400) < 0.5, 0.9, 0.1)  # DP ~0, rate ~0.5
     oof = _oof(fair, prod, y, s)
-    r = nested_check(NestedEnsemble(fair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)
+    members = cv_gate(oof, **CHECK).records[0]  # the members' own gate record
+    r = nested_check(NestedEnsemble(fair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, members, **CHECK)
     assert r["passed"] and r["gain_ok"] and r["utility_ok"] and "why" not in r
     # production's own decisions: no DP gain, recorded; the band holds, so it passes (the members' gate judged the gain)
     unfair = np.where(prod == 1, 0.9, 0.1)
-    r = nested_check(NestedEnsemble(unfair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)
+    r = nested_check(NestedEnsemble(unfair, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, members, **CHECK)
     assert r["passed"] and not r["gain_ok"] and r["simultaneous_lb"] <= 0
     # decisions anti-correlated with a label production predicts well: the utility loss is recorded, not gated
     y2 = np.where(rng.random(400) < 0.9, prod, 1 - prod)
     anti = np.where(y2 == 1, 0.1, 0.9)
     wide = {**CHECK, "band": 0.3}  # its decisions differ from production's on most rows: a wide rate margin
-    r = nested_check(NestedEnsemble(anti, np.full(400, 0.5), 4, 0.0, 0.0), _oof(fair, prod, y2, s), 0, **wide)
+    oof2 = _oof(fair, prod, y2, s)
+    r = nested_check(NestedEnsemble(anti, np.full(400, 0.5), 4, 0.0, 0.0), oof2, 0, cv_gate(oof2, **wide).records[0],
+                     **wide)
     assert r["passed"] and not r["utility_ok"] and r["utility_diff"] < -0.5 and r["members_utility_diff"] is not None
     # a rate moved off the band fails, and says so
     few = np.where(rng.random(400) < 0.2, 0.9, 0.1)  # rate ~0.2 against production's ~0.5
-    r = nested_check(NestedEnsemble(few, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, **CHECK)
+    r = nested_check(NestedEnsemble(few, np.full(400, 0.5), 4, 0.0, 0.0), oof, 0, members, **CHECK)
     assert not r["passed"] and r["why"].startswith("its positive rate is not inside the band by its noise")
 
 
