@@ -23,7 +23,7 @@ from fairmon.feu._baselines import ERR_TO_PRODUCTION_COLUMNS
 from fairmon.feu._budget import StepBudget, plan_refits
 from fairmon.feu._crossval import NO_BETTER_CV, CVGate, OutOfFold, Recipe, cv_gate, out_of_fold, use_cv
 from fairmon.feu._data import _Prepared
-from fairmon.feu._ensemble import ensemble_cut, fold_ensemble, member_proba
+from fairmon.feu._ensemble import ensemble_cut, fold_ensemble, member_proba, member_rates
 from fairmon.feu._evaluate import _Evaluator
 from fairmon.feu._metrics import outcome_metrics
 from fairmon.feu._nested import NESTED_FAILED, nested_check, nested_ensemble
@@ -309,15 +309,16 @@ def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
     net = net.to(resolve_device(evaluator.device)).eval()
     recipe_thr, shift = float(row["threshold"]), row.get("parity_shift")
     pooled, _, s_pooled, _ = _pooled(prep)
-    # on the rows its members were trained on: the members' rate, not the averaged score's, or with a parity
-    # shift the ensemble's own group quantiles (ensemble_cut; its nested check uses the same rule)
-    thr, gthr = ensemble_cut(predict_proba(net, pooled), member_proba(net, pooled), s_pooled, recipe_thr, shift)
+    # on the rows its members were trained on: the members' rate, not the averaged score's, with a parity
+    # shift the ensemble's own group quantiles at that threshold (ensemble_cut; its nested check uses the same rule)
+    members_pooled = member_proba(net, pooled)
+    thr, gthr = ensemble_cut(predict_proba(net, pooled), members_pooled, s_pooled, recipe_thr, shift)
     parts: dict[str, dict[str, float]] = {}
     for part in ("validation", "test"):
         cut = evaluator.row_thresholds(part, thr, gthr)
         parts[part] = outcome_metrics(prep.y[part], predict_proba(net, prep.Z[part]), prep.s[part], cut)
         parts[part]["gesd"], parts[part]["gesd_p_value"] = evaluator.gesd_value(net, part, thr, gthr)
-    rates = (member_proba(net, prep.Z["test"]) >= evaluator.row_thresholds("test", recipe_thr, gthr)).mean(axis=1)
+    rates = member_rates(members_pooled, s_pooled, member_proba(net, prep.Z["test"]), prep.s["test"], recipe_thr, shift)
     val, g = parts["validation"], parts["validation"]["gesd"]
     deployment = {
         "model": "fold_ensemble", "members": len(rec.members), "combine": "mean of the members' P(favourable)",

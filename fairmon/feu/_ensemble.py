@@ -15,11 +15,17 @@ Documented choices:
   an ordinary one-logit torch model: :class:`fairmon.registry.Model` serves it (softmax of ``[0, z]``
   is ``p̄``), gradients flow (GESD's and the stability metrics' explainers), and ``first_hidden`` is
   the members' first hidden layers side by side.
-* **Decisions**: ``p̄ >= tau`` with the recipe's threshold. With group thresholds (parity shift
-  ``s``) the group quantiles ``q_g`` are fit on the **ensemble's** scores of the rows its members were
-  trained on (train ∪ validation), as the search fits a candidate's on the scores of its training
-  rows and each fold model's on its fold's training rows (``_crossval``): the quantiles belong to the
-  model that decides with them. Then ``tau_g = (1 - s) tau + s q_g`` (:mod:`fairmon.feu._group_thresholds`).
+* **Decisions**: ``p̄ >= tau_e``, with ``tau_e`` the threshold at which the ensemble approves the
+  members' rate at the recipe's threshold on the rows they were trained on (:func:`ensemble_threshold`).
+  With group thresholds (parity shift ``s``) the group quantiles ``q_g`` are then fit on the
+  **ensemble's** scores of those rows (train ∪ validation) at ``tau_e``, as the search fits a
+  candidate's on the scores of its training rows and each fold model's on its fold's training rows
+  (``_crossval``): the quantiles belong to the model that decides with them. Then
+  ``tau_g = (1 - s) tau_e + s q_g`` (:mod:`fairmon.feu._group_thresholds`). Until session 19 the
+  group-threshold path kept the recipe's ``tau`` unmatched, so the averaged score's smoothing moved the
+  ensemble's rate off its members' (nested check, session 18: -0.025 to +0.090 against -0.008 to
+  +0.049 with the matched threshold); matching first makes both ends of ``s`` approve the members'
+  rate (``s = 1`` equalises each group's rate to it).
 * **Registry**: stored through the registry's importable-builder path (``builder: import``,
   :mod:`fairmon.registry._torch_module`) with :func:`build_fold_ensemble` as the builder, so a load
   rebuilds the members from the config and reads the tensors with ``weights_only=True``.
@@ -54,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles
+from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
 from fairmon.registry._torch_module import imported_module
 from fairmon.registry.model import build_mlp
 
@@ -62,7 +68,7 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = ["ENSEMBLE_BUILDER", "build_fold_ensemble", "ensemble_cut", "ensemble_threshold", "fold_ensemble",
-           "member_proba"]
+           "member_proba", "member_rates"]
 
 #: the importable builder the registry rebuilds a fold ensemble with (``builder: import``)
 ENSEMBLE_BUILDER = "fairmon.feu._ensemble:build_fold_ensemble"
@@ -143,10 +149,11 @@ def ensemble_cut(ensemble_p: np.ndarray, members_p: np.ndarray, s: np.ndarray, t
     """A fold ensemble's decision rule, fit on the rows its members were trained on: ``(threshold, group
     thresholds or None)``.
 
-    Without a parity shift the threshold that approves the members' rate at ``tau``
-    (:func:`ensemble_threshold`); with one, ``tau`` and the group thresholds from the ensemble's own
-    quantiles (:mod:`fairmon.feu._group_thresholds`). One definition for the deployed ensemble
-    (:func:`fairmon.feu._choose._deployed`) and its nested check (:mod:`fairmon.feu._nested`).
+    The threshold that approves the members' rate at ``tau`` (:func:`ensemble_threshold`); with a
+    parity shift, the group thresholds between it and the ensemble's own quantiles at it
+    (:mod:`fairmon.feu._group_thresholds`), so the overall rate is the members' at both ends of the
+    shift. One definition for the deployed ensemble (:func:`fairmon.feu._choose._deployed`) and its
+    nested check (:mod:`fairmon.feu._nested`).
 
     Example
     -------
@@ -155,9 +162,33 @@ def ensemble_cut(ensemble_p: np.ndarray, members_p: np.ndarray, s: np.ndarray, t
     >>> round(thr, 3), groups
     (0.425, None)
     """
+    thr = ensemble_threshold(ensemble_p, members_p, tau)
     if shift is None:
-        return ensemble_threshold(ensemble_p, members_p, tau), None
-    return float(tau), group_thresholds(tau, parity_quantiles(ensemble_p, s, tau), float(shift))
+        return thr, None
+    return thr, group_thresholds(thr, parity_quantiles(ensemble_p, s, thr), float(shift))
+
+
+def member_rates(members_fit: np.ndarray, s_fit: np.ndarray, members_p: np.ndarray, s: np.ndarray, tau: float,
+                 shift: float | None) -> np.ndarray:
+    """``(members,)`` each member's positive rate on rows (``members_p``, groups ``s``) by its own rule.
+
+    A member decides ``p_k >= tau``, or with a parity shift by group thresholds from its own quantiles
+    on the rows it was fit beside (``members_fit``, ``s_fit``: train ∪ validation), as each fold model
+    decided out of fold. Recorded beside the ensemble's rate (``deployment.members_test_selection_rate``).
+
+    Example
+    -------
+    >>> p = np.array([[0.9, 0.8, 0.2, 0.1], [0.9, 0.2, 0.7, 0.1]]); s = np.array(list("aabb"))
+    >>> member_rates(p, s, p, s, 0.5, None).tolist()
+    [0.5, 0.5]
+    """
+    out = np.empty(len(members_p))
+    for k, (fit, p) in enumerate(zip(members_fit, members_p)):
+        cut: float | np.ndarray = tau
+        if shift is not None:
+            cut = row_thresholds(s, group_thresholds(tau, parity_quantiles(fit, s_fit, tau), shift), tau)
+        out[k] = float((p >= cut).mean())
+    return out
 
 
 @functools.cache  # one class per process: torch is imported on first use
