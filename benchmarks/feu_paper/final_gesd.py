@@ -269,12 +269,12 @@ def summary_fields(rs: list[dict[str, Any]]) -> dict[str, Any]:
             if vals:
                 s[f"final_gesd_{name}{suffix}_mean"] = float(np.mean(vals))
     for other in OTHERS:
-        vs = [r.get(f"final_gesd_diff_{other}_verdict") for r in rec if r.get(f"final_gesd_diff_{other}_verdict")]
+        vs = [str(r[f"final_gesd_diff_{other}_verdict"]) for r in rec if r.get(f"final_gesd_diff_{other}_verdict")]
         if vs:
             s[f"final_gesd_vs_{other}"] = ", ".join(f"{vs.count(v)} {v}" for v in sorted(set(vs)))
     if any(r.get(f"final_gesd_{m}_p_value") is not None for r in rs for m in MODELS):
         s["final_gesd_detectable"] = detectable(rs)
-    goals = [r.get("goal_seed") for r in rec if r.get("goal_seed")]
+    goals = [str(r["goal_seed"]) for r in rec if r.get("goal_seed")]
     if goals:
         s["goal_per_seed"] = ", ".join(f"{goals.count(v)} {v}" for v in sorted(set(goals)))
     return s
@@ -321,7 +321,7 @@ def markdown(rs: list[dict[str, Any]]) -> list[str]:
                      f"{_v(r, 'exponentiated_gradient')} | {cpu} | {b or '—'} | {tail} |")
     rec = [r for r in with_final if r.get("recommended")]
     for other in OTHERS:
-        vs = [r.get(f"final_gesd_diff_{other}_verdict") for r in rec if r.get(f"final_gesd_diff_{other}_verdict")]
+        vs = [str(r[f"final_gesd_diff_{other}_verdict"]) for r in rec if r.get(f"final_gesd_diff_{other}_verdict")]
         if vs:
             ds = [r[f"final_gesd_diff_{other}_difference"] for r in rec if r.get(f"final_gesd_diff_{other}_verdict")]
             lines.append(f"- GESD(FEU) − GESD({other}), all recommended seeds: mean {np.mean(ds):+.3f}; "

@@ -55,7 +55,7 @@ from benchmarks.feu_paper.aggregate import REPORTED, aggregate, comparison  # no
 def _settings(args: argparse.Namespace) -> Any:
     from fairmon.feu.settings import FEUSettings
 
-    mode = {} if getattr(args, "mode", "default") == "default" else {
+    mode: dict[str, Any] = {} if getattr(args, "mode", "default") == "default" else {
         "utility": "auc", "positive_rate_band": None, "utility_tolerance": None, "fairness_weight_bounds": None}
     return FEUSettings(
         **mode,
@@ -82,7 +82,7 @@ def _settings(args: argparse.Namespace) -> Any:
 
 def mode_label(args: argparse.Namespace) -> str:
     """``default``, ``paper``, or ``default+gt`` with ``--group-thresholds`` (run files and aggregates)."""
-    return args.mode + ("+gt" if getattr(args, "group_thresholds", False) else "")
+    return str(args.mode) + ("+gt" if getattr(args, "group_thresholds", False) else "")
 
 
 def run_one(job: dict[str, Any]) -> dict[str, Any]:

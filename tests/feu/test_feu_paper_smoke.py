@@ -143,6 +143,14 @@ def test_frontier_picks_the_lowest_dp_setting_at_feus_utility_or_above() -> None
     assert fr._pick(curve, *views["any"])["test_dp"] == 0.00  # higher utility counts too
     assert fr._pick(curve, *views["in_band"])["test_dp"] == 0.02  # 0.95 is outside the ±0.10 band
     assert fr._pick(curve, *views["feu_rule"])["validation_dp"] == 0.02  # on validation: band and utility floor
+    # like for like: only the mitigator that decides as FEU's mode does
+    for c, name in zip(curve, ("exponentiated_gradient", "threshold_optimizer", "exponentiated_gradient",
+                               "threshold_optimizer")):
+        c["mitigator"] = name
+    for mode, dp in (("default", 0.02), ("default+gt", 0.00)):
+        like = fr._views({"balanced_accuracy": 0.75, "production_selection_rate": 0.70, "mode": mode},
+                         {"selection_rate": 0.70, "balanced_accuracy": 0.75})["like_for_like"]
+        assert fr._pick(curve, *like)["test_dp"] == dp
     high = fr._views({"balanced_accuracy": 0.85, "production_selection_rate": 0.70},
                      {"selection_rate": 0.70, "balanced_accuracy": 0.75})
     assert fr._pick(curve, *high["any"]) is None
@@ -165,4 +173,7 @@ def test_frontier_smoke_reproduces_the_run_and_sweeps_both_knobs(tmp_path: Path,
         else:
             assert row[f"{view}_goal"] == "no mitigator setting reaches FEU's bal. acc."
     assert row.get("feu_rule_mitigator") or row["feu_rule_goal"] == "no mitigator setting inside FEU's constraints on validation"
+    like = [c for c in row["curve"] if c["mitigator"] == fr.LIKE_FOR_LIKE[row["mode"]]]
+    assert row["like_for_like_best_balanced_accuracy"] == max(c["test_balanced_accuracy"] for c in like)
+    assert row.get("like_for_like_mitigator", fr.LIKE_FOR_LIKE[row["mode"]]) == fr.LIKE_FOR_LIKE[row["mode"]]
     assert (tmp_path / "frontier_smoke.md").is_file() and (tmp_path / "frontier_smoke_curves.json").is_file()
