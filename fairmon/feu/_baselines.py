@@ -202,6 +202,7 @@ def fit_mitigators(
     production_score: Callable[[np.ndarray], np.ndarray] | str | None = None,
     tol: float | None = None,
     eps: float = 0.01,
+    eg_estimator: Any | None = None,
 ) -> Mitigators:
     """Fit ThresholdOptimizer (on the production scores) and ExponentiatedGradient on ``prep``'s training rows.
 
@@ -209,7 +210,9 @@ def fit_mitigators(
     deterministic (no random state: fairlearn randomises only its predictions). ``tol`` (the DP
     ThresholdOptimizer may leave; None: exact parity) and ``eps`` (ExponentiatedGradient's allowed
     constraint violation) are the mitigators' own trade-off knobs: FEU's baselines use the defaults,
-    ``benchmarks/feu_paper/frontier.py`` sweeps them.
+    ``benchmarks/feu_paper/frontier.py`` sweeps them. ``eg_estimator``: ExponentiatedGradient's base
+    learner (any scikit-learn classifier whose ``fit`` takes ``sample_weight``); the default, and the
+    product's, is ``LogisticRegression(max_iter=1000)``.
 
     Example
     -------
@@ -233,7 +236,8 @@ def fit_mitigators(
     from sklearn.linear_model import LogisticRegression
 
     to = fit_threshold_optimizer(prep, production_proba["train"], tol)
-    eg = ExponentiatedGradient(LogisticRegression(max_iter=1000), constraints=DemographicParity(), eps=eps)
+    base = LogisticRegression(max_iter=1000) if eg_estimator is None else eg_estimator
+    eg = ExponentiatedGradient(base, constraints=DemographicParity(), eps=eps)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         eg.fit(prep.Z["train"], prep.y["train"], sensitive_features=prep.s["train"])

@@ -177,3 +177,10 @@ def test_frontier_smoke_reproduces_the_run_and_sweeps_both_knobs(tmp_path: Path,
     assert row["like_for_like_best_balanced_accuracy"] == max(c["test_balanced_accuracy"] for c in like)
     assert row.get("like_for_like_mitigator", fr.LIKE_FOR_LIKE[row["mode"]]) == fr.LIKE_FOR_LIKE[row["mode"]]
     assert (tmp_path / "frontier_smoke.md").is_file() and (tmp_path / "frontier_smoke_curves.json").is_file()
+    # ExponentiatedGradient on the production network's shape instead of the product's logistic regression
+    (mlp,) = fr.main(["--smoke", "--eg-base", "mlp", "--eps", "0.05", "--out", str(tmp_path / "mlp")])
+    eg = [c for c in mlp["curve"] if c["knob"] == "eps"]
+    assert mlp["reproduced"] is True and [c["value"] for c in eg] == [0.05]
+    (lr,) = fr.main(["--smoke", "--eps", "0.05", "--out", str(tmp_path / "lr")])
+    assert eg[0]["test_balanced_accuracy"] != lr["curve"][-1]["test_balanced_accuracy"]  # another learner, another model
+    assert fr.eg_estimator("mlp", 7).hidden_layer_sizes == (64, 32) and fr.eg_estimator("logistic", 7) is None
