@@ -15,17 +15,17 @@ Documented choices:
   an ordinary one-logit torch model: :class:`fairmon.registry.Model` serves it (softmax of ``[0, z]``
   is ``p̄``), gradients flow (GESD's and the stability metrics' explainers), and ``first_hidden`` is
   the members' first hidden layers side by side.
-* **Decisions**: ``p̄ >= tau_e``, with ``tau_e`` the threshold at which the ensemble approves the
-  members' rate at the recipe's threshold on the rows they were trained on (:func:`ensemble_threshold`).
-  With group thresholds (parity shift ``s``) the group quantiles ``q_g`` are then fit on the
-  **ensemble's** scores of those rows (train ∪ validation) at ``tau_e``, as the search fits a
-  candidate's on the scores of its training rows and each fold model's on its fold's training rows
-  (``_crossval``): the quantiles belong to the model that decides with them. Then
-  ``tau_g = (1 - s) tau_e + s q_g`` (:mod:`fairmon.feu._group_thresholds`). Until session 19 the
-  group-threshold path kept the recipe's ``tau`` unmatched, so the averaged score's smoothing moved the
-  ensemble's rate off its members' (nested check, session 18: -0.025 to +0.090 against -0.008 to
-  +0.049 with the matched threshold); matching first makes both ends of ``s`` approve the members'
-  rate (``s = 1`` equalises each group's rate to it).
+* **Decisions**: ``p̄ >= tau`` with the recipe's threshold. With group thresholds (parity shift
+  ``s``) the group quantiles ``q_g`` are fit on the **ensemble's** scores of the rows its members were
+  trained on (train ∪ validation), as the search fits a candidate's on the scores of its training
+  rows and each fold model's on its fold's training rows (``_crossval``): the quantiles belong to the
+  model that decides with them. Then ``tau_g = (1 - s) tau + s q_g`` (:mod:`fairmon.feu._group_thresholds`).
+  Tried in session 19 and measured, not kept: first matching ``tau`` to the members' rate, as without
+  a shift. On the 15 group-threshold runs of ``benchmarks/feu_paper`` it did not shrink the nested
+  ensemble's rate shift from its members' (German +0.029 to +0.089 against +0.016 to +0.090; Adult
+  -0.026 to +0.020 against -0.025 to +0.013) and withheld one more pick (Adult seed 46, inside the
+  band on test): the shift is the averaged score's behaviour on unseen rows, which an in-sample match
+  cannot see (README there, "Session 19").
 * **Registry**: stored through the registry's importable-builder path (``builder: import``,
   :mod:`fairmon.registry._torch_module`) with :func:`build_fold_ensemble` as the builder, so a load
   rebuilds the members from the config and reads the tensors with ``weights_only=True``.
@@ -149,11 +149,10 @@ def ensemble_cut(ensemble_p: np.ndarray, members_p: np.ndarray, s: np.ndarray, t
     """A fold ensemble's decision rule, fit on the rows its members were trained on: ``(threshold, group
     thresholds or None)``.
 
-    The threshold that approves the members' rate at ``tau`` (:func:`ensemble_threshold`); with a
-    parity shift, the group thresholds between it and the ensemble's own quantiles at it
-    (:mod:`fairmon.feu._group_thresholds`), so the overall rate is the members' at both ends of the
-    shift. One definition for the deployed ensemble (:func:`fairmon.feu._choose._deployed`) and its
-    nested check (:mod:`fairmon.feu._nested`).
+    Without a parity shift the threshold that approves the members' rate at ``tau``
+    (:func:`ensemble_threshold`); with one, ``tau`` and the group thresholds from the ensemble's own
+    quantiles (:mod:`fairmon.feu._group_thresholds`). One definition for the deployed ensemble
+    (:func:`fairmon.feu._choose._deployed`) and its nested check (:mod:`fairmon.feu._nested`).
 
     Example
     -------
@@ -162,10 +161,9 @@ def ensemble_cut(ensemble_p: np.ndarray, members_p: np.ndarray, s: np.ndarray, t
     >>> round(thr, 3), groups
     (0.425, None)
     """
-    thr = ensemble_threshold(ensemble_p, members_p, tau)
     if shift is None:
-        return thr, None
-    return thr, group_thresholds(thr, parity_quantiles(ensemble_p, s, thr), float(shift))
+        return ensemble_threshold(ensemble_p, members_p, tau), None
+    return float(tau), group_thresholds(tau, parity_quantiles(ensemble_p, s, tau), float(shift))
 
 
 def member_rates(members_fit: np.ndarray, s_fit: np.ndarray, members_p: np.ndarray, s: np.ndarray, tau: float,

@@ -3,8 +3,8 @@
 The cross-validated gate (:mod:`fairmon.feu._crossval`) judges a recipe by the out-of-fold decisions
 of its ``k`` fold models — each row decided by the one member that did not see it — but what FEU
 deploys by default is their **fold ensemble** (:mod:`fairmon.feu._ensemble`: the mean of the members'
-probabilities, its threshold matched to the members' positive rate on train ∪ validation, with a
-parity shift its own group quantiles there at that threshold). An ensemble is not its members, and no row of
+probabilities, its threshold matched to the members' positive rate on train ∪ validation, or with a
+parity shift its own group quantiles there). An ensemble is not its members, and no row of
 train ∪ validation is held out from it (each member saw ``k - 1`` folds), so until session 18 the
 deployed model met held-out rows only on the test split, after the decision. Measured there, the
 ensemble's positive rate differed from its members' mean by -0.019 to +0.074 on German (the
@@ -129,7 +129,7 @@ def nested_ensemble(Z: np.ndarray, s: np.ndarray, codes: np.ndarray, y: np.ndarr
         proba[held] = np.vstack([predict_proba(net, Z[held]) for net in inner]).mean(axis=0)
         cut, groups = ensemble_cut(members_fit.mean(axis=0), members_fit, s[fit], recipe.threshold,
                                    recipe.parity_shift)
-        thr[held] = cut if groups is None else row_thresholds(s[held], groups, cut)
+        thr[held] = cut if groups is None else row_thresholds(s[held], groups, recipe.threshold)
     return NestedEnsemble(proba, thr, k - 1, round(time.perf_counter() - t0, 3), round(time.process_time() - c0, 3))
 
 
