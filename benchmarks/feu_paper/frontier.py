@@ -31,7 +31,10 @@ at decision time, as ThresholdOptimizer does. The product already withholds a pi
 ThresholdOptimizer only when FEU's decisions read the group too (``fairmon.feu._versus_mitigator``);
 this view measures the goal the same way. ``like_for_like_best_balanced_accuracy`` is that
 mitigator's highest test balanced accuracy over its settings, so "no setting reaches FEU's bal. acc."
-comes with how far it stays below. Caveat: ExponentiatedGradient's base learner is the product's
+comes with how far it stays below; ``like_for_like_at_feu_dp`` is the comparison the other way round,
+the mitigator's highest test balanced accuracy among its settings whose test DP is no higher than
+FEU's (None: no setting is that fair), and ``like_for_like_at_feu_dp_verdict`` says whether FEU's
+balanced accuracy is higher there (by more than 0.01), equal (within ±0.01) or lower. Caveat: ExponentiatedGradient's base learner is the product's
 logistic regression, not FEU's network. ``--eg-base mlp`` refits it with scikit-learn's
 ``MLPClassifier`` in the production network's shape and training (hidden layers, learning rate 1e-3,
 20 epochs, batch 32; fairlearn's reduction needs ``sample_weight``, which FEU's torch trainer does
@@ -189,6 +192,26 @@ def _views(row: dict[str, Any], prod_val: dict[str, Any]) -> dict[str, tuple[Any
             "feu_rule": (rule, "validation"), "like_for_like": (lambda c: reaches(c) and c["mitigator"] == like, "test")}
 
 
+def at_feu_dp(curve: list[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any]:
+    """The like-for-like mitigator's best test balanced accuracy overall and at FEU's test DP or lower.
+
+    Example
+    -------
+    >>> curve = [{"mitigator": "exponentiated_gradient", "test_balanced_accuracy": ba, "test_dp": dp}
+    ...          for ba, dp in ((0.70, 0.01), (0.72, 0.05), (0.74, 0.09))]
+    >>> r = at_feu_dp(curve, {"mode": "default", "balanced_accuracy": 0.75, "dp": 0.06})
+    >>> r["like_for_like_best_balanced_accuracy"], r["like_for_like_at_feu_dp"], r["like_for_like_at_feu_dp_verdict"]
+    (0.74, 0.72, 'FEU higher')
+    """
+    like = [c for c in curve if c["mitigator"] == LIKE_FOR_LIKE[row["mode"]]]
+    fair = [c["test_balanced_accuracy"] for c in like if c["test_dp"] <= row["dp"] + 1e-12]
+    best = max(fair) if fair else None
+    verdict = ("no setting as fair as FEU" if best is None else "FEU higher" if row["balanced_accuracy"] > best + EQUAL_BA
+               else "equal" if row["balanced_accuracy"] >= best - EQUAL_BA else "FEU lower")
+    return {"like_for_like_best_balanced_accuracy": max(c["test_balanced_accuracy"] for c in like),
+            "like_for_like_at_feu_dp": best, "like_for_like_at_feu_dp_verdict": verdict}
+
+
 def _pick(curve: list[dict[str, Any]], ok: Any, split: str) -> dict[str, Any] | None:
     """The lowest-DP setting (DP read on ``split``) among those ``ok`` admits."""
     pool = [c for c in curve if ok(c)]
@@ -222,8 +245,7 @@ def one_run(doc: dict[str, Any], *, final_gesd: bool, device: str | None, eg_bas
     feu = _result(doc) if final_gesd and doc.get("final_gesd", {}).get("feu") else None
     fs = row.get("final_gesd_settings")  # the explained functions: fit_mitigators' predict_proba wrappers
     gesd_cache: dict[int, dict[str, Any]] = {}
-    like = LIKE_FOR_LIKE[row["mode"]]
-    out["like_for_like_best_balanced_accuracy"] = max(c["test_balanced_accuracy"] for c in curve if c["mitigator"] == like)
+    out.update(at_feu_dp(curve, row))
     for view, (ok, split) in _views(row, doc["result"]["baselines"]["production"]["validation"]).items():
         c = _pick(curve, ok, split)
         key = f"{view}_"

@@ -151,6 +151,13 @@ def test_frontier_picks_the_lowest_dp_setting_at_feus_utility_or_above() -> None
         like = fr._views({"balanced_accuracy": 0.75, "production_selection_rate": 0.70, "mode": mode},
                          {"selection_rate": 0.70, "balanced_accuracy": 0.75})["like_for_like"]
         assert fr._pick(curve, *like)["test_dp"] == dp
+    # the other way round: the like-for-like mitigator's best utility at FEU's DP or lower
+    at = fr.at_feu_dp(curve, {"mode": "default", "balanced_accuracy": 0.75, "dp": 0.015})
+    assert (at["like_for_like_at_feu_dp"], at["like_for_like_at_feu_dp_verdict"]) == (0.70, "FEU higher")
+    at = fr.at_feu_dp(curve, {"mode": "default", "balanced_accuracy": 0.75, "dp": 0.025})
+    assert (at["like_for_like_at_feu_dp"], at["like_for_like_at_feu_dp_verdict"]) == (0.80, "FEU lower")
+    at = fr.at_feu_dp(curve, {"mode": "default", "balanced_accuracy": 0.75, "dp": 0.005})
+    assert (at["like_for_like_at_feu_dp"], at["like_for_like_at_feu_dp_verdict"]) == (None, "no setting as fair as FEU")
     high = fr._views({"balanced_accuracy": 0.85, "production_selection_rate": 0.70},
                      {"selection_rate": 0.70, "balanced_accuracy": 0.75})
     assert fr._pick(curve, *high["any"]) is None
@@ -175,6 +182,8 @@ def test_frontier_smoke_reproduces_the_run_and_sweeps_both_knobs(tmp_path: Path,
     assert row.get("feu_rule_mitigator") or row["feu_rule_goal"] == "no mitigator setting inside FEU's constraints on validation"
     like = [c for c in row["curve"] if c["mitigator"] == fr.LIKE_FOR_LIKE[row["mode"]]]
     assert row["like_for_like_best_balanced_accuracy"] == max(c["test_balanced_accuracy"] for c in like)
+    fair = [c["test_balanced_accuracy"] for c in like if c["test_dp"] <= row["feu_dp"]]
+    assert row["like_for_like_at_feu_dp"] == (max(fair) if fair else None)
     assert row.get("like_for_like_mitigator", fr.LIKE_FOR_LIKE[row["mode"]]) == fr.LIKE_FOR_LIKE[row["mode"]]
     assert (tmp_path / "frontier_smoke.md").is_file() and (tmp_path / "frontier_smoke_curves.json").is_file()
     # ExponentiatedGradient on the production network's shape instead of the product's logistic regression
