@@ -39,7 +39,11 @@ logistic regression, not FEU's network. ``--eg-base mlp`` refits it with scikit-
 ``MLPClassifier`` in the production network's shape and training (hidden layers, learning rate 1e-3,
 20 epochs, batch 32; fairlearn's reduction needs ``sample_weight``, which FEU's torch trainer does
 not take), so a utility lead can be told from the model class; the run's own fit is then not
-reproduced for it (``reproduced`` checks ThresholdOptimizer only).
+reproduced for it (``reproduced`` checks ThresholdOptimizer only). ``--eg-objective`` picks
+ExponentiatedGradient's objective: ``balanced`` (the default, the product's since session 19: the
+balanced error rate, ``fairmon.feu._baselines.balanced_error_rate``, the utility FEU and
+ThresholdOptimizer optimise) or ``error`` (fairlearn's default error rate, the product's before,
+which on imbalanced data trades balanced accuracy for accuracy).
 
 With ``--final-gesd`` (default on) each chosen setting's GESD is computed with the run's final-GESD
 settings and ``random_state`` (the same sampled test rows and perturbations as the run's FEU GESD)
@@ -83,6 +87,8 @@ BAND = 0.10
 LIKE_FOR_LIKE = {"default": "exponentiated_gradient", "default+gt": "threshold_optimizer"}
 #: ExponentiatedGradient's base learners (``--eg-base``): the product's, or the production network's shape
 EG_BASES = ("logistic", "mlp")
+#: ExponentiatedGradient's objectives (``--eg-objective``): the product's balanced error rate, or fairlearn's
+EG_OBJECTIVES = ("balanced", "error")
 VIEWS = ("any", "in_band", "feu_rule", "like_for_like")
 
 
@@ -130,8 +136,17 @@ def eg_estimator(base: str, seed: int) -> Any:
                          max_iter=int(REFERENCE_PRODUCTION["epochs"]), batch_size=st.batch_size, random_state=seed)
 
 
+def eg_objective(objective: str) -> Any:
+    """ExponentiatedGradient's objective for ``--eg-objective`` (None: the product's balanced error rate)."""
+    if objective == "balanced":
+        return None
+    from fairlearn.reductions import ErrorRate
+
+    return ErrorRate()
+
+
 def settings_curve(prep: Any, proba: dict[str, np.ndarray], score: Any, seed: int, *, eg_base: str = "logistic",
-                   epss: tuple[float, ...] = EPSS) -> list[dict[str, Any]]:
+                   epss: tuple[float, ...] = EPSS, objective: str = "balanced") -> list[dict[str, Any]]:
     """Test (and validation) metrics of every mitigator setting; the fitted mitigators kept for GESD."""
     from fairmon.feu._baselines import fit_mitigators, fit_threshold_optimizer, threshold_optimizer_explained
     from fairmon.feu._metrics import decision_metrics
@@ -145,7 +160,8 @@ def settings_curve(prep: Any, proba: dict[str, np.ndarray], score: Any, seed: in
                 model, note = threshold_optimizer_explained(fitted, prep, score)
             else:
                 mit = fit_mitigators(prep, proba, production_score=score, eps=float(v or 0.01),
-                                     eg_estimator=eg_estimator(eg_base, seed))
+                                     eg_estimator=eg_estimator(eg_base, seed),
+                                     eg_objective=eg_objective(objective))
                 name, fitted = "exponentiated_gradient", mit.exponentiated_gradient
                 model, note = mit.explained.get(name), mit.notes.get(name)
             entry: dict[str, Any] = {"mitigator": name, "knob": knob, "value": v, "_model": model, "_note": note}
@@ -219,7 +235,7 @@ def _pick(curve: list[dict[str, Any]], ok: Any, split: str) -> dict[str, Any] | 
 
 
 def one_run(doc: dict[str, Any], *, final_gesd: bool, device: str | None, eg_base: str = "logistic",
-            epss: tuple[float, ...] = EPSS) -> dict[str, Any]:
+            epss: tuple[float, ...] = EPSS, objective: str = "balanced") -> dict[str, Any]:
     """The frontier comparison of one run file (a recommended FEU candidate)."""
     from fairmon.feu._choose import REFERENCE_PRODUCTION
     from fairmon.feu._train import predict_proba, train_mlps
@@ -230,9 +246,10 @@ def one_run(doc: dict[str, Any], *, final_gesd: bool, device: str | None, eg_bas
     (net,) = train_mlps(prep.Z["train"], prep.y["train"], [(ref["lr"], int(ref["epochs"]), row["seed"])],
                         batch_size=st.batch_size, hidden=st.hidden, device=device)
     proba = {p: predict_proba(net, prep.Z[p]) for p in ("train", "validation", "test")}
-    curve = settings_curve(prep, proba, lambda Z: predict_proba(net, Z), row["seed"], eg_base=eg_base, epss=epss)
+    curve = settings_curve(prep, proba, lambda Z: predict_proba(net, Z), row["seed"], eg_base=eg_base, epss=epss,
+                           objective=objective)
     base = {"threshold_optimizer": curve[0]}  # the run's own fits: exact parity, and eps 0.01 of its base learner
-    if eg_base == "logistic" and epss[0] == 0.01:
+    if eg_base == "logistic" and objective == "balanced" and epss[0] == 0.01:
         base["exponentiated_gradient"] = curve[len(TOLS)]
     out: dict[str, Any] = {
         "dataset": row["dataset"], "mode": row["mode"], "seed": row["seed"],
@@ -307,6 +324,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--device", default="cpu")
     p.add_argument("--eg-base", choices=EG_BASES, default="logistic",
                    help="ExponentiatedGradient's base learner (mlp: the production network's shape)")
+    p.add_argument("--eg-objective", choices=EG_OBJECTIVES, default="balanced",
+                   help="ExponentiatedGradient's objective (error: fairlearn's default, the product's before session 19)")
     p.add_argument("--eps", default=",".join(str(e) for e in EPSS), help="ExponentiatedGradient's eps values")
     p.add_argument("--smoke", action="store_true", help="the first recommended German run file, no GESD (CI)")
     p.add_argument("--out", default=str(HERE / "results"))
@@ -326,8 +345,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     if not docs:
         raise SystemExit(f"no recommended run files {args.mode}_*.json for {args.datasets} in {args.runs}")
     epss = tuple(float(e) for e in args.eps.split(","))
-    rows = [one_run(d, final_gesd=args.final_gesd, device=args.device, eg_base=args.eg_base, epss=epss) for d in docs]
+    rows = [one_run(d, final_gesd=args.final_gesd, device=args.device, eg_base=args.eg_base, epss=epss,
+                    objective=args.eg_objective) for d in docs]
     settings = {"mode": args.mode, "datasets": args.datasets, "tols": TOLS, "epss": epss, "eg_base": args.eg_base,
+                "eg_objective": args.eg_objective,
                 "equal_ba": EQUAL_BA,
                 "band": BAND, "final_gesd": args.final_gesd, "smoke": args.smoke, "runs": str(args.runs)}
     name = args.name or ("frontier_smoke" if args.smoke else f"frontier_{args.mode}")
