@@ -34,16 +34,21 @@ mitigator's highest test balanced accuracy over its settings, so "no setting rea
 comes with how far it stays below; ``like_for_like_at_feu_dp`` is the comparison the other way round,
 the mitigator's highest test balanced accuracy among its settings whose test DP is no higher than
 FEU's (None: no setting is that fair), and ``like_for_like_at_feu_dp_verdict`` says whether FEU's
-balanced accuracy is higher there (by more than 0.01), equal (within ±0.01) or lower. Caveat: ExponentiatedGradient's base learner is the product's
-logistic regression, not FEU's network. ``--eg-base mlp`` refits it with scikit-learn's
-``MLPClassifier`` in the production network's shape and training (hidden layers, learning rate 1e-3,
-20 epochs, batch 32; fairlearn's reduction needs ``sample_weight``, which FEU's torch trainer does
-not take), so a utility lead can be told from the model class; the run's own fit is then not
-reproduced for it (``reproduced`` checks ThresholdOptimizer only). ``--eg-objective`` picks
-ExponentiatedGradient's objective: ``balanced`` (the default, the product's since session 19: the
-balanced error rate, ``fairmon.feu._baselines.balanced_error_rate``, the utility FEU and
-ThresholdOptimizer optimise) or ``error`` (fairlearn's default error rate, the product's before,
-which on imbalanced data trades balanced accuracy for accuracy).
+balanced accuracy is higher there (by more than 0.01), equal (within ±0.01) or lower.
+
+Two knobs of ExponentiatedGradient tell what its utility depends on. ``--eg-base mlp`` refits it on
+scikit-learn's ``MLPClassifier`` (>= 1.7, whose ``fit`` takes ``sample_weight``; FEU's torch trainer
+does not) in the production network's shape and training (hidden layers, learning rate 1e-3, 20
+epochs, batch 32) instead of the product's logistic regression. ``--eg-objective`` picks its
+objective: ``balanced`` (the default, the product's since session 19: the balanced error rate,
+``fairmon.feu._baselines.balanced_error_rate``, the utility FEU and ThresholdOptimizer optimise) or
+``error`` (fairlearn's default error rate, the product's before, which on imbalanced data trades
+balanced accuracy for accuracy). ``reproduced`` checks ExponentiatedGradient only for the logistic
+base learner and an ``--eps`` list starting at 0.01. Run files written before commit 4094527 (the
+group-threshold and paper-mode runs of session 18) were fit with the error rate: with the default
+objective their ExponentiatedGradient is not reproduced (``reproduced`` False), with
+``--eg-objective error`` it is. Paper mode has no like-for-like mitigator (its candidates are
+threshold-free): that view and ``at_feu_dp`` are left out there.
 
 With ``--final-gesd`` (default on) each chosen setting's GESD is computed with the run's final-GESD
 settings and ``random_state`` (the same sampled test rows and perturbations as the run's FEU GESD)
@@ -159,7 +164,7 @@ def settings_curve(prep: Any, proba: dict[str, np.ndarray], score: Any, seed: in
                 name, fitted = "threshold_optimizer", fit_threshold_optimizer(prep, proba["train"], v)
                 model, note = threshold_optimizer_explained(fitted, prep, score)
             else:
-                mit = fit_mitigators(prep, proba, production_score=score, eps=float(v or 0.01),
+                mit = fit_mitigators(prep, proba, production_score=score, eps=float(v),  # type: ignore[arg-type]
                                      eg_estimator=eg_estimator(eg_base, seed),
                                      eg_objective=eg_objective(objective))
                 name, fitted = "exponentiated_gradient", mit.exponentiated_gradient
@@ -203,9 +208,12 @@ def _views(row: dict[str, Any], prod_val: dict[str, Any]) -> dict[str, tuple[Any
         m = {"selection_rate": c["validation_selection_rate"], "balanced_accuracy": c["validation_balanced_accuracy"]}
         return _keeps(m, prod_val, band=BAND, tolerance=0.02, utility="balanced_accuracy") == (True, True)
 
-    like = LIKE_FOR_LIKE[row.get("mode", "default")]
-    return {"any": (reaches, "test"), "in_band": (lambda c: reaches(c) and in_band(c), "test"),
-            "feu_rule": (rule, "validation"), "like_for_like": (lambda c: reaches(c) and c["mitigator"] == like, "test")}
+    views: dict[str, tuple[Any, str]] = {"any": (reaches, "test"), "in_band": (lambda c: reaches(c) and in_band(c), "test"),
+                                         "feu_rule": (rule, "validation")}
+    like = LIKE_FOR_LIKE.get(row.get("mode", "default"))
+    if like is not None:
+        views["like_for_like"] = (lambda c: reaches(c) and c["mitigator"] == like, "test")
+    return views
 
 
 def at_feu_dp(curve: list[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any]:
@@ -219,7 +227,9 @@ def at_feu_dp(curve: list[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any
     >>> r["like_for_like_best_balanced_accuracy"], r["like_for_like_at_feu_dp"], r["like_for_like_at_feu_dp_verdict"]
     (0.74, 0.72, 'FEU higher')
     """
-    like = [c for c in curve if c["mitigator"] == LIKE_FOR_LIKE[row["mode"]]]
+    like = [c for c in curve if c["mitigator"] == LIKE_FOR_LIKE.get(row.get("mode", "default"))]
+    if not like:  # paper mode: no like-for-like mitigator
+        return {}
     fair = [c["test_balanced_accuracy"] for c in like if c["test_dp"] <= row["dp"] + 1e-12]
     best = max(fair) if fair else None
     verdict = ("no setting as fair as FEU" if best is None else "FEU higher" if row["balanced_accuracy"] > best + EQUAL_BA
@@ -249,7 +259,7 @@ def one_run(doc: dict[str, Any], *, final_gesd: bool, device: str | None, eg_bas
     curve = settings_curve(prep, proba, lambda Z: predict_proba(net, Z), row["seed"], eg_base=eg_base, epss=epss,
                            objective=objective)
     base = {"threshold_optimizer": curve[0]}  # the run's own fits: exact parity, and eps 0.01 of its base learner
-    if eg_base == "logistic" and objective == "balanced" and epss[0] == 0.01:
+    if eg_base == "logistic" and epss[0] == 0.01:
         base["exponentiated_gradient"] = curve[len(TOLS)]
     out: dict[str, Any] = {
         "dataset": row["dataset"], "mode": row["mode"], "seed": row["seed"],
@@ -326,7 +336,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                    help="ExponentiatedGradient's base learner (mlp: the production network's shape)")
     p.add_argument("--eg-objective", choices=EG_OBJECTIVES, default="balanced",
                    help="ExponentiatedGradient's objective (error: fairlearn's default, the product's before session 19)")
-    p.add_argument("--eps", default=",".join(str(e) for e in EPSS), help="ExponentiatedGradient's eps values")
+    p.add_argument("--eps", default=",".join(str(e) for e in EPSS), help="ExponentiatedGradient's eps values (> 0)")
     p.add_argument("--smoke", action="store_true", help="the first recommended German run file, no GESD (CI)")
     p.add_argument("--out", default=str(HERE / "results"))
     p.add_argument("--name", default=None, help="results file name (default frontier_<mode>)")
@@ -345,6 +355,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     if not docs:
         raise SystemExit(f"no recommended run files {args.mode}_*.json for {args.datasets} in {args.runs}")
     epss = tuple(float(e) for e in args.eps.split(","))
+    if any(e <= 0 for e in epss):
+        p.error(f"--eps values must be > 0, got {args.eps}")
     rows = [one_run(d, final_gesd=args.final_gesd, device=args.device, eg_base=args.eg_base, epss=epss,
                     objective=args.eg_objective) for d in docs]
     settings = {"mode": args.mode, "datasets": args.datasets, "tols": TOLS, "epss": epss, "eg_base": args.eg_base,

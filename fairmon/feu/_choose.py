@@ -318,7 +318,8 @@ def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
         cut = evaluator.row_thresholds(part, thr, gthr)
         parts[part] = outcome_metrics(prep.y[part], predict_proba(net, prep.Z[part]), prep.s[part], cut)
         parts[part]["gesd"], parts[part]["gesd_p_value"] = evaluator.gesd_value(net, part, thr, gthr)
-    rates = member_rates(members_pooled, s_pooled, member_proba(net, prep.Z["test"]), prep.s["test"], recipe_thr, shift)
+    rates = member_rates(members_pooled, s_pooled, member_proba(net, prep.Z["test"]), prep.s["test"], recipe_thr, shift,
+                         fold=None if rec.oof is None else rec.oof.fold)
     val, g = parts["validation"], parts["validation"]["gesd"]
     deployment = {
         "model": "fold_ensemble", "members": len(rec.members), "combine": "mean of the members' P(favourable)",

@@ -167,12 +167,14 @@ def ensemble_cut(ensemble_p: np.ndarray, members_p: np.ndarray, s: np.ndarray, t
 
 
 def member_rates(members_fit: np.ndarray, s_fit: np.ndarray, members_p: np.ndarray, s: np.ndarray, tau: float,
-                 shift: float | None) -> np.ndarray:
+                 shift: float | None, fold: np.ndarray | None = None) -> np.ndarray:
     """``(members,)`` each member's positive rate on rows (``members_p``, groups ``s``) by its own rule.
 
     A member decides ``p_k >= tau``, or with a parity shift by group thresholds from its own quantiles
-    on the rows it was fit beside (``members_fit``, ``s_fit``: train ∪ validation), as each fold model
-    decided out of fold. Recorded beside the ensemble's rate (``deployment.members_test_selection_rate``).
+    on the rows it was trained on, as each fold model decided out of fold (:mod:`fairmon.feu._crossval`):
+    ``members_fit`` are the members' scores of train ∪ validation (groups ``s_fit``), ``fold`` their
+    fold ids, member ``k`` trained on the rows outside fold ``k`` (None: on all of them). Recorded beside
+    the ensemble's rate (``deployment.members_test_selection_rate``).
 
     Example
     -------
@@ -181,10 +183,12 @@ def member_rates(members_fit: np.ndarray, s_fit: np.ndarray, members_p: np.ndarr
     [0.5, 0.5]
     """
     out = np.empty(len(members_p))
-    for k, (fit, p) in enumerate(zip(members_fit, members_p)):
+    for k, (fit, p) in enumerate(zip(members_fit, members_p, strict=True)):
         cut: float | np.ndarray = tau
         if shift is not None:
-            cut = row_thresholds(s, group_thresholds(tau, parity_quantiles(fit, s_fit, tau), shift), tau)
+            own = np.ones(len(fit), dtype=bool) if fold is None else np.asarray(fold) != k
+            q = parity_quantiles(fit[own], np.asarray(s_fit)[own], tau)
+            cut = row_thresholds(s, group_thresholds(tau, q, shift), tau)
         out[k] = float((p >= cut).mean())
     return out
 

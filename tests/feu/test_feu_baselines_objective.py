@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fairlearn.reductions import ErrorRate
+from sklearn.metrics import balanced_accuracy_score
 
 from fairmon.feu._baselines import balanced_error_rate, fit_mitigators
 from fairmon.feu._data import _prepare
@@ -22,13 +23,17 @@ def _imbalanced(n: int = 1500, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"x1": x1, "x2": x2, "sex": sex, "y": y})
 
 
-def test_the_balanced_error_rate_weighs_each_class_by_half_its_inverse_frequency() -> None:
+def test_the_balanced_error_rate_is_one_minus_balanced_accuracy_in_fairlearn() -> None:
     y = np.array([1] * 20 + [0] * 80)
     rate = balanced_error_rate(y)
     assert (rate.fn_cost, rate.fp_cost) == pytest.approx((2.5, 0.625))
-    # (FN * c_fn + FP * c_fp) / n is the balanced error: 5 of 20 positives and 8 of 80 negatives missed
-    assert (5 * rate.fn_cost + 8 * rate.fp_cost) / 100 == pytest.approx(0.5 * (5 / 20 + 8 / 80))
-    assert balanced_error_rate(np.ones(10)).fn_cost == ErrorRate().fn_cost  # one class: the plain error rate
+    yhat = y.copy()
+    yhat[:5], yhat[20:28] = 0, 1  # 5 of 20 positives and 8 of 80 negatives wrong
+    X = pd.DataFrame({"x": np.arange(100)})
+    rate.load_data(X, pd.Series(y), sensitive_features=pd.Series(np.repeat(["a", "b"], 50)))
+    assert float(rate.gamma(lambda _: yhat).iloc[0]) == pytest.approx(1.0 - balanced_accuracy_score(y, yhat))
+    plain = balanced_error_rate(np.ones(10))  # one class: the plain error rate
+    assert (plain.fn_cost, plain.fp_cost) == (ErrorRate().fn_cost, ErrorRate().fp_cost)
 
 
 def test_exponentiated_gradient_optimises_balanced_accuracy_not_accuracy() -> None:

@@ -18,6 +18,7 @@ from fairmon.feu import FEUSettings, predict_proba, search, train_mlps
 from fairmon.feu._crossval import fold_ids
 from fairmon.feu._data import _prepare
 from fairmon.feu._ensemble import ENSEMBLE_BUILDER, ensemble_cut, fold_ensemble, member_proba, member_rates
+from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
 from fairmon.feu._metrics import outcome_metrics
 from fairmon.registry import Registry
 from fairmon.registry.model import Model
@@ -57,7 +58,7 @@ def test_the_ensemble_predicts_the_mean_of_its_members_probabilities() -> None:
 
 
 @pytest.mark.parametrize("shift", [None, 0.0, 1.0])
-def test_the_ensemble_approves_its_members_rate_and_each_member_decides_by_its_own_rule(shift: float | None) -> None:
+def test_the_ensemble_threshold_and_each_members_own_rule(shift: float | None) -> None:
     """Averaging smooths the score, so ``p̄ >= tau`` approves another share than the members at ``tau``; the
     single-threshold rule approves theirs. A member's own rule (``member_rates``) uses its own group quantiles,
     so at ``s = 1`` each member approves about its rate at ``tau`` in every group."""
@@ -75,6 +76,13 @@ def test_the_ensemble_approves_its_members_rate_and_each_member_decides_by_its_o
         assert thr == tau and groups is not None and len(groups) == 2
     own = member_rates(members, s, members, s, tau, shift)
     assert np.allclose(own, (members >= tau).mean(axis=1), atol=0.0 if shift in (None, 0.0) else 0.01)
+    if shift is not None:  # with fold ids, member k's quantiles come from the rows outside fold k only
+        fold = np.arange(s.size) % 5
+        by_fold = member_rates(members, s, members, s, tau, shift, fold=fold)
+        own_rows = fold != 2
+        q = parity_quantiles(members[2][own_rows], s[own_rows], tau)
+        cut = row_thresholds(s, group_thresholds(tau, q, shift), tau)
+        assert by_fold[2] == float((members[2] >= cut).mean())
     if shift == 1.0:  # each member approves its own overall rate in every group
         for g in ("a", "b"):
             in_g = member_rates(members, s, members[:, s == g], s[s == g], tau, shift)
