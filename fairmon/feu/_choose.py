@@ -309,8 +309,8 @@ def _deployed(evaluator: _Evaluator, rec: _Recommendation, row: dict[str, Any],
     net = net.to(resolve_device(evaluator.device)).eval()
     recipe_thr, shift = float(row["threshold"]), row.get("parity_shift")
     pooled, _, s_pooled, _ = _pooled(prep)
-    # on the rows its members were trained on: the members' rate, not the averaged score's, with a parity
-    # shift the ensemble's own group quantiles at that threshold (ensemble_cut; its nested check uses the same rule)
+    # on the rows its members were trained on: the members' rate, not the averaged score's, or with a parity
+    # shift the ensemble's own group quantiles (ensemble_cut; its nested check uses the same rule)
     members_pooled = member_proba(net, pooled)
     thr, gthr = ensemble_cut(predict_proba(net, pooled), members_pooled, s_pooled, recipe_thr, shift)
     parts: dict[str, dict[str, float]] = {}

@@ -123,7 +123,8 @@ class FEUSettings:
         candidate it beats (:mod:`fairmon.feu._versus_mitigator`); off, that comparison is only said.
     baselines
         Compute the baselines (production, constant, fairlearn ThresholdOptimizer and
-        ExponentiatedGradient under demographic parity) on the same split.
+        ExponentiatedGradient under demographic parity) on the same split. Both mitigators optimise
+        balanced accuracy whatever ``utility`` is (:mod:`fairmon.feu._baselines`).
     """
 
     lr_bounds: tuple[float, float] = LR_BOUNDS
