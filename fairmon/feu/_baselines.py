@@ -208,8 +208,8 @@ def fit_mitigators(
     production_score: Callable[[np.ndarray], np.ndarray] | str | None = None,
     tol: float | None = None,
     eps: float = 0.01,
-    eg_estimator: Any | None = None,
-    eg_objective: Any | None = None,
+    eg_estimator: Any = None,
+    eg_objective: Any = None,
 ) -> Mitigators:
     """Fit ThresholdOptimizer (on the production scores) and ExponentiatedGradient on ``prep``'s training rows.
 

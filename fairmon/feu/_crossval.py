@@ -115,7 +115,7 @@ import numpy as np
 from fairmon._device import resolve_device
 from fairmon.errors import InsufficientDataError, MethodError
 from fairmon.fairness._rumie_core import torch_threads
-from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
+from fairmon.feu._group_thresholds import fitted_row_thresholds
 from fairmon.feu._metrics import auc, decision_metrics, outcome_metrics
 from fairmon.feu._recommend import bootstrap_weights, simultaneous_gate
 from fairmon.feu._train import predict_proba, train_mlps
@@ -266,8 +266,8 @@ def _out_of_fold(
             if r.parity_shift is None:
                 thr[j, held] = r.threshold
             else:  # the group quantiles from this fold's training scores, as the search fits them on train
-                q = parity_quantiles(predict_proba(net, Z[fit]), s[fit], r.threshold)
-                thr[j, held] = row_thresholds(s[held], group_thresholds(r.threshold, q, r.parity_shift), r.threshold)
+                thr[j, held] = fitted_row_thresholds(predict_proba(net, Z[fit]), s[fit], s[held], r.threshold,
+                                                     r.parity_shift)
         if production is not None:
             prod_models.append(nets[-1])
             prod_p[held] = predict_proba(nets[-1], Z[held])

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairmon.feu._group_thresholds import group_thresholds, parity_quantiles, row_thresholds
+from fairmon.feu._group_thresholds import fitted_row_thresholds, group_thresholds, parity_quantiles
 from fairmon.registry._torch_module import imported_module
 from fairmon.registry.model import build_mlp
 
@@ -182,13 +182,11 @@ def member_rates(members_fit: np.ndarray, s_fit: np.ndarray, members_p: np.ndarr
     >>> member_rates(p, s, p, s, 0.5, None).tolist()
     [0.5, 0.5]
     """
+    s_fit = np.asarray(s_fit)
     out = np.empty(len(members_p))
     for k, (fit, p) in enumerate(zip(members_fit, members_p, strict=True)):
-        cut: float | np.ndarray = tau
-        if shift is not None:
-            own = np.ones(len(fit), dtype=bool) if fold is None else np.asarray(fold) != k
-            q = parity_quantiles(fit[own], np.asarray(s_fit)[own], tau)
-            cut = row_thresholds(s, group_thresholds(tau, q, shift), tau)
+        own = slice(None) if fold is None else np.asarray(fold) != k
+        cut = tau if shift is None else fitted_row_thresholds(fit[own], s_fit[own], s, tau, shift)
         out[k] = float((p >= cut).mean())
     return out
 

@@ -54,7 +54,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_GROUP_ROWS", "parity_quantiles", "group_thresholds", "row_thresholds", "shifted_score",
+__all__ = ["MIN_GROUP_ROWS", "parity_quantiles", "group_thresholds", "row_thresholds", "fitted_row_thresholds",
+           "shifted_score",
            "ERR_NOT_A_FEATURE", "ERR_EXPLAINER", "check_explainer"]
 
 #: a group with fewer training rows than this keeps the single threshold
@@ -116,6 +117,19 @@ def row_thresholds(groups: np.ndarray, thresholds: Mapping[str, float], tau: flo
     for name, t in thresholds.items():
         out[g == name] = t
     return out
+
+
+def fitted_row_thresholds(p_fit: np.ndarray, s_fit: np.ndarray, groups: np.ndarray, tau: float,
+                          shift: float) -> np.ndarray:
+    """Each row's threshold (its group in ``groups``) with the group quantiles fit on the scores ``p_fit``
+    (groups ``s_fit``) of the rows the model was trained on: how a fold model decides out of fold.
+
+    >>> p = np.r_[np.linspace(0.0, 0.6, 50), np.linspace(0.4, 1.0, 50)]; s = np.repeat(["a", "b"], 50)
+    >>> thr = fitted_row_thresholds(p, s, s, 0.5, 1.0)
+    >>> [float((p[s == g] >= thr[s == g]).mean()) for g in ("a", "b")]
+    [0.5, 0.5]
+    """
+    return row_thresholds(groups, group_thresholds(tau, parity_quantiles(p_fit, s_fit, tau), shift), tau)
 
 
 def shifted_score(score: Callable[[np.ndarray], np.ndarray], decode: Callable[[np.ndarray], np.ndarray],
