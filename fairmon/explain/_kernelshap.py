@@ -24,12 +24,17 @@ The estimator (shap 0.51 ``KernelExplainer.explain``, checked against its source
 * ``v(S)`` = mean model output over the background rows with the coalition's columns set to the
   row's values (the interventional expectation); ``f(∅)`` = mean output on the background;
 * the efficiency constraint ``Σφ = f(x) − f(∅)`` is imposed by eliminating the last varying
-  column, then weighted least squares on the rest, solved as shap does: the normal equations, and the
-  minimum-norm least-squares solution where they are singular — here judged by their rank, so also
-  where floating-point LU would not notice (fewer distinct coalitions than columns: a small
-  ``n_samples``), and would return rounding noise that differs between CPUs (no l1 regularisation: shap's default
+  column, then weighted least squares on the rest (no l1 regularisation: shap's default
   ``l1_reg="num_features(10)"`` would keep only 10 features; the ``kernelshap-lib`` path passes
-  ``l1_reg=False`` so both compute the full attribution vector); ``|φ| < 1e-10`` is set to 0.
+  ``l1_reg=False`` so both compute the full attribution vector): the normal equations, and the
+  minimum-norm least-squares solution where they are singular; ``|φ| < 1e-10`` is set to 0.
+  **A deliberate difference from shap:** shap takes the least-squares path only when
+  ``np.linalg.solve`` raises; here the system's rank decides. A coalition and its complement give
+  the same design row up to sign, so ``n_samples`` coalitions span at most about ``n_samples / 2``
+  directions: with more varying columns than that (FEU's light GESD, 32 coalitions, on German; the
+  default 128 on Adult's perturbed rows, which vary in ~80–100 of 104 encoded columns) the system is
+  singular, floating-point LU usually finds no exactly-zero pivot, and shap returns rounding noise
+  (|φ| of 1e31–1e32 measured) that differs from one CPU to another.
 
 The random coalitions come from numpy's ``Generator`` (one design per row), not shap's global
 ``np.random`` stream: same distribution, not the same numbers.
@@ -243,10 +248,8 @@ def _solve_chunk(
     A = etmp.transpose(1, 2) @ WX + torch.diag_embed(1.0 - keep.to(torch.float64))
     b = (WX * y2.unsqueeze(2)).sum(dim=1)
     sol, info = torch.linalg.solve_ex(A, b)
-    # shap falls back to least squares on a singular system. Singular in exact arithmetic, not only
-    # where LU meets an exactly-zero pivot: with fewer distinct coalitions than varying columns (FEU's
-    # light GESD, 32 coalitions, 25-26 varying German columns) LU usually finds no zero pivot and
-    # returns rounding noise (|phi| up to 9e31 measured) that differs from one CPU to another
+    # least squares on a singular system, judged by its rank, not by LU meeting an exactly-zero pivot
+    # (module docstring). On CUDA, eigvalsh above 32 x 32 runs one solver call per row: not measured.
     bad = (info != 0) | (torch.linalg.matrix_rank(A, hermitian=True) < A.shape[-1])
     if bool(bad.any()):
         sq = torch.sqrt(wt[bad]).unsqueeze(2)
