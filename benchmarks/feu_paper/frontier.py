@@ -184,6 +184,11 @@ def settings_curve(prep: Any, proba: dict[str, np.ndarray], score: Any, seed: in
     return out
 
 
+def like_for_like(row: dict[str, Any]) -> str | None:
+    """The mitigator that decides as the run's mode does (:data:`LIKE_FOR_LIKE`); None in paper mode."""
+    return LIKE_FOR_LIKE.get(row.get("mode", "default"))
+
+
 def _views(row: dict[str, Any], prod_val: dict[str, Any]) -> dict[str, tuple[Any, str]]:
     """Per view: which settings compete and the split the lowest DP is read on.
 
@@ -210,7 +215,7 @@ def _views(row: dict[str, Any], prod_val: dict[str, Any]) -> dict[str, tuple[Any
 
     views: dict[str, tuple[Any, str]] = {"any": (reaches, "test"), "in_band": (lambda c: reaches(c) and in_band(c), "test"),
                                          "feu_rule": (rule, "validation")}
-    like = LIKE_FOR_LIKE.get(row.get("mode", "default"))
+    like = like_for_like(row)
     if like is not None:
         views["like_for_like"] = (lambda c: reaches(c) and c["mitigator"] == like, "test")
     return views
@@ -227,7 +232,7 @@ def at_feu_dp(curve: list[dict[str, Any]], row: dict[str, Any]) -> dict[str, Any
     >>> r["like_for_like_best_balanced_accuracy"], r["like_for_like_at_feu_dp"], r["like_for_like_at_feu_dp_verdict"]
     (0.74, 0.72, 'FEU higher')
     """
-    like = [c for c in curve if c["mitigator"] == LIKE_FOR_LIKE.get(row.get("mode", "default"))]
+    like = [c for c in curve if c["mitigator"] == like_for_like(row)]
     if not like:  # paper mode: no like-for-like mitigator
         return {}
     fair = [c["test_balanced_accuracy"] for c in like if c["test_dp"] <= row["dp"] + 1e-12]
