@@ -14,8 +14,8 @@ Setting (issue 5, DESIGN §4.3): the GESD repository's CSVs through ``fairmon.da
 a stratified train / validation / test split (``FEUSettings.split``; the search selects on validation,
 the numbers below are on test), NSGA-II at the reference settings (population 30 x 15 generations)
 for several seeds. Each (dataset, seed) runs in its own process (``--jobs``) and writes
-``runs/<dataset>_<seed>.json`` as soon as it finishes, so a partial run still aggregates
-(``--aggregate-only``).
+``runs/<dataset>_<seed>.json`` (with its commit, finish time and machine) as soon as it finishes, so
+a partial run still aggregates (``--aggregate-only``).
 
 GESD as a search objective is evaluated 450 times per run, so the objective uses a light GESD
 (``--gesd-*`` options: sampled rows, perturbations, KernelSHAP coalitions/background, LIME samples);
@@ -41,13 +41,14 @@ import multiprocessing as mp
 import os
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # repo root: benchmarks._meta and fairmon
 
-from benchmarks._meta import write_results  # noqa: E402
+from benchmarks._meta import git_commit, machine_info, write_results  # noqa: E402
 from benchmarks.feu_paper import final_gesd as fg  # noqa: E402
 from benchmarks.feu_paper.aggregate import REPORTED, aggregate, comparison  # noqa: E402
 
@@ -200,9 +201,17 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         pareto_plot(res, Path(job["out"]) / f"pareto_{label}_{job['dataset']}_seed{job['seed']}.png",
                     title=f"FEU on {job['dataset']} (seed {job['seed']})")
     (Path(job["out"]) / "runs" / f"{label}_{job['dataset']}_{job['seed']}.json").write_text(
-        json.dumps({"row": row, "result": res.to_dict(), "final_gesd": final}, indent=1, default=str)
+        json.dumps({"row": row, "result": res.to_dict(), "final_gesd": final, "provenance": _provenance()},
+                   indent=1, default=str)
     )
     return row
+
+
+def _provenance() -> dict[str, Any]:
+    """Commit, finish time and machine of one run: run files are aggregated across sessions and hosts,
+    so each carries its own (the aggregate's header has only the aggregating invocation's)."""
+    return {"commit": git_commit(), "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": machine_info()}
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:

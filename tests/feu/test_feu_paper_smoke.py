@@ -91,6 +91,8 @@ def test_feu_paper_benchmark_smoke(tmp_path: Path, data_dir: Path) -> None:
     runs = [json.loads(f.read_text()) for f in (tmp_path / "default" / "runs").glob("default_*.json")]
     assert len(runs) == 1
     r = runs[0]["row"]
+    prov = runs[0]["provenance"]  # each run file says where and when it ran (aggregated across sessions)
+    assert prov["commit"] and prov["finished_at"].endswith("+00:00") and "loadavg" in prov["machine"]
     assert r["final_gesd_constant"] == 0.0 and r["final_gesd_settings"]["sample_size"] == 30
     assert r["final_gesd_production_reproduced"] is True  # the search's production network, retrained
     present = [m for m in mod.fg.MODELS if r.get(f"final_gesd_{m}") is not None]
