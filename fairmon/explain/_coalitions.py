@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["coalition_design", "binom"]
+__all__ = ["coalition_design", "design_rank", "binom"]
 
 
 def binom(n: int, k: int) -> float:
@@ -118,6 +118,69 @@ def coalition_design(M: int, nsamples: int, rng: np.random.Generator) -> tuple[n
     rand_w = np.repeat(counts[inv[new_idx]], 1 + with_comp.astype(int)).astype(float)
     rand_w *= weight_left / rand_w.sum()
     return np.concatenate([fixed_m, rand_m]), np.concatenate([fixed_w, rand_w])
+
+
+def design_rank(masks: np.ndarray, weights: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """What the designs alone say of their least-squares systems' rank: per row 1 (full rank by
+    construction), -1 (rank-deficient by count) or 0 (undecided: the numeric rank decides).
+
+    Why: the numeric rank is an eigendecomposition per row (one solver call per row on CUDA above
+    32 x 32), while most designs settle it by counting. KernelSHAP eliminates the last of the row's
+    ``M`` varying columns, so coalition ``c`` gives the direction ``c - c_last`` on the other
+    ``M - 1``; its entries lie in {0, 1} or in {-1, 0}, so two coalitions are parallel only when
+    they are complements.
+
+    * Full rank: every one of the ``M - 1`` columns has its singleton or the singleton's complement
+      (a unit direction) with positive weight, as whenever shap's enumeration reaches size 1 (the
+      ``"auto"`` budget).
+    * Deficient: fewer distinct directions (coalitions less complement pairs) than ``M - 1``, as
+      for a small budget over many columns (32 or 128 coalitions over ~100 columns).
+
+    Parameters
+    ----------
+    masks : ndarray (R, S, W) bool
+        Each row's coalitions over its own varying columns, padded with False.
+    weights : ndarray (R, S)
+        Kernel weights, 0 on padding.
+    M : ndarray (R,)
+        Varying columns per row (``<= W``).
+
+    Example
+    -------
+    >>> m, w = coalition_design(5, 30, np.random.default_rng(0))  # every size enumerated
+    >>> few = m[[0, 1]]  # the singleton {0} and its complement: one direction for 4 columns
+    >>> design_rank(np.stack([m, np.pad(few, ((0, 28), (0, 0)))]),
+    ...             np.stack([w, np.pad(w[[0, 1]], (0, 28))]), np.array([5, 5])).tolist()
+    [1, -1]
+    """
+    R, _, W = masks.shape
+    M = np.asarray(M)
+    pos = weights > 0
+    size = masks.sum(axis=2)
+    single = pos & (size == 1)
+    co_single = pos & (size == (M[:, None] - 1))
+    unit = (masks & single[:, :, None]).any(axis=1) | (~masks & co_single[:, :, None]).any(axis=1)
+    full = (unit | (np.arange(W)[None, :] >= (M - 1)[:, None])).all(axis=1)
+    out = np.where(full, 1, 0)
+    rows = np.flatnonzero(~full)
+    if len(rows):  # distinct coalitions less complement pairs, all undecided rows in one pass
+        sub, live = masks[rows], pos[rows]
+        inside = np.arange(W)[None, None, :] < M[rows][:, None, None]
+        owner = np.broadcast_to(np.arange(len(rows))[:, None], live.shape)[live]
+        keys = _row_mask_keys(owner, sub[live])
+        uniq, first = np.unique(keys, return_index=True)
+        paired = np.isin(_row_mask_keys(owner, (~sub & inside)[live])[first], uniq)
+        directions = np.bincount(owner[first], minlength=len(rows)) - np.bincount(
+            owner[first], weights=paired, minlength=len(rows)) / 2
+        out[rows[directions < M[rows] - 1]] = -1
+    return out
+
+
+def _row_mask_keys(owner: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """One key per (owning row, coalition mask): distinct rows never share a key."""
+    packed = np.concatenate([owner.astype(">u4").view(np.uint8).reshape(-1, 4),
+                             np.packbits(masks, axis=1)], axis=1)
+    return np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
 
 
 def _random_subsets(sizes: np.ndarray, M: int, rng: np.random.Generator) -> np.ndarray:

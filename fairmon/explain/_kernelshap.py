@@ -34,7 +34,10 @@ The estimator (shap 0.51 ``KernelExplainer.explain``, checked against its source
   directions: with more varying columns than that (FEU's light GESD, 32 coalitions, on German; the
   default 128 on Adult's perturbed rows, which vary in ~80–100 of 104 encoded columns) the system is
   singular, floating-point LU usually finds no exactly-zero pivot, and shap returns rounding noise
-  (|φ| of 1e31–1e32 measured) that differs from one CPU to another.
+  (|φ| of 1e31–1e32 measured) that differs from one CPU to another. The design settles the rank
+  of most rows by counting (:func:`fairmon.explain._coalitions.design_rank`: full when shap's
+  enumeration reaches the singletons, as at ``"auto"``; deficient when there are fewer distinct
+  directions than columns); only the others take the numeric rank (an eigendecomposition per row).
 
 The random coalitions come from numpy's ``Generator`` (one design per row), not shap's global
 ``np.random`` stream: same distribution, not the same numbers.
@@ -48,7 +51,7 @@ import numpy as np
 
 from fairmon._device import resolve_device
 from fairmon.errors import MethodError
-from fairmon.explain._coalitions import coalition_design
+from fairmon.explain._coalitions import coalition_design, design_rank
 from fairmon.explain._common import Target, check_matrix, resolve_target
 from fairmon.explain._prob import FnInput, as_prob_fn
 
@@ -249,8 +252,12 @@ def _solve_chunk(
     b = (WX * y2.unsqueeze(2)).sum(dim=1)
     sol, info = torch.linalg.solve_ex(A, b)
     # least squares on a singular system, judged by its rank, not by LU meeting an exactly-zero pivot
-    # (module docstring). On CUDA, eigvalsh above 32 x 32 runs one solver call per row: not measured.
-    bad = (info != 0) | (torch.linalg.matrix_rank(A, hermitian=True) < A.shape[-1])
+    # (module docstring); the numeric rank only where the design does not settle it
+    known = torch.as_tensor(design_rank(masks, weights, M_r), device=dev)
+    bad = (info != 0) | (known < 0)
+    ask = (known == 0) & ~bad
+    if bool(ask.any()):
+        bad[ask] = torch.linalg.matrix_rank(A[ask], hermitian=True) < A.shape[-1]
     if bool(bad.any()):
         sq = torch.sqrt(wt[bad]).unsqueeze(2)
         Xw, yw = sq * etmp[bad], (sq.squeeze(2) * y2[bad]).unsqueeze(2)

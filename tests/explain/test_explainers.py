@@ -9,6 +9,7 @@ from explain_helpers import lr_model, mixed_frame
 
 from fairmon.errors import MethodError, SchemaError
 from fairmon.explain import METHODS, coalition_design, explain, kernelshap_batched, to_columns
+from fairmon.explain._coalitions import design_rank
 from fairmon.explain.openxai import fa, ra, sa, sra
 from fairmon.registry.model import ERR_NOT_DIFFERENTIABLE
 
@@ -226,13 +227,15 @@ def test_kernelshap_results_do_not_depend_on_chunking(mixed_model):  # type: ign
     np.testing.assert_allclose(a, b, atol=1e-12)
 
 
-@pytest.mark.parametrize("d, n_samples", [(12, 6), (26, 32)])
-def test_kernelshap_singular_designs_are_deterministic_and_match_numpy_lstsq(d, n_samples):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("d, n_samples, settled", [(12, 6, -1), (26, 32, -1), (30, 96, 0)])
+def test_kernelshap_singular_designs_are_deterministic_and_match_numpy_lstsq(d, n_samples, settled):  # type: ignore[no-untyped-def]
     """Fewer coalitions than players: every row's system is singular and takes shap's least-squares
     fallback. torch's default CPU driver misjudged the rank at random (different attributions per
     call); the SVD driver is deterministic and gives numpy's minimum-norm solution. At 26 players
     and 32 coalitions (FEU's light GESD on German) LU found no zero pivot and returned rounding noise
-    (|phi| 1e31-1e32, host-dependent, on about half of the rows) until the rank decided the fallback."""
+    (|phi| 1e31-1e32, host-dependent, on about half of the rows) until the rank decided the fallback.
+    ``settled``: what the design says of the rank (-1 deficient by count; 0: the numeric rank decides,
+    here full, so the normal equations, whose solution lstsq also gives)."""
     rng = np.random.default_rng(0)
     w = rng.normal(size=d)
 
@@ -250,6 +253,7 @@ def test_kernelshap_singular_designs_are_deterministic_and_match_numpy_lstsq(d, 
     for i in range(10):
         x = Z[i : i + 1]
         masks, weights = coalition_design(d, n_samples, np.random.default_rng(int(seeds[i])))
+        assert design_rank(masks[None], weights[None], np.array([d])).tolist() == [settled]
         ey = np.array([f(np.where(m, x, bg)).mean() for m in masks]) - f(bg).mean()
         delta = f(x)[0] - f(bg).mean()
         etmp = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
@@ -257,3 +261,31 @@ def test_kernelshap_singular_designs_are_deterministic_and_match_numpy_lstsq(d, 
         sq = np.sqrt(weights)[:, None]
         sol = np.linalg.lstsq(sq * etmp, sq[:, 0] * y2, rcond=None)[0]
         np.testing.assert_allclose(first[i], np.r_[sol, delta - sol.sum()], atol=1e-9)
+
+
+def test_design_rank_never_contradicts_the_numeric_rank():  # type: ignore[no-untyped-def]
+    """design_rank spares the eigendecomposition only where the design settles the rank: 'full'
+    rows have rank M - 1 and 'deficient' rows less, for budgets from a few coalitions to shap's
+    "auto"; a design with enough distinct directions but a dependent one is left to the numeric rank."""
+    rng = np.random.default_rng(3)
+    seen: set[int] = set()
+    for _ in range(60):
+        M = int(rng.integers(2, 70))
+        budget = int(rng.choice([6, 32, 96, 128, 2 * M + 2048]))
+        masks, weights = coalition_design(M, budget if M > 30 else min(budget, 2**M - 2), rng)
+        label = int(design_rank(masks[None], weights[None], np.array([M]))[0])
+        E = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
+        rank = np.linalg.matrix_rank(E.T @ (weights[:, None] * E), hermitian=True)
+        assert (label == 1 and rank == M - 1) or (label == -1 and rank < M - 1) or label == 0, (M, budget)
+        seen.add(label)
+    assert seen == {-1, 0, 1}
+    # {0}, {1}, {0, 1} over 4 players: three distinct directions for three columns, rank 2
+    dependent = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [1, 1, 0, 0]], dtype=bool)
+    assert design_rank(dependent[None], np.ones((1, 3)), np.array([4])).tolist() == [0]
+    # {0, 1} and its complement {2} over 3 players: one direction (1, 1), not two unit ones
+    pair = np.array([[1, 1, 0], [0, 0, 1]], dtype=bool)
+    assert design_rank(pair[None], np.ones((1, 2)), np.array([3])).tolist() == [-1]
+    # padding (zero weight, columns beyond M) is ignored; a singleton and its complement settle M = 2
+    padded = np.zeros((1, 4, 5), dtype=bool)
+    padded[0, 0, 0], padded[0, 1, 1] = True, True
+    assert design_rank(padded, np.array([[0.5, 0.5, 0.0, 0.0]]), np.array([2])).tolist() == [1]

@@ -41,10 +41,11 @@ def test_kernelshap_rank_deficient_designs_match_cpu(mixed_model):  # type: igno
     np.testing.assert_allclose(gpu, cpu, atol=1e-5)
 
 
-@pytest.mark.parametrize("d", [26, 40])
-def test_kernelshap_wide_singular_designs_match_cpu(d):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("d, n_samples", [(26, 32), (40, 32), (40, 128)])
+def test_kernelshap_wide_singular_designs_match_cpu(d, n_samples):  # type: ignore[no-untyped-def]
     """More varying columns than 32 paired coalitions span, where LU finds no exactly-zero pivot: the
-    rank decides the fallback on both devices (d = 40 takes CUDA's per-row eigvalsh above 32 columns)."""
+    rank decides the fallback on both devices (the design settles it by count); at 128 coalitions
+    over 40 columns the numeric rank decides (CUDA's per-row eigvalsh above 32 columns)."""
     from fairmon.explain._kernelshap import kernelshap_batched
 
     rng = np.random.default_rng(0)
@@ -54,7 +55,7 @@ def test_kernelshap_wide_singular_designs_match_cpu(d):  # type: ignore[no-untyp
         return 1 / (1 + np.exp(-(Z @ w)))
 
     bg, Z = rng.normal(size=(10, d)), rng.normal(size=(100, d))
-    kw = {"background": bg, "target": "positive", "n_samples": 32, "random_state": 1}
+    kw = {"background": bg, "target": "positive", "n_samples": n_samples, "random_state": 1}
     cpu = kernelshap_batched(f, Z, device="cpu", **kw)
     gpu = kernelshap_batched(f, Z, device="cuda", **kw)
     assert np.abs(gpu).max() < 1.0
