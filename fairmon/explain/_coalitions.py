@@ -121,8 +121,10 @@ def coalition_design(M: int, nsamples: int, rng: np.random.Generator) -> tuple[n
 
 
 def design_rank(masks: np.ndarray, weights: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """What the designs alone say of their least-squares systems' rank: per row 1 (full rank by
-    construction), -1 (rank-deficient by count) or 0 (undecided: the numeric rank decides).
+    """The rank of each row's least-squares system as far as its design settles it.
+
+    Per row 1 (full rank by construction), -1 (rank-deficient by count) or 0 (undecided: the
+    numeric rank decides).
 
     Why: the numeric rank is an eigendecomposition per row (one solver call per row on CUDA above
     32 x 32), while most designs settle it by counting. KernelSHAP eliminates the last of the row's
@@ -145,8 +147,8 @@ def design_rank(masks: np.ndarray, weights: np.ndarray, M: np.ndarray) -> np.nda
     M : ndarray (R,)
         Varying columns per row (``<= W``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> m, w = coalition_design(5, 30, np.random.default_rng(0))  # every size enumerated
     >>> few = m[[0, 1]]  # the singleton {0} and its complement: one direction for 4 columns
     >>> design_rank(np.stack([m, np.pad(few, ((0, 28), (0, 0)))]),

@@ -252,7 +252,8 @@ def _solve_chunk(
     b = (WX * y2.unsqueeze(2)).sum(dim=1)
     sol, info = torch.linalg.solve_ex(A, b)
     # least squares on a singular system, judged by its rank, not by LU meeting an exactly-zero pivot
-    # (module docstring); the numeric rank only where the design does not settle it
+    # (module docstring); the numeric rank only where the design does not settle it (on CUDA a subset
+    # may take another eigensolver than the whole chunk would: rounding-level, far inside the tolerance)
     known = torch.as_tensor(design_rank(masks, weights, M_r), device=dev)
     bad = (info != 0) | (known < 0)
     ask = (known == 0) & ~bad

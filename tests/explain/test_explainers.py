@@ -227,15 +227,15 @@ def test_kernelshap_results_do_not_depend_on_chunking(mixed_model):  # type: ign
     np.testing.assert_allclose(a, b, atol=1e-12)
 
 
-@pytest.mark.parametrize("d, n_samples, settled", [(12, 6, -1), (26, 32, -1), (30, 96, 0)])
-def test_kernelshap_singular_designs_are_deterministic_and_match_numpy_lstsq(d, n_samples, settled):  # type: ignore[no-untyped-def]
-    """Fewer coalitions than players: every row's system is singular and takes shap's least-squares
+@pytest.mark.parametrize("d, n_samples, settled", [(12, 6, -1), (26, 32, -1), (30, 96, 0), (15, 32, 0)])
+def test_kernelshap_rank_decides_the_fallback_and_matches_numpy_lstsq(d, n_samples, settled):  # type: ignore[no-untyped-def]
+    """Fewer coalitions than players: a row's system is singular and takes shap's least-squares
     fallback. torch's default CPU driver misjudged the rank at random (different attributions per
     call); the SVD driver is deterministic and gives numpy's minimum-norm solution. At 26 players
     and 32 coalitions (FEU's light GESD on German) LU found no zero pivot and returned rounding noise
     (|phi| 1e31-1e32, host-dependent, on about half of the rows) until the rank decided the fallback.
-    ``settled``: what the design says of the rank (-1 deficient by count; 0: the numeric rank decides,
-    here full, so the normal equations, whose solution lstsq also gives)."""
+    ``settled``: what the design says of the rank (-1 deficient by count; 0: the numeric rank
+    decides: full at 30 x 96, full or deficient row by row at 15 x 32)."""
     rng = np.random.default_rng(0)
     w = rng.normal(size=d)
 
@@ -250,10 +250,13 @@ def test_kernelshap_singular_designs_are_deterministic_and_match_numpy_lstsq(d, 
     assert np.abs(first).max() < 1.0  # the rounding noise was 1e31-1e32
     # rows by hand: shap's constrained WLS (last column eliminated) solved with np.linalg.lstsq
     seeds = np.random.default_rng(1).integers(0, 2**63 - 1, size=len(Z))
+    full_rank: list[bool] = []
     for i in range(10):
         x = Z[i : i + 1]
         masks, weights = coalition_design(d, n_samples, np.random.default_rng(int(seeds[i])))
         assert design_rank(masks[None], weights[None], np.array([d])).tolist() == [settled]
+        E = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
+        full_rank.append(np.linalg.matrix_rank(E.T @ (weights[:, None] * E), hermitian=True) == d - 1)
         ey = np.array([f(np.where(m, x, bg)).mean() for m in masks]) - f(bg).mean()
         delta = f(x)[0] - f(bg).mean()
         etmp = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
@@ -261,6 +264,8 @@ def test_kernelshap_singular_designs_are_deterministic_and_match_numpy_lstsq(d, 
         sq = np.sqrt(weights)[:, None]
         sol = np.linalg.lstsq(sq * etmp, sq[:, 0] * y2, rcond=None)[0]
         np.testing.assert_allclose(first[i], np.r_[sol, delta - sol.sum()], atol=1e-9)
+    # each case takes the path it is here for: LU on full rank, least squares on deficient rows
+    assert set(full_rank) == {settled == 0} if (d, n_samples) != (15, 32) else set(full_rank) == {True, False}
 
 
 def test_design_rank_never_contradicts_the_numeric_rank():  # type: ignore[no-untyped-def]
@@ -289,3 +294,15 @@ def test_design_rank_never_contradicts_the_numeric_rank():  # type: ignore[no-un
     padded = np.zeros((1, 4, 5), dtype=bool)
     padded[0, 0, 0], padded[0, 1, 1] = True, True
     assert design_rank(padded, np.array([[0.5, 0.5, 0.0, 0.0]]), np.array([2])).tolist() == [1]
+    # rows of one chunk are counted apart: {0, 1}, {0} and {2}, {1, 2} over 3 players are complements
+    # across the rows (each row full rank, left to the numeric rank), never within one
+    a, b = np.array([[1, 1, 0], [1, 0, 0]], dtype=bool), np.array([[0, 0, 1], [0, 1, 1]], dtype=bool)
+    rows = [(dependent, 4), (a, 3), (pair, 3), (b, 3), (padded[0, :2, :2], 2)]
+    chunk = np.zeros((len(rows), 3, 4), dtype=bool)
+    weights = np.zeros((len(rows), 3))
+    for k, (m, _) in enumerate(rows):
+        chunk[k, : m.shape[0], : m.shape[1]] = m
+        weights[k, : m.shape[0]] = 1.0
+    M = np.array([width for _, width in rows])
+    alone = [int(design_rank(chunk[k : k + 1], weights[k : k + 1], M[k : k + 1])[0]) for k in range(len(rows))]
+    assert design_rank(chunk, weights, M).tolist() == alone == [0, 0, -1, 0, 1]

@@ -41,11 +41,12 @@ def test_kernelshap_rank_deficient_designs_match_cpu(mixed_model):  # type: igno
     np.testing.assert_allclose(gpu, cpu, atol=1e-5)
 
 
-@pytest.mark.parametrize("d, n_samples", [(26, 32), (40, 32), (40, 128)])
-def test_kernelshap_wide_singular_designs_match_cpu(d, n_samples):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("d, n_samples", [(26, 32), (40, 32), (15, 32), (40, 128)])
+def test_kernelshap_rank_decided_fallback_matches_cpu(d, n_samples):  # type: ignore[no-untyped-def]
     """More varying columns than 32 paired coalitions span, where LU finds no exactly-zero pivot: the
-    rank decides the fallback on both devices (the design settles it by count); at 128 coalitions
-    over 40 columns the numeric rank decides (CUDA's per-row eigvalsh above 32 columns)."""
+    rank decides the fallback on both devices (the design settles it by count at 26 and 40 columns;
+    at 15 the numeric rank, deficient on some rows); at 128 coalitions over 40 columns the numeric
+    rank decides (full; CUDA's per-row eigvalsh above 32 columns)."""
     from fairmon.explain._kernelshap import kernelshap_batched
 
     rng = np.random.default_rng(0)
