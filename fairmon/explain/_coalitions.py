@@ -179,10 +179,9 @@ def design_rank(masks: np.ndarray, weights: np.ndarray, M: np.ndarray) -> np.nda
 
 
 def _row_mask_keys(owner: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """One key per (owning row, coalition mask): distinct rows never share a key."""
-    packed = np.concatenate([owner.astype(">u4").view(np.uint8).reshape(-1, 4),
-                             np.packbits(masks, axis=1)], axis=1)
-    return np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
+    """One key per (owning row, coalition mask): :func:`_mask_keys` of the row's 32 bits and the mask."""
+    bits = np.unpackbits(owner.astype(">u4").view(np.uint8).reshape(-1, 4), axis=1).astype(bool)
+    return _mask_keys(np.concatenate([bits, masks], axis=1))
 
 
 def _random_subsets(sizes: np.ndarray, M: int, rng: np.random.Generator) -> np.ndarray:

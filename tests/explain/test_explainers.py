@@ -227,15 +227,23 @@ def test_kernelshap_results_do_not_depend_on_chunking(mixed_model):  # type: ign
     np.testing.assert_allclose(a, b, atol=1e-12)
 
 
-@pytest.mark.parametrize("d, n_samples, settled", [(12, 6, -1), (26, 32, -1), (30, 96, 0), (15, 32, 0)])
-def test_kernelshap_rank_decides_the_fallback_and_matches_numpy_lstsq(d, n_samples, settled):  # type: ignore[no-untyped-def]
+def _design_and_rank(masks: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, int]:
+    """KernelSHAP's design with the last column eliminated, and its weighted system's numeric rank."""
+    E = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
+    return E, int(np.linalg.matrix_rank(E.T @ (weights[:, None] * E), hermitian=True))
+
+
+@pytest.mark.parametrize("d, n_samples, settled, full_ranks", [
+    (12, 6, -1, {False}), (26, 32, -1, {False}), (30, 96, 0, {True}), (15, 32, 0, {True, False})])
+def test_kernelshap_rank_decides_the_fallback_and_matches_numpy_lstsq(d, n_samples, settled, full_ranks):  # type: ignore[no-untyped-def]
     """Fewer coalitions than players: a row's system is singular and takes shap's least-squares
     fallback. torch's default CPU driver misjudged the rank at random (different attributions per
     call); the SVD driver is deterministic and gives numpy's minimum-norm solution. At 26 players
     and 32 coalitions (FEU's light GESD on German) LU found no zero pivot and returned rounding noise
     (|phi| 1e31-1e32, host-dependent, on about half of the rows) until the rank decided the fallback.
     ``settled``: what the design says of the rank (-1 deficient by count; 0: the numeric rank
-    decides: full at 30 x 96, full or deficient row by row at 15 x 32)."""
+    decides: full at 30 x 96, full or deficient row by row at 15 x 32); ``full_ranks``: the numeric
+    ranks the checked rows have, so each case takes the path it is here for."""
     rng = np.random.default_rng(0)
     w = rng.normal(size=d)
 
@@ -255,17 +263,15 @@ def test_kernelshap_rank_decides_the_fallback_and_matches_numpy_lstsq(d, n_sampl
         x = Z[i : i + 1]
         masks, weights = coalition_design(d, n_samples, np.random.default_rng(int(seeds[i])))
         assert design_rank(masks[None], weights[None], np.array([d])).tolist() == [settled]
-        E = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
-        full_rank.append(np.linalg.matrix_rank(E.T @ (weights[:, None] * E), hermitian=True) == d - 1)
+        etmp, rank = _design_and_rank(masks, weights)
+        full_rank.append(rank == d - 1)
         ey = np.array([f(np.where(m, x, bg)).mean() for m in masks]) - f(bg).mean()
         delta = f(x)[0] - f(bg).mean()
-        etmp = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
         y2 = ey - masks[:, -1] * delta
         sq = np.sqrt(weights)[:, None]
         sol = np.linalg.lstsq(sq * etmp, sq[:, 0] * y2, rcond=None)[0]
         np.testing.assert_allclose(first[i], np.r_[sol, delta - sol.sum()], atol=1e-9)
-    # each case takes the path it is here for: LU on full rank, least squares on deficient rows
-    assert set(full_rank) == {settled == 0} if (d, n_samples) != (15, 32) else set(full_rank) == {True, False}
+    assert set(full_rank) == full_ranks  # LU on full rank, least squares on deficient rows
 
 
 def test_design_rank_never_contradicts_the_numeric_rank():  # type: ignore[no-untyped-def]
@@ -279,8 +285,7 @@ def test_design_rank_never_contradicts_the_numeric_rank():  # type: ignore[no-un
         budget = int(rng.choice([6, 32, 96, 128, 2 * M + 2048]))
         masks, weights = coalition_design(M, budget if M > 30 else min(budget, 2**M - 2), rng)
         label = int(design_rank(masks[None], weights[None], np.array([M]))[0])
-        E = masks[:, :-1].astype(float) - masks[:, -1:].astype(float)
-        rank = np.linalg.matrix_rank(E.T @ (weights[:, None] * E), hermitian=True)
+        _, rank = _design_and_rank(masks, weights)
         assert (label == 1 and rank == M - 1) or (label == -1 and rank < M - 1) or label == 0, (M, budget)
         seen.add(label)
     assert seen == {-1, 0, 1}
