@@ -108,7 +108,7 @@ def skip_window(
     db_url: str | None = None,
     attempt: int = 1,
 ) -> int:
-    """Record the window as ``skipped`` with ``reason`` (and its earlier results removed); returns the run id.
+    """Record the window as ``skipped`` with ``reason`` (rows an earlier attempt wrote stay, marked kept); returns the run id.
 
     ``window`` is a :class:`Window` or the dict ``resolve_window`` returned: with its ``attempt_id`` the
     skip is written by that attempt (the DAG run's, no new one is started); without it a new attempt

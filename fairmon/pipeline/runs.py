@@ -15,8 +15,8 @@ from typing import Any
 
 from fairmon.errors import AttemptSupersededError
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.table import A_PERSIST, A_SNAPSHOT, AFTER_PERSIST, STEP_ORDER
-from fairmon.store.records import RESULT_STATUSES
+from fairmon.pipeline.table import A_SNAPSHOT, STEP_ORDER
+from fairmon.store.records import stored_results_status
 from fairmon.store.repository import ERR_SUPERSEDED
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ __all__ = [
 #: run details that describe one failure or its recovery: a later status mark replaces them
 _FAILURE_KEYS = frozenset({"failed_step", "results_kept", "persisted_status", "recovered_step", "failed_attempt",
                            "missing_artifact"})
-#: run details persist wrote about the stored results: they go when a mark removes the results
+#: run details persist wrote about the stored results: a new attempt carries them while the rows stay
 _RESULT_KEYS = frozenset({"prediction_source", "favorable_rate", "artifacts"})
 #: longest error text a run row keeps
 _MAX_ERROR = 4000
@@ -71,20 +71,19 @@ def model_version(ctx: RunContext) -> str | None:
     return None
 
 
-def merged_details(ctx: RunContext, new: Mapping[str, Any], *, results_kept: bool = True) -> dict[str, Any]:
+def merged_details(ctx: RunContext, new: Mapping[str, Any]) -> dict[str, Any]:
     """The run's stored details with ``new`` on top.
 
     The store replaces a run's details on every mark, so a status mark built from scratch would erase
     what earlier steps of this run recorded (validation's failed expectations, persist's prediction
     source, a data alert's delivery error). :func:`start_run` resets the details at the start of a
-    window's run, so what is merged here always belongs to the current run; the bookkeeping of an
-    earlier failure (``_FAILURE_KEYS``) is dropped rather than carried over, and so is what describes
-    the stored results (``_RESULT_KEYS``) when this mark removes them.
+    window's run (keeping what describes result rows an earlier attempt stored), so what is merged
+    here always belongs to the current run; the bookkeeping of an earlier failure (``_FAILURE_KEYS``)
+    is dropped rather than carried over — the store records again which rows the run holds.
     """
     run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     old = (run.details if run is not None else None) or {}
-    drop = _FAILURE_KEYS if results_kept else _FAILURE_KEYS | _RESULT_KEYS
-    return {**{k: v for k, v in old.items() if k not in drop}, **new}
+    return {**{k: v for k, v in old.items() if k not in _FAILURE_KEYS}, **new}
 
 
 #: a ``running`` run with no progress for this many task timeouts is taken for crashed: the longest a
@@ -147,8 +146,10 @@ def start_run(ctx: RunContext) -> tuple[int, str | None]:
     )
     before = ctx.store.get_run(spec.name, ctx.window.start, ctx.window.end)
     details: dict[str, Any] = {"attempt": ctx.attempt}
-    if before is not None and before.status in RESULT_STATUSES:  # what the stored rows are, if kept
-        details["stored_status"] = before.status
+    stored = None if before is None else stored_results_status(before.status, before.details)
+    if before is not None and stored is not None:  # rows an earlier attempt wrote: they stay until replaced
+        details |= {k: v for k, v in (before.details or {}).items() if k in _RESULT_KEYS}
+        details["stored_status"] = stored
     run_id, attempt_id, previous = ctx.store.begin_attempt(
         spec.name, ctx.window.start, ctx.window.end, spec_fingerprint=spec.fingerprint, details=details
     )
@@ -160,31 +161,20 @@ def start_run(ctx: RunContext) -> tuple[int, str | None]:
 
 
 def mark_failed(ctx: RunContext, *, step: str, error: str, missing_artifact: bool = False) -> int:
-    """The window failed at ``step``: status ``failed`` with the error text.
+    """The window failed at ``step``: status ``failed`` with the error text, never zeros.
 
-    Before ``persist`` has written the window, nothing of it is stored and earlier results of the
-    window (from an older attempt) are removed: they would describe other data. A step *after*
-    persist (drift, diagnose, report, alert, FEU, follow-up) failing does not invalidate what persist
-    wrote, so those results are kept (the run says ``failed`` and which step, ``details.results_kept``);
-    a later successful attempt of that step restores the persisted status
-    (:func:`clear_failure`). Deleting them would lose a computed window to, say, a Slack outage.
-    What earlier steps of this run put in the details (failed expectations, ...) is kept.
-
-    A step that failed on a *missing artifact* (``missing_artifact``) learnt nothing about the window's
-    data, so it never removes stored rows, whatever the step: the results are kept (their status in
-    ``details.persisted_status``). The mark is this attempt's: refused when a newer attempt holds the run.
+    Result rows the window holds stay — whether this attempt's ``persist`` wrote them (a step after it
+    failed: drift, diagnose, report, alert, FEU, follow-up) or an earlier attempt did (a re-run failed
+    before ``persist``, or on a missing artifact, ``details.missing_artifact``): a Slack outage or a
+    source that timed out says nothing against a computed window. The store marks them
+    (``details.results_kept``, ``details.persisted_status``); a later successful attempt of a step after
+    persist restores the persisted status (:func:`clear_failure`), a successful ``persist`` replaces
+    the rows. What earlier steps of this run put in the details (failed expectations, ...) is kept.
+    The mark is this attempt's: refused when a newer attempt holds the run.
     """
-    persisted = step in AFTER_PERSIST and ctx.artifacts.exists(A_PERSIST)
     details: dict[str, Any] = {"failed_step": step, "attempt": ctx.attempt}
-    if persisted:
-        details |= {"results_kept": True, "persisted_status": ctx.artifacts.get_json(A_PERSIST)["status"]}
-    elif missing_artifact:
-        run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
-        stored = (run.details or {}).get("stored_status") if run is not None else None
-        details |= {"results_kept": True, "missing_artifact": True}
-        if stored is not None:
-            details["persisted_status"] = stored
-        persisted = True
+    if missing_artifact:
+        details["missing_artifact"] = True
     return int(
         ctx.store.mark_run(
             ctx.monitor,
@@ -195,8 +185,7 @@ def mark_failed(ctx: RunContext, *, step: str, error: str, missing_artifact: boo
             model_version=model_version(ctx),
             spec_fingerprint=ctx.spec.fingerprint,
             timings=timings(ctx),
-            details=merged_details(ctx, details, results_kept=persisted),
-            keep_results=persisted,
+            details=merged_details(ctx, details),
             attempt_id=ctx.attempt_id,
         )
     )
@@ -221,7 +210,6 @@ def clear_failure(ctx: RunContext, *, step: str) -> bool:
         details=merged_details(
             ctx, {"attempt": ctx.attempt, "recovered_step": step, "failed_attempt": d.get("attempt")}
         ),
-        keep_results=True,
         attempt_id=ctx.attempt_id,
     )
     log.info("%s %s: %s succeeded on attempt %s; status restored", ctx.monitor, ctx.window.key, step, ctx.attempt)
@@ -249,7 +237,7 @@ def mark_data_invalid(
             spec_fingerprint=ctx.spec.fingerprint,
             n_rows=n_rows,
             timings=timings(ctx),
-            details=merged_details(ctx, details, results_kept=False),
+            details=merged_details(ctx, details),
             attempt_id=ctx.attempt_id,
         )
     )
@@ -269,6 +257,5 @@ def record_alert_error(ctx: RunContext, error: str) -> None:
         error=run.error,
         timings=timings(ctx),
         details=merged_details(ctx, {"alert_delivery_error": error}),
-        keep_results=True,
         attempt_id=ctx.attempt_id,
     )

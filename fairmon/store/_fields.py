@@ -8,6 +8,7 @@ texts, which tests assert.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
@@ -31,10 +32,12 @@ __all__ = [
     "finite_or_none",
     "nonneg_int",
     "set_field",
+    "stored_results_status",
 ]
 
 RunStatus = Literal["running", "succeeded", "failed", "data_invalid", "skipped", "labels_pending"]
-#: statuses whose runs may carry result rows (metrics, evidence, ...)
+#: statuses a window is written with (its result rows: metrics, evidence, ...); a run in another status
+#: may still hold an earlier attempt's rows, see :func:`stored_results_status`
 RESULT_STATUSES: tuple[str, ...] = ("succeeded", "labels_pending")
 Severity = Literal["info", "warning", "critical"]
 FindingStatus = Literal["pending", "open", "ongoing", "resolved", "event"]
@@ -45,6 +48,27 @@ ExplanationFamily = Literal["gesd", "openxai"]
 ERR_FIELD = "{record}.{field}: {problem} (got {value!r})"
 ERR_NAIVE_TIME = "{record}.{field} must be timezone-aware (got naive {value!r}); windows are instants"
 ERR_DUPLICATE_KEY = "WindowRecords: duplicate {record} key {key!r} in one window"
+
+
+def stored_results_status(status: str | None, details: Mapping[str, Any] | None) -> str | None:
+    """The status the run's stored result rows were written with, None when it holds none.
+
+    Result rows are written only by a window write and replaced only by the next one: a status mark
+    never removes them (a failed re-run must not lose a computed window). So a run holds rows when its
+    status is a result status, when a mark kept them (``details.results_kept`` with
+    ``persisted_status``), or when a new attempt started over them (``details.stored_status``).
+
+    >>> stored_results_status("failed", {"results_kept": True, "persisted_status": "succeeded"})
+    'succeeded'
+    >>> stored_results_status("running", {"attempt": 1}) is None
+    True
+    """
+    if status in RESULT_STATUSES:
+        return status
+    d = details or {}
+    kept = d.get("persisted_status") if d.get("results_kept") else None
+    found = kept or d.get("stored_status")
+    return None if found is None else str(found)
 
 
 class RecordError(StoreError):

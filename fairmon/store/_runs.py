@@ -1,8 +1,10 @@
 """Run bookkeeping: monitors, the run row of a window, status marks, heartbeats and stale runs.
 
-Why here, together: a status mark is the run-row upsert plus (for a failed window) the removal of the
-window's results and the ``metric_latest`` rows that pointed at them — the same two helpers a window
-write uses (:mod:`fairmon.store._windows` builds on this class).
+Why here, together: a status mark and a window write upsert the same run row, and both keep the
+window's result rows consistent with it — a write replaces them (:mod:`fairmon.store._windows` builds
+on this class), a mark never removes them: a window computed once is not lost to a failed re-run, a
+crash or data that went missing later; the run says whose rows it holds (``details.results_kept``,
+``details.persisted_status``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from fairmon.store._tables import (
     attribution_gaps,
     evidence,
     explanation_metrics,
+    feu_baselines,
+    feu_candidates,
     findings,
     metric_latest,
     metrics,
@@ -28,7 +32,7 @@ from fairmon.store._tables import (
     monitors,
     runs,
 )
-from fairmon.store.records import RecordError, RunRecord, RunStatus
+from fairmon.store.records import RESULT_STATUSES, RecordError, RunRecord, RunStatus, stored_results_status
 
 __all__ = [
     "ERR_STALE_RUN",
@@ -78,6 +82,15 @@ def latest_source() -> sa.Select[Any]:
         m.n,
         m.n_nan,
     ).select_from(metrics.join(runs, runs.c.run_id == m.run_id))
+
+
+def _kept_details(status: str, stored: str | None) -> dict[str, Any]:
+    """What a mark with ``status`` records about the result rows the run holds (written as ``stored``)."""
+    if stored is None or status in RESULT_STATUSES:
+        return {}
+    if status == "running":
+        return {"stored_status": stored}
+    return {"results_kept": True, "persisted_status": stored}
 
 
 class RunWrites(StoreBase):
@@ -164,11 +177,12 @@ class RunWrites(StoreBase):
         return int(conn.execute(upsert).scalar_one())
 
     def _clear_results(self, conn: Connection, run_id: int) -> list[tuple[str, str, str]]:
-        # one round trip: every result table of the run, and the latest rows that pointed at it
-        ctes = [
-            sa.delete(t).where(t.c.run_id == run_id).cte(f"del_{t.name}")
-            for t in (metrics, evidence, explanation_metrics, findings, attribution_gaps, model_rescores)
-        ]
+        # one round trip: every result table of the run (FEU's candidates and baselines too: they were
+        # computed from the rows being replaced, and a re-run that no longer drifts computes none), and
+        # the latest rows that pointed at it
+        tables = (metrics, evidence, explanation_metrics, findings, attribution_gaps, model_rescores,
+                  feu_candidates, feu_baselines)
+        ctes = [sa.delete(t).where(t.c.run_id == run_id).cte(f"del_{t.name}") for t in tables]
         stmt = (
             sa.delete(metric_latest)
             .where(metric_latest.c.run_id == run_id)
@@ -228,44 +242,56 @@ class RunWrites(StoreBase):
         n_rows: int | None = None,
         timings: Mapping[str, float] | None = None,
         details: Mapping[str, Any] | None = None,
-        keep_results: bool | None = None,
         attempt_id: str | None = None,
     ) -> int:
-        """Record a window's status without results (failed, data_invalid, skipped, labels_pending, running).
+        """Record a window's status without writing results (failed, data_invalid, skipped, labels_pending, running).
 
-        A failed window is recorded as failed — its earlier results are removed (``keep_results=False``,
-        the default for every status but ``running``), never replaced by zeros. ``running`` keeps the
-        previous results until the new ones are written. Fields left ``None`` keep the value an earlier
-        attempt stored. Every mark is progress: it sets the run's ``updated_at``. Returns the ``run_id``.
-        With ``attempt_id`` the mark is that attempt's: refused (:class:`~fairmon.errors.AttemptSupersededError`,
-        nothing written) when a newer attempt holds the run.
+        A failed window is recorded as failed, never as zeros. A mark never removes result rows: a run
+        that holds an earlier attempt's rows keeps them, and the mark says so — ``details.results_kept``
+        and ``details.persisted_status`` (the status they were written with) for a failed, data_invalid
+        or skipped mark, ``details.stored_status`` for ``running`` — so a computed window is not lost to
+        a re-run that fails, crashes or finds its data gone, and a reader can tell kept rows from a
+        completed window. Only the next window write replaces them. While the run holds rows its model
+        version and row count describe them (a differing one of this attempt goes to
+        ``details.attempt_model_version`` / ``attempt_n_rows``); fields left ``None`` keep the stored
+        value then, and are unknown (NULL) on a failed run that holds none. Every
+        mark is progress: it sets the run's ``updated_at``. Returns the ``run_id``. With ``attempt_id``
+        the mark is that attempt's: refused (:class:`~fairmon.errors.AttemptSupersededError`, nothing
+        written) when a newer attempt holds the run.
 
         Examples
         --------
         >>> store.mark_run("demo", start, end, "failed", error="RuntimeError: worker lost")  # doctest: +SKIP
         7
         """
-        run = RunRecord(
-            monitor,
-            window_start,
-            window_end,
-            status=status,
-            model_version=model_version,
-            spec_fingerprint=spec_fingerprint,
-            n_rows=n_rows,
-            timings=timings or {},
-            error=error,
-            details=details or {},
-        )
-        keep = (status == "running") if keep_results is None else keep_results
         with self._tx(monitor) as conn:
             mid = self._lock_monitor(conn, monitor)
-            self._check_lease(conn, mid, monitor, run.window_start, run.window_end, attempt_id)
-            run_id = self._upsert_run(conn, mid, run, keep_known=True)
-            if not keep:
-                gone = self._clear_results(conn, run_id)
-                self._refresh_latest(conn, run_id, mid, gone)
-        return run_id
+            self._check_lease(conn, mid, monitor, window_start, window_end, attempt_id)
+            before = conn.execute(
+                sa.select(runs.c.status, runs.c.details, runs.c.model_version, runs.c.n_rows).where(
+                    runs.c.monitor_id == mid, runs.c.window_start == window_start, runs.c.window_end == window_end)
+            ).first()
+            held = None if before is None else stored_results_status(before.status, before.details)
+            kept = _kept_details(status, held)
+            if before is not None and "results_kept" in kept:  # the run's model version and row count describe the rows it keeps
+                mine = {"attempt_model_version": model_version, "attempt_n_rows": n_rows}
+                kept |= {k: v for (k, v), old in zip(mine.items(), (before.model_version, before.n_rows), strict=True)
+                         if v is not None and v != old}
+                model_version = n_rows = None
+            run = RunRecord(
+                monitor,
+                window_start,
+                window_end,
+                status=status,
+                model_version=model_version,
+                spec_fingerprint=spec_fingerprint,
+                n_rows=n_rows,
+                timings=timings or {},
+                error=error,
+                details={**(details or {}), **kept},
+            )
+            # fields left None keep what an earlier attempt stored only when they describe rows the run holds
+            return self._upsert_run(conn, mid, run, keep_known=held is not None or status == "running")
 
     def heartbeat_run(self, run_id: int, attempt_id: str | None = None) -> bool:
         """Record progress of a ``running`` run (its ``updated_at``), so it is not taken for stale.
@@ -286,24 +312,23 @@ class RunWrites(StoreBase):
         with self._tx() as conn:
             return conn.execute(stmt).rowcount == 1
 
-    def _fail_stale(self, conn: Connection, mid: int, row: sa.RowMapping) -> None:
-        run_id = int(row["run_id"])
+    def _fail_stale(self, conn: Connection, row: sa.RowMapping) -> None:
         reason = ERR_STALE_RUN.format(seconds=float(row["age_s"]))
-        extra = jsonable({"error": reason, "stale_since": row["updated_at"]})
+        extra = {"error": reason, "stale_since": row["updated_at"],
+                 **_kept_details("failed", stored_results_status("running", row["details"]))}
         details = runs.c.details
         conn.execute(
             sa.update(runs)
-            .where(runs.c.run_id == run_id)
+            .where(runs.c.run_id == int(row["run_id"]))
             .values(
                 status="failed",
                 error=reason,
                 details=details.op("||", return_type=details.type)(
-                    sa.bindparam("extra", extra, type_=details.type)
+                    sa.bindparam("extra", jsonable(extra), type_=details.type)
                 ),
                 updated_at=sa.func.now(),
             )
         )
-        self._refresh_latest(conn, run_id, mid, self._clear_results(conn, run_id))
 
     def fail_stale_runs(self, monitor: str, older_than_s: float) -> list[RunRecord]:
         """Mark the monitor's ``running`` runs without progress for ``older_than_s`` seconds ``failed``.
@@ -312,8 +337,8 @@ class RunWrites(StoreBase):
         :meth:`heartbeat_run`) is older than ``older_than_s``: its process died (a Postgres crash
         mid-write, an OOM kill) and nothing else will ever finish it. Each becomes ``failed`` with
         ``error`` and ``details.error`` = ``"stale: no progress for N s (process crashed?)"`` (N the
-        measured age) and ``details.stale_since`` its last progress; like any failed window it keeps
-        no result rows. Call it when a run of the monitor starts. Returns the runs it failed, as
+        measured age) and ``details.stale_since`` its last progress; an earlier attempt's result rows
+        stay, marked as :meth:`mark_run` marks them. Call it when a run of the monitor starts. Returns the runs it failed, as
         stored now, oldest window first.
 
         Examples
@@ -332,7 +357,7 @@ class RunWrites(StoreBase):
             age = sa.func.extract("epoch", sa.func.now() - runs.c.updated_at)
             stale = (
                 conn.execute(
-                    sa.select(runs.c.run_id, runs.c.updated_at, age.label("age_s"))
+                    sa.select(runs.c.run_id, runs.c.updated_at, runs.c.details, age.label("age_s"))
                     .where(runs.c.monitor_id == mid, runs.c.status == "running", runs.c.updated_at < cutoff)
                     .order_by(runs.c.window_start, runs.c.window_end)
                 )
@@ -340,7 +365,7 @@ class RunWrites(StoreBase):
                 .all()
             )
             for row in stale:
-                self._fail_stale(conn, mid, row)
+                self._fail_stale(conn, row)
             ids = [int(r["run_id"]) for r in stale]
             if not ids:
                 return []

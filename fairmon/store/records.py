@@ -39,6 +39,7 @@ from fairmon.store._fields import (
     finite_or_none,
     nonneg_int,
     set_field,
+    stored_results_status,
     utc,
 )
 from fairmon.store._lifecycle_records import AlertRecord, FEUCandidateRecord
@@ -46,6 +47,7 @@ from fairmon.store._lifecycle_records import AlertRecord, FEUCandidateRecord
 __all__ = [
     "RunStatus",
     "RESULT_STATUSES",
+    "stored_results_status",
     "Severity",
     "FindingStatus",
     "AlertKind",

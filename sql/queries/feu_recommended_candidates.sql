@@ -1,6 +1,9 @@
 -- FEU retraining candidates that were recommended (selected), with their objectives and registry version.
+-- run_status: 'failed' (details ->> 'results_kept') when a later re-run of the window failed and kept
+-- the results this recommendation was computed from.
 SELECT mo.name AS monitor,
        r.window_start,
+       r.status AS run_status,
        c.candidate_index,
        c.hyperparameters,
        c.metrics,

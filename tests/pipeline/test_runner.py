@@ -103,7 +103,7 @@ def test_a_failure_after_persist_keeps_the_results_and_a_successful_retry_restor
     assert stored > 0
     window = window_for(load_spec(spec), day)
 
-    real_drift = steps.STEPS["drift"]
+    real_drift, real_pull = steps.STEPS["drift"], steps.STEPS["pull_data"]
 
     def broken(ctx):  # type: ignore[no-untyped-def]
         raise RuntimeError("history query timed out")
@@ -124,13 +124,17 @@ def test_a_failure_after_persist_keeps_the_results_and_a_successful_retry_restor
     assert run.details["recovered_step"] == "drift" and run.details["prediction_source"] == "model"
     assert "failed_step" not in run.details and "results_kept" not in run.details
 
-    # a failure *before* persist on a re-run still removes the window's old rows (they would be stale)
+    # a re-run failing *before* persist (a source that timed out) keeps the computed window too
     monkeypatch.setitem(steps.STEPS, "pull_data", broken)
-    with pytest.raises(RuntimeError):
-        run_step("pull_data", spec, window, db_url=fresh_database_url, notify=False, attempt=4)
+    assert run_window(spec, day, db_url=fresh_database_url, notify=False).status == "failed"  # a new attempt
     run, n = _run_row_and_result_count(fresh_database_url)
-    assert run.status == "failed" and n == 0 and "results_kept" not in run.details
-    assert "prediction_source" not in run.details  # it described the rows just removed
+    assert run.status == "failed" and run.details["failed_step"] == "pull_data" and n == stored
+    assert run.details["results_kept"] is True and run.details["persisted_status"] == "succeeded"
+    assert run.details["prediction_source"] == "model"  # carried by the new attempt with the rows it keeps
+    monkeypatch.setitem(steps.STEPS, "pull_data", real_pull)
+    assert run_window(spec, day, db_url=fresh_database_url, notify=False).status == "succeeded"
+    run, n = _run_row_and_result_count(fresh_database_url)
+    assert n == stored and "results_kept" not in run.details and "stored_status" not in run.details
 
 
 @pytest.mark.postgres

@@ -102,15 +102,15 @@ def test_failure_mid_write_leaves_earlier_state(
 
 
 def test_mark_failed_records_failure_not_zeros(store: Store) -> None:
+    """A window that never completed: failed, no result rows; the latest value is the last completed one."""
     store.write_window(window("demo", 0, dp=0.10))
-    run_id = store.write_window(window("demo", 1, dp=0.20))
-    same = store.mark_run("demo", day(1), day(2), "failed", error="RuntimeError: worker lost")
-    assert same == run_id
+    store.mark_run("demo", day(1), day(2), "running", model_version="v2")
+    run_id = store.mark_run("demo", day(1), day(2), "failed", error="RuntimeError: worker lost")
     run = store.get_run("demo", day(1), day(2))
-    assert run is not None
-    assert (run.status, run.error, run.model_version) == ("failed", "RuntimeError: worker lost", "v1")
+    assert run is not None and run.run_id == run_id
+    assert (run.status, run.error, run.model_version) == ("failed", "RuntimeError: worker lost", None)
+    assert "results_kept" not in run.details
     assert store.metrics_of_run(run_id) == [] and store.evidence_of_run(run_id) == []
-    # latest value falls back to the previous completed window instead of showing a failed one
     latest = store.history("demo", "dp_difference", attribute="sex")
     assert [(r["window_start"], r["value"]) for r in latest] == [(day(0), pytest.approx(0.10))]
     with store.engine.connect() as conn:
@@ -118,6 +118,36 @@ def test_mark_failed_records_failure_not_zeros(store: Store) -> None:
             sa.text("SELECT window_start, value FROM latest_metrics WHERE metric='dp_difference'")
         ).one()
     assert lv == (day(0), pytest.approx(0.10))
+
+
+@pytest.mark.parametrize("status", ["failed", "data_invalid", "skipped"])
+def test_a_failed_rerun_keeps_the_rows_an_earlier_attempt_wrote(store: Store, status: str) -> None:
+    """A re-run that fails (or finds its data invalid or late) loses no computed window: the rows stay,
+    marked kept with the status they were written with, and describe the model version they came from."""
+    run_id = store.write_window(window("demo", 0, dp=0.20))
+    before = (store.metrics_of_run(run_id), store.evidence_of_run(run_id))
+    store.save_feu_candidates(run_id, [FEUCandidateRecord(0, {"lr": 0.01}, {"dp": 0.05}, selected=True)])
+    store.mark_run("demo", day(0), day(1), "running", details={"attempt": 2})
+    assert store.get_run("demo", day(0)).details["stored_status"] == "succeeded"  # type: ignore[union-attr]
+    store.mark_run("demo", day(0), day(1), status, error="ConnectionError: reset", model_version="v2",  # type: ignore[arg-type]
+                   n_rows=5000, details={"attempt": 2})
+    run = store.get_run("demo", day(0))
+    assert run is not None and run.status == status
+    assert run.details["results_kept"] is True and run.details["persisted_status"] == "succeeded"
+    assert (run.model_version, run.n_rows) == ("v1", 5000)  # what the kept rows were computed with
+    assert run.details["attempt_model_version"] == "v2" and "attempt_n_rows" not in run.details  # same count
+    assert (store.metrics_of_run(run_id), store.evidence_of_run(run_id)) == before
+    assert [c.selected for c in store.feu_candidates(run_id)] == [True]  # the recommendation of those rows
+    latest = store.history("demo", "dp_difference", attribute="sex")
+    assert [(r["window_start"], r["value"]) for r in latest] == [(day(0), pytest.approx(0.20))]
+    # a second failed mark still knows what the rows are; a successful write replaces everything
+    store.mark_run("demo", day(0), day(1), "failed", error="again", details={"attempt": 3})
+    assert store.get_run("demo", day(0)).details["persisted_status"] == "succeeded"  # type: ignore[union-attr]
+    store.write_window(window("demo", 0, dp=0.30))
+    run = store.get_run("demo", day(0))
+    assert run is not None and run.status == "succeeded" and "results_kept" not in run.details
+    assert store.feu_candidates(run_id) == [] and store.feu_baselines(run_id) == {}  # computed from the old rows
+    assert [float(m.value) for m in store.metrics_of_run(run_id) if m.metric == "dp_difference"] == [pytest.approx(0.30)]
 
 
 def test_mark_running_keeps_results_until_rewritten(store: Store) -> None:

@@ -42,10 +42,12 @@ def test_stale_running_runs_become_failed_with_a_reason(store: Store, engine) ->
     assert ERR_STALE_RUN.format(seconds=7200.0) == "stale: no progress for 7200 s (process crashed?)"
     assert run.details["error"] == run.error and run.details["attempt"] == 2
     assert run.details["stale_since"] is not None
-    # a failed window carries no results; the latest value falls back to the last completed window
-    assert store.metrics_of_run(stuck) == [] and store.evidence_of_run(stuck) == []
+    # the crashed re-run loses nothing: the rows of the attempt that completed stay, marked kept
+    assert run.details["results_kept"] is True and run.details["persisted_status"] == "succeeded"
+    assert len(store.metrics_of_run(stuck)) == 4 and store.evidence_of_run(stuck) != []
     latest = store.history("demo", "dp_difference", attribute="sex")
-    assert [(r["window_start"], r["value"]) for r in latest] == [(day(0), pytest.approx(0.10))]
+    assert [(r["window_start"], r["value"]) for r in latest] == [
+        (day(0), pytest.approx(0.10)), (day(1), pytest.approx(0.20))]
     assert [r.status for r in store.runs("demo")] == ["succeeded", "failed", "running"]
     assert store.get_run("other", day(1)).status == "running"  # type: ignore[union-attr]
     assert store.fail_stale_runs("demo", 3600) == []  # nothing left to fail

@@ -290,7 +290,8 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
         [(r["monitor"], r["state"]) for r in rows] == [("other", "pending")]
     ),
     "feu_recommended_candidates.sql": lambda rows: (
-        [(r["monitor"], r["window_start"], r["candidate_index"]) for r in rows] == [("demo", ago(5), 1)]
+        [(r["monitor"], r["window_start"], r["candidate_index"], r["run_status"]) for r in rows]
+        == [("demo", ago(5), 1, "succeeded")]
     ),
     "feu_recommendation_vs_baselines.sql": lambda rows: (
         [(r["baseline"], r["candidate_dp"], r["baseline_dp"], r["baseline_inside_band"]) for r in rows]
