@@ -9,6 +9,7 @@ These names are also importable from :mod:`fairmon.sources`.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,9 +23,45 @@ from fairmon.errors import DatasetError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-__all__ = ["ERR_UNREACHABLE", "file_exists", "ready_sql", "sql_window_ready"]
+__all__ = ["ERR_UNREACHABLE", "file_exists", "ready_sql", "sql_window_ready", "storage_failure"]
 
 ERR_UNREACHABLE = "cannot reach data file {path}: {error}"
+
+#: errnos of a storage that may answer on a later attempt (a network filesystem or object store hiccup)
+_TRANSIENT_ERRNOS = frozenset({
+    errno.EIO, errno.EAGAIN, errno.EBUSY, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNREFUSED,
+    errno.ECONNABORTED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ENETDOWN, errno.EPIPE, errno.ESTALE,
+})
+#: top-level packages whose exceptions are a remote store's (HTTP status, connection), not a file's contents
+_REMOTE_PACKAGES = frozenset({"aiohttp", "requests", "urllib3", "botocore", "aiobotocore", "google", "azure", "http"})
+
+
+def storage_failure(exc: BaseException) -> bool | None:
+    """Whether ``exc`` reading a data file is the storage's fault and worth retrying: ``True`` a
+    transient one (a dropped connection, a timeout, an I/O error of a network filesystem, a remote
+    store's client error), ``False`` one a retry will not fix (permission denied, a directory where the
+    file should be), ``None`` not the storage's: the file's contents (a parser's error; pyarrow reports
+    a corrupt Parquet footer as an ``OSError`` without an errno).
+
+    The difference matters: a problem of the data makes the window ``data_invalid`` with a data alert
+    and no retry; a storage outage must be retried, and never be reported as bad data.
+
+    >>> storage_failure(ConnectionResetError("connection reset by peer"))
+    True
+    >>> storage_failure(PermissionError(13, "Permission denied"))
+    False
+    >>> storage_failure(OSError("Couldn't deserialize thrift")) is None  # a corrupt Parquet file
+    True
+    >>> storage_failure(ValueError("Error tokenizing data")) is None
+    True
+    """
+    if isinstance(exc, ConnectionError | TimeoutError):
+        return True
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return exc.errno in _TRANSIENT_ERRNOS
+    if type(exc).__module__.split(".")[0] in _REMOTE_PACKAGES:
+        return True
+    return None
 
 
 def file_exists(path: str) -> bool:
@@ -41,7 +78,9 @@ def file_exists(path: str) -> bool:
         fs, p = fsspec.core.url_to_fs(path)
         return bool(fs.exists(p))
     except (OSError, ValueError, ImportError) as exc:  # unreachable store, unknown protocol, no backend
-        raise DatasetError(ERR_UNREACHABLE.format(path=path, error=f"{type(exc).__name__}: {exc}")) from exc
+        err = DatasetError(ERR_UNREACHABLE.format(path=path, error=f"{type(exc).__name__}: {exc}"))
+        err.retryable = storage_failure(exc) is True  # an outage may pass; a bad URL or backend will not
+        raise err from exc
 
 
 def ready_sql(source: SqlSource) -> str:

@@ -59,7 +59,7 @@ from fairmon.config import (
     resolve_path,
 )
 from fairmon.errors import ConfigError, DatasetError
-from fairmon.readiness import ERR_UNREACHABLE, file_exists, ready_sql, sql_window_ready
+from fairmon.readiness import ERR_UNREACHABLE, file_exists, ready_sql, sql_window_ready, storage_failure
 from fairmon.rules_sql import quote_identifier
 
 if TYPE_CHECKING:
@@ -101,6 +101,7 @@ ERR_FILE_MISSING = "window [{start}, {end}): data file not found: {path}"
 ERR_EMPTY_FILE = "window [{start}, {end}): data file has no rows: {path}"
 ERR_EMPTY_QUERY = "window [{start}, {end}): query returned no rows: {query}"
 ERR_READ_FAILED = "cannot read {fmt} data file {path}: {error}"
+ERR_STORAGE_FAILED = "cannot read {fmt} data file {path}: the storage failed, not the data ({error}){retry}"
 ERR_NOT_FOUND = "data file not found: {path}"
 ERR_NO_PARQUET = "cannot read Parquet file {path}: install pyarrow (pip install pyarrow) or use format: csv"
 
@@ -177,8 +178,20 @@ def load_file(path: str, fmt: str, *, columns: Sequence[str] | None = None,
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except Exception as exc:  # noqa: BLE001 - parser/IO errors of many libraries → one clear error
-        raise _data_problem(DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)),
-                            "file_readable") from exc
+        raise _read_failure(exc, fmt, path) from exc
+
+
+def _read_failure(exc: Exception, fmt: str, path: str) -> DatasetError:
+    """A file that could not be read: the data's problem (``file_readable``: the window is
+    ``data_invalid``), or the storage's (:func:`~fairmon.readiness.storage_failure`: a plain failure,
+    retryable when transient — a dropped connection must not be reported, and alerted, as bad data)."""
+    storage = storage_failure(exc)
+    if storage is None:
+        return _data_problem(DatasetError(ERR_READ_FAILED.format(fmt=fmt, path=path, error=exc)), "file_readable")
+    err = DatasetError(ERR_STORAGE_FAILED.format(fmt=fmt, path=path, error=f"{type(exc).__name__}: {exc}",
+                                                 retry="; retryable" if storage else ""))
+    err.retryable = storage
+    return err
 
 
 def _read_parquet_categories(path: str, columns: Sequence[str] | None) -> pd.DataFrame:
