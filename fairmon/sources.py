@@ -35,6 +35,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
@@ -76,12 +77,14 @@ __all__ = [
     "file_format",
     "describe_window_source",
     "window_path",
+    "schedule_local",
     "ERR_FILE_MISSING",
     "ERR_EMPTY_FILE",
     "ERR_EMPTY_QUERY",
     "ERR_NO_URL",
     "ERR_QUERY_FAILED",
     "ERR_READ_FAILED",
+    "ERR_STORAGE_FAILED",
     "ERR_NO_PARQUET",
     "ERR_NOT_FOUND",
     "ERR_UNREACHABLE",
@@ -123,10 +126,29 @@ def window_path(
     return resolve_path(source.path_for(start, end), base_dir=base_dir, env=env)
 
 
+def schedule_local(spec: MonitorSpec, start: dt.datetime, end: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The window's bounds on the wall clock of ``schedule.timezone`` (the same instants), as a file
+    pattern formats them: a partition of a Berlin schedule's day is named by that local day, not by
+    the UTC date its start falls on (the day before). Naive bounds are returned as they are.
+
+    >>> spec = MonitorSpec.model_validate({"spec_version": 1, "identity": {"name": "m"},
+    ...     "model": {"registry_uri": "r"}, "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+    ...     "columns": {"features": ["a"], "sensitive": ["a"]},
+    ...     "schedule": {"start_date": "2026-01-01", "timezone": "Europe/Berlin"}})
+    >>> start = dt.datetime(2026, 1, 2, 23, tzinfo=dt.UTC)
+    >>> window_path(spec.data.files, *schedule_local(spec, start, start + dt.timedelta(days=1)), base_dir="/data")
+    '/data/d/2026-01-03.csv'
+    """
+    if start.tzinfo is None or end.tzinfo is None:
+        return start, end
+    tz = ZoneInfo(spec.schedule.timezone)
+    return start.astimezone(tz), end.astimezone(tz)
+
+
 def describe_window_source(spec: MonitorSpec, start: dt.datetime, end: dt.datetime) -> str:
     """Where the rows of the window come from, for error messages: the partition path or the query."""
     if spec.data.files is not None:
-        return window_path(spec.data.files, start, end, base_dir=spec.base_dir)
+        return window_path(spec.data.files, *schedule_local(spec, start, end), base_dir=spec.base_dir)
     assert spec.data.sql is not None
     return f"query: {_short_query(spec.data.sql.query)}"
 
@@ -371,7 +393,8 @@ def load_window(
     source : MonitorSpec, DataSource, SqlSource or FilesSource
         With a ``MonitorSpec``, relative file paths resolve against the spec file's folder.
     start, end : datetime
-        The window bounds (bound as ``:start``/``:end`` in SQL; formatted into a file pattern).
+        The window bounds (bound as ``:start``/``:end`` in SQL; formatted into a file pattern, with a
+        ``MonitorSpec`` on the wall clock of its ``schedule.timezone``: :func:`schedule_local`).
     engine : sqlalchemy Engine or URL, optional
         For SQL sources; default: the URL in the environment variable ``data.sql.url_env``.
     base_dir : path, optional
@@ -412,6 +435,8 @@ def load_window(
     if isinstance(source, MonitorSpec):
         if base_dir is None:
             base_dir = source.base_dir
+        if source.data.files is not None:  # a pattern names the schedule's local day
+            start, end = schedule_local(source, start, end)
         source = source.data
     if isinstance(source, DataSource):
         source = source.sql if source.sql is not None else source.files  # type: ignore[assignment]

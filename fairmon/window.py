@@ -29,6 +29,7 @@ __all__ = [
     "window_from_logical_date",
     "parse_date",
     "window_for",
+    "window_start",
     "window_from_interval",
     "windows_between",
     "reference_day",
@@ -164,9 +165,9 @@ def window_for(spec: MonitorSpec, logical_date: str | datetime) -> Window:
     """The window of ``logical_date`` under the spec's schedule.
 
     The schedule interval starting at the latest cron tick at or before the date gives the window's
-    *end*; its start is ``end - schedule.window`` (equal to the interval when the window length is the
-    cron period, the default) — the same rule :func:`window_from_interval` applies to an Airflow data
-    interval.
+    *end*; its start is ``end - schedule.window`` on the schedule timezone's wall clock
+    (:func:`window_start`; equal to the interval when the window length is the cron period, the
+    default) — the same rule :func:`window_from_interval` applies to an Airflow data interval.
 
     Examples
     --------
@@ -179,7 +180,7 @@ def window_for(spec: MonitorSpec, logical_date: str | datetime) -> Window:
     interval = window_from_logical_date(
         spec.name, logical_date, cron=spec.schedule.cron, timezone=spec.schedule.timezone
     )
-    return Window(spec.name, interval.end - spec.schedule.window, interval.end)
+    return Window(spec.name, window_start(interval.end, spec.schedule.window, spec.schedule.timezone), interval.end)
 
 
 def window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
@@ -203,7 +204,27 @@ def window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
     )
     if "data_interval_end" not in d:
         return window_for(spec, d["logical_date"])
-    return Window(spec.name, interval.end - spec.schedule.window, interval.end)
+    return Window(spec.name, window_start(interval.end, spec.schedule.window, spec.schedule.timezone), interval.end)
+
+
+def window_start(end: datetime, length: timedelta, timezone: str) -> datetime:
+    """The start of the window of ``length`` that ends at ``end``: ``end - length`` on the wall clock of
+    the schedule's ``timezone``, as the cron ticks are.
+
+    An absolute ``end - length`` would make consecutive windows overlap by an hour on the night clocks
+    spring forward (a daily window is then 23 hours long) and leave an hour no window covers when they
+    fall back (25 hours), so rows there would be counted twice or never.
+
+    >>> end = datetime(2026, 3, 29, 22, tzinfo=UTC)  # midnight in Berlin after clocks sprang forward
+    >>> (end - window_start(end, timedelta(days=1), "Europe/Berlin")).total_seconds() / 3600
+    23.0
+    >>> window_start(end, timedelta(days=1), "UTC") == end - timedelta(days=1)
+    True
+    """
+    if timezone == "UTC":
+        return end - length
+    local = end.astimezone(ZoneInfo(timezone))
+    return (local - length).astimezone(end.tzinfo)
 
 
 def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetime) -> list[Window]:

@@ -34,7 +34,7 @@ from fairmon.config import MonitorSpec, load_spec
 from fairmon.pipeline import runs
 from fairmon.pipeline.context import RunContext
 from fairmon.readiness import file_exists, sql_window_ready
-from fairmon.sources import window_path
+from fairmon.sources import schedule_local, window_path
 from fairmon.window import Window
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def data_location(spec: MonitorSpec, window: Window) -> str | None:
     files = spec.data.files
     if files is None:
         return None
-    return window_path(files, window.start, window.end, base_dir=spec.base_dir)
+    return window_path(files, *schedule_local(spec, window.start, window.end), base_dir=spec.base_dir)
 
 
 def data_ready(

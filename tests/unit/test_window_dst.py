@@ -1,0 +1,59 @@
+"""Windows tile the timeline in the schedule's timezone across daylight-saving changes: no hour is in
+two windows (spring forward) and none in no window (fall back)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from fairmon.config import MonitorSpec
+from fairmon.pipeline.late import data_location
+from fairmon.sources import load_window
+from fairmon.window import window_for, window_from_interval, windows_between
+
+
+def _spec(timezone: str, cron: str = "0 0 * * *") -> MonitorSpec:
+    return MonitorSpec.model_validate({
+        "spec_version": 1, "identity": {"name": "m"}, "model": {"registry_uri": "r"},
+        "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+        "columns": {"features": ["a"], "sensitive": ["a"]},
+        "schedule": {"start_date": "2026-01-01", "cron": cron, "timezone": timezone},
+    })
+
+
+@pytest.mark.parametrize(("first", "last", "hours"), [
+    ("2026-03-27", "2026-03-31", [24, 24, 23, 24, 24]),  # Berlin springs forward on 29 March
+    ("2026-10-23", "2026-10-27", [24, 24, 25, 24, 24]),  # and falls back on 25 October
+])
+def test_daily_windows_tile_across_a_daylight_saving_change(first: str, last: str, hours: list[int]) -> None:
+    windows = windows_between(_spec("Europe/Berlin"), first, last)
+    assert [(w.end - w.start) / timedelta(hours=1) for w in windows] == hours
+    assert all(a.end == b.start for a, b in zip(windows, windows[1:], strict=False))  # no gap, no overlap
+
+
+def test_an_airflow_data_interval_is_the_window_on_the_short_night() -> None:
+    spec = _spec("Europe/Berlin")
+    start, end = datetime(2026, 3, 28, 23, tzinfo=UTC), datetime(2026, 3, 29, 22, tzinfo=UTC)  # local midnights
+    w = window_from_interval(spec, {"data_interval_start": start.isoformat(), "data_interval_end": end.isoformat()})
+    assert (w.start, w.end) == (start, end)
+    assert window_for(spec, "2026-03-29T00:00:00+01:00") == w
+
+
+def test_a_two_day_window_counts_local_days() -> None:
+    spec = _spec("America/New_York").model_copy(update={"schedule": _spec("America/New_York").schedule.model_copy(
+        update={"window": timedelta(days=2)})})
+    w = window_for(spec, "2026-03-09T12:00:00-04:00")  # clocks sprang forward on 8 March
+    assert (w.start, w.end) == (datetime(2026, 3, 8, 5, tzinfo=UTC), datetime(2026, 3, 10, 4, tzinfo=UTC))  # 47 h
+
+
+def test_a_partition_is_named_by_the_schedules_local_day(tmp_path: Path) -> None:
+    """A Berlin day starts at 23:00 UTC the day before: its file is the local day's, not that UTC date's."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "2026-01-03.csv").write_text("a\n1\n")
+    spec = _spec("Europe/Berlin")
+    w = window_for(spec, "2026-01-03T12:00:00+01:00")
+    assert w.start == datetime(2026, 1, 2, 23, tzinfo=UTC)
+    assert load_window(spec, w.start, w.end, base_dir=tmp_path).to_dict("list") == {"a": [1]}
+    assert data_location(spec, w) is not None and data_location(spec, w).endswith("d/2026-01-03.csv")  # type: ignore[union-attr]
