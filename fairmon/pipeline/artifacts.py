@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairmon.errors import FairmonError
+from fairmon.errors import ConfigError, FairmonError
 
-__all__ = ["ArtifactStore", "MissingArtifactError", "ERR_MISSING_ARTIFACT", "ERR_NO_PYARROW",
+__all__ = ["ArtifactStore", "MissingArtifactError", "ERR_MISSING_ARTIFACT", "ERR_NO_PYARROW", "ERR_LOCATION",
            "ERR_ATTEMPT_ID"]
 
 ERR_MISSING_ARTIFACT = (
@@ -41,6 +41,8 @@ ERR_MISSING_ARTIFACT = (
 
 ERR_NO_PYARROW = "artifact {name!r}: DataFrames are stored as Parquet, which needs pyarrow (pip install pyarrow)"
 ERR_ATTEMPT_ID = "attempt id {value!r} is not a folder name (letters, digits, '-', '_' only)"
+ERR_LOCATION = ("artifact location {location!r} (execution.artifact_location or FAIRMON_ARTIFACT_LOCATION) "
+                "cannot be opened: {error}")
 _ATTEMPT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -75,7 +77,10 @@ class ArtifactStore:
         self.attempt_id = attempt_id
         window_base = f"{self.location.rstrip('/')}/{monitor}/{window_key}"
         base = window_base if attempt_id is None else f"{window_base}/{attempt_id}"
-        self.fs, self.root = fsspec.core.url_to_fs(base)
+        try:
+            self.fs, self.root = fsspec.core.url_to_fs(base)
+        except (ImportError, ValueError) as exc:  # an fsspec backend not installed, an unknown protocol
+            raise ConfigError(ERR_LOCATION.format(location=self.location, error=exc)) from exc
         self._window_root = fsspec.core.url_to_fs(window_base)[1]
         self.base_uri = base
         #: frames read in this process (see :meth:`get_frame`)

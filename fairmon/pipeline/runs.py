@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fairmon.errors import AttemptSupersededError
+from fairmon.errors import AttemptSupersededError, FairmonError
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.table import A_SNAPSHOT, STEP_ORDER
 from fairmon.store.records import stored_results_status
@@ -175,6 +175,12 @@ def mark_failed(ctx: RunContext, *, step: str, error: str, missing_artifact: boo
     details: dict[str, Any] = {"failed_step": step, "attempt": ctx.attempt}
     if missing_artifact:
         details["missing_artifact"] = True
+    try:
+        steps_s, version = timings(ctx), model_version(ctx)
+    except (FairmonError, OSError) as exc:  # the failure being recorded may be the artifact location's
+        log.warning("%s %s: recording the failure without step timings (artifacts unreadable: %s)",
+                    ctx.monitor, ctx.window.key, exc)
+        steps_s, version = {}, None
     return int(
         ctx.store.mark_run(
             ctx.monitor,
@@ -182,9 +188,9 @@ def mark_failed(ctx: RunContext, *, step: str, error: str, missing_artifact: boo
             ctx.window.end,
             "failed",
             error=error[:_MAX_ERROR],
-            model_version=model_version(ctx),
+            model_version=version,
             spec_fingerprint=ctx.spec.fingerprint,
-            timings=timings(ctx),
+            timings=steps_s,
             details=merged_details(ctx, details),
             attempt_id=ctx.attempt_id,
         )

@@ -3,6 +3,7 @@ zeros), the CLI's exit status, rule membership for the group-overlap measure."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import sys
 from datetime import UTC, datetime
@@ -74,6 +75,30 @@ def test_step_failure_is_recorded_as_failed_with_the_error(tmp_path: Path, fresh
     eng.dispose()
     assert run.status == "failed" and n == 0
     assert run.error.startswith("pull_snapshot: SnapshotError:") and run.details["failed_step"] == "pull_snapshot"
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_an_artifact_location_that_cannot_be_opened_fails_the_window_with_one_line(
+    tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An fsspec backend that is not installed used to escape as a bare ImportError (a traceback), and
+    recording the failure needed the same artifacts, so the window stayed 'running' until it went stale."""
+    from fairmon.pipeline import run_window
+    from fairmon.pipeline.artifacts import ERR_LOCATION
+    from fairmon.store import open_store
+
+    if importlib.util.find_spec("boxfs") is not None:  # pragma: no cover - only where boxfs is installed
+        pytest.skip("boxfs is installed")
+    spec, manifest = prepare_demo(tmp_path / "demo", windows=3, drift_window=2)
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    monkeypatch.setenv("FAIRMON_ARTIFACT_LOCATION", "box://bucket/fairmon")
+    out = run_window(spec, manifest["windows"][0]["start"][:10], db_url=fresh_database_url, notify=False)
+    expected = ERR_LOCATION.format(location="box://bucket/fairmon", error="")
+    assert out.status == "failed" and out.error is not None and out.error.startswith(f"ConfigError: {expected}")
+    assert not any(r.exc_info for r in caplog.records)  # a clear error, no traceback
+    run, n = _run_row_and_result_count(fresh_database_url)
+    assert run.status == "failed" and run.error.startswith(f"resolve_window: ConfigError: {expected}") and n == 0
 
 
 def _run_row_and_result_count(db_url: str) -> tuple[object, int]:
