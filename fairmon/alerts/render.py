@@ -321,12 +321,16 @@ def render_data_validation(failed: Sequence[Mapping[str, Any]], ctx: AlertContex
     """The data-validation template: the window's data failed its suite, no fairness numbers computed.
 
     ``failed`` holds the failed expectations (``DataValidationError.failed``): dicts with at least
-    ``expectation`` and optionally ``column`` and ``observed``.
+    ``expectation`` and optionally ``column`` and ``message`` (shown: it names the file or the values),
+    else ``observed``.
     """
     fp = data_validation_fingerprint(ctx.monitor, ctx.window_start)
     lines = []
     for f in failed[:20]:
         col = f" on `{f['column']}`" if f.get("column") else ""
+        if f.get("message"):  # what fairmon's checks say: the file, the value, the bounds
+            lines.append(f"{f.get('expectation', 'expectation')}{col}: {f['message']}")
+            continue
         obs = f" (observed {f['observed']})" if f.get("observed") is not None else ""
         lines.append(f"{f.get('expectation', 'expectation')}{col}{obs}")
     if len(failed) > 20:
@@ -337,11 +341,8 @@ def render_data_validation(failed: Sequence[Mapping[str, Any]], ctx: AlertContex
         context_block(ctx, f"*Failed expectations* {len(failed)}"),
         section(":no_entry: The window's data failed its validation suite; fairness metrics were not "
                  "computed for this window.\n" + "\n".join(f"• {ln}" for ln in lines)),
-    ]
-    link, link_txt = link_block(ctx)
-    blocks.extend(link)
+    ]  # no report link: a window whose data failed writes no report (the run row holds the failures)
     text = message_text([f"[critical] fairmon {ctx.monitor}: data validation failed for window {window_text(ctx)} "
-                         f"(model {ctx.model_version or 'unknown'}); {len(failed)} failed expectations:", *lines],
-                        link_txt)
+                         f"(model {ctx.model_version or 'unknown'}); {len(failed)} failed expectations:", *lines])
     return SlackMessage(text=text, blocks=blocks, metadata=metadata(fp, ctx, kind="data_validation"),
                         fingerprint=fp)

@@ -148,8 +148,9 @@ def _data_invalid(
                           "rendered": notify.rendered_alerts(ctx, kind="data")})
     if report is not None:
         report.raise_for_failures()  # DataValidationError naming the failed expectations
-    names = ", ".join(sorted({str(f.get("check")) for f in failed}))
-    raise DataValidationError(f"window {ctx.window.key} failed validation: {names}", failed)
+    said = "; ".join(f"{f.get('check')}: {f['message']}" if f.get("message") else str(f.get("check"))
+                     for f in failed[:3]) + (f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
+    raise DataValidationError(f"window {ctx.window.key} failed validation: {said}", failed)
 
 
 def _window_origin(ctx: RunContext) -> str:

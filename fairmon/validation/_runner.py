@@ -50,6 +50,7 @@ MSG_TYPE = "column {column!r} has type {observed} (expected {kind})"
 MSG_NULLS = "column {column!r} has {fraction:.1%} nulls (allowed {allowed:.1%})"
 MSG_RANGE = "column {column!r}: {fraction:.1%} of values outside [{low:.6g}, {high:.6g}] (observed {obs_min} .. {obs_max})"
 MSG_DOMAIN = "column {column!r} has values not in the reference data: {values}"
+MSG_DOMAIN_TYPE = "column {column!r} is read as {dtype}: its values are the reference data's only as text"
 MSG_GROUPS = "column {column!r} is missing protected group(s) {groups}"
 MSG_ROWS = "window has {rows} rows (at least {min_rows} required)"
 MSG_ERROR = "{expectation} on column {column!r} could not be evaluated: {error}"
@@ -148,13 +149,16 @@ def _describe(exp: dict[str, Any], res: Any, frame: pd.DataFrame) -> dict[str, A
         out["message"] = MSG_ROWS.format(rows=rows, min_rows=kw.get("min_value"))
     elif check == "type":
         observed = result.get("observed_value")
-        if observed is None:  # object column: GX lists the values of the wrong type
-            bad = result.get("partial_unexpected_list") or []
-            observed = (
-                f"{s.dtype if s is not None else '?'} with values like {sorted({repr(v) for v in bad})[:5]}"
-            )
         kinds = {"str": "text", "bool": "boolean"}
         kind = kinds.get(kw["type_list"][0], "numeric")
+        if observed is None:  # object column: GX lists the values of the wrong type
+            bad = result.get("partial_unexpected_list") or []
+            observed = f"{s.dtype if s is not None else '?'} with values like {sorted({repr(v) for v in bad})[:5]}"
+            if kind == "numeric" and s is not None:  # the values that are not numbers, not the ones that are
+                text = s[s.notna() & pd.to_numeric(s, errors="coerce").isna()]
+                if len(text):
+                    observed = (f"{s.dtype} with {len(text)} value(s) that are not numbers, e.g. "
+                                f"{[_json(v) for v in text.unique()[:5]]}")
         out.update(observed=str(observed), expected={"kind": kind})
         out["message"] = MSG_TYPE.format(column=col, observed=observed, kind=kind)
     elif check == "nulls":
@@ -185,8 +189,10 @@ def _describe(exp: dict[str, Any], res: Any, frame: pd.DataFrame) -> dict[str, A
         )
     elif check == "domain":
         assert s is not None
-        value_set = set(kw["value_set"])
-        unseen = sorted({_json(v) for v in s.dropna().unique() if _json(v) not in value_set}, key=str)
+        # compared as text: a CSV label column holding one word is read as text, and its '0' / '1' are the
+        # reference's 0 / 1 (naming them as unseen would hide the value that is)
+        value_set = {str(v) for v in kw["value_set"]}
+        unseen = sorted({_json(v) for v in s.dropna().unique() if str(_json(v)) not in value_set}, key=str)
         out.update(
             observed={
                 "unseen": unseen[:20],
@@ -195,7 +201,8 @@ def _describe(exp: dict[str, Any], res: Any, frame: pd.DataFrame) -> dict[str, A
             },
             expected={"values": kw["value_set"][:50]},
         )
-        out["message"] = MSG_DOMAIN.format(column=col, values=unseen[:10])
+        out["message"] = (MSG_DOMAIN.format(column=col, values=unseen[:10]) if unseen
+                          else MSG_DOMAIN_TYPE.format(column=col, dtype=s.dtype))
     elif check == "groups":
         assert s is not None
         present = {_json(v) for v in s.dropna().unique()}

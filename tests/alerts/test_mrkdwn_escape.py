@@ -50,5 +50,11 @@ def test_feu_hyperparameters_are_escaped() -> None:
 
 
 def test_the_report_link_stays_a_link() -> None:
-    m = render_data_validation([], AlertContext("demo", T0, report_base_url="https://r.example.com"))
+    f = Finding(kind="ci_outside_range", metric="selection_rate", group="sex=f", severity="warning", value=0.2,
+                ci=(0.1, 0.3), monitor="demo", window_start=T0, message="selection_rate for sex=f is 0.200",
+                notify=True, since=T0)
+    m = render_finding(f, AlertContext("demo", T0, report_base_url="https://r.example.com"))
     assert "<https://r.example.com/demo/2026-01-05.html|Open the run report>" in json.dumps(m.blocks)
+    # a data_invalid window writes no report: its data alert links none (a user found the link dead)
+    dv = render_data_validation([], AlertContext("demo", T0, report_base_url="https://r.example.com"))
+    assert "r.example.com" not in _everything(dv)

@@ -107,6 +107,12 @@ def test_feu_and_data_validation_templates() -> None:
     assert "data validation failed" in dv.text and "`age`" in dv.text and "12% null" in dv.text
     assert dv.metadata["event_payload"]["kind"] == "data_validation"
     assert EVIDENCE["rules"][0] not in dv.text
+    # fairmon's own checks carry a message naming the file or the values: the on-call reader sees it
+    missing = render_data_validation([{"expectation": "fairmon_file_exists", "check": "file_exists", "column": None,
+                                       "observed": "file_exists", "message": "data file not found: /data/2026-01-05.csv"}],
+                                     ctx(evidence=None, gesd=None))
+    assert "fairmon_file_exists: data file not found: /data/2026-01-05.csv" in missing.text
+    assert "/data/2026-01-05.csv" in str(missing.blocks)
 
 
 def test_feu_followup_flags_baselines_outside_feus_constraints() -> None:

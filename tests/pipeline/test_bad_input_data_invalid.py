@@ -97,10 +97,14 @@ def test_unusable_window_is_data_invalid_with_one_alert(
         monkeypatch.setenv("FAIRMON_SLACK_BASE_URL", slack.base_url)
         o = run_window(spec, w["start"], db_url=fresh_database_url, slack_token=slack.token)
         assert o.status == "data_invalid", o.error
+        if column is None:  # a source problem: the error names the file, not only the check
+            assert o.error is not None and f"{w['start'][:10]}.csv" in o.error, o.error
         again = run_window(spec, w["start"], db_url=fresh_database_url, slack_token=slack.token)
         assert again.status == "data_invalid"  # a re-run sends nothing more
         posts = [r for r in slack.requests if r.method == "chat.postMessage"]
     assert len(posts) == 1, [p.params for p in posts]
+    if column is None:
+        assert f"{w['start'][:10]}.csv" in str(posts[0].params), posts[0].params  # the data alert names it too
 
     eng = sa.create_engine(fresh_database_url)
     with eng.connect() as c:

@@ -1,0 +1,43 @@
+"""A failed check's message names the offending value, not values that are fine (found trying the product
+as a new user: one 'abc' in a numeric column was reported as "values like '137.7', '16.3'", and one
+'yes' in a 0/1 label as "values not in the reference data: ['0', '1', 'yes']")."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from fairmon.validation import build_suite, validate
+
+
+def _reference(n: int = 400) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"income": rng.uniform(10, 200, n).round(1), "sex": rng.choice(["female", "male"], n),
+                         "repaid": rng.integers(0, 2, n)})
+
+
+def _as_csv(frame: pd.DataFrame) -> pd.DataFrame:
+    """The window as fairmon reads it: one word in a column makes pandas read the whole column as text."""
+    return pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+
+
+def _messages(window: pd.DataFrame) -> dict[str, str]:
+    suite = build_suite(_reference(), features=["income"], sensitive=["sex"], label="repaid", min_rows=10)
+    return {f"{f['check']}:{f['column']}": f["message"] for f in validate(window, suite).failed}
+
+
+def test_a_word_in_a_numeric_column_is_named() -> None:
+    window = _reference().astype({"income": object})
+    window.loc[17, "income"] = "abc"
+    messages = _messages(_as_csv(window))
+    assert "['abc']" in messages["type:income"] and "1 value(s) that are not numbers" in messages["type:income"]
+    assert "137" not in messages["type:income"]
+
+
+def test_a_word_in_a_zero_one_label_is_the_only_value_named() -> None:
+    window = _reference().astype({"repaid": object})
+    window.loc[3, "repaid"] = "yes"
+    messages = _messages(_as_csv(window))
+    assert messages["domain:repaid"] == "column 'repaid' has values not in the reference data: ['yes']"
