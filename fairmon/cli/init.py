@@ -28,6 +28,7 @@ from fairmon.config import ExplanationsSpec, load_spec
 from fairmon.errors import ConfigError
 from fairmon.registry import Registry
 from fairmon.registry.mlflow import MlflowRegistry
+from fairmon.sources import load_file
 
 EPILOG = """examples:
   fairmon init --reference reference.csv --label approved --sensitive sex age_group --model credit
@@ -241,7 +242,7 @@ def run_init(args: argparse.Namespace) -> int:
     out = Path(args.out or f"monitors/{name}.yaml")
     if out.exists() and not args.force:
         raise ConfigError(ERR_EXISTS.format(path=out))
-    ref = pd.read_csv(args.reference)
+    ref = load_file(args.reference, "csv")  # a missing or unreadable file: a DatasetError naming it
     roles = _roles(args, ref)
     out.parent.mkdir(parents=True, exist_ok=True)
     text = render_spec(args, name, roles, out.parent)

@@ -35,7 +35,8 @@ def register(sub: SubParsers) -> None:
     p.add_argument("--monitor", required=True, metavar="SPEC", help="monitor spec YAML file")
     p.add_argument("--logical-date", required=True, metavar="DATE", help="ISO date/datetime of the window")
     add_db_argument(p)
-    p.add_argument("--no-notify", action="store_true", help="store alerts but do not send them")
+    p.add_argument("--no-notify", action="store_true",
+                   help="store the findings but queue and send no alert (as a backfill without --notify)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
         "--take-over-monitor", action="store_true",

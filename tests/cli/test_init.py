@@ -17,8 +17,10 @@ from fairmon.cli.spec import (
     NOT_CHECKED_REMOTE,
 )
 from fairmon.config import load_spec
+from fairmon.errors import DatasetError
 from fairmon.registry import Registry
 from fairmon.registry._import import register_estimator
+from fairmon.sources import ERR_NOT_FOUND
 
 
 @pytest.fixture()
@@ -90,6 +92,12 @@ def test_init_without_a_model_guesses_inputs_and_refuses_bad_columns(workdir: Pa
               "--out", "x.yaml"])
     assert str(exc.value) == ERR_LABEL_VALUES.format(label="region", n=4, values=["east", "north", "south", "west"])
     assert not (workdir / "x.yaml").exists()
+    with pytest.raises(DatasetError) as missing:  # was a bare FileNotFoundError traceback
+        main(["--debug", "init", "--reference", "nosuch.csv", "--label", "approved", "--sensitive", "sex",
+              "--out", "x.yaml"])
+    assert str(missing.value) == ERR_NOT_FOUND.format(path="nosuch.csv")
+    assert main(["init", "--reference", "nosuch.csv", "--label", "approved", "--sensitive", "sex",
+                 "--out", "x.yaml"]) == 2
 
 
 def test_spec_check_names_each_missing_path(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
