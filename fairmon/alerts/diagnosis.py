@@ -11,7 +11,7 @@ Examples
 >>> gap = AttributionGapRecord("declared", "ok", group_label="sex=F", features=(
 ...     {"feature": "age", "inside": -0.1, "outside": 0.02, "difference": -0.12, "ci_low": -0.15, "ci_high": -0.09},))
 >>> why_lines([gap])
-('_Why disfavored_ (`sex=F`, lowest favourable rate): `age` lowers P(favourable) by 0.12 more inside the group [-0.15, -0.09]',)
+('_Why disfavored_ (`sex=F`, lowest favorable rate): `age` lowers P(favorable) by 0.12 more inside the group [-0.15, -0.09]',)
 >>> cause_line([RescoreRecord("rumie_dscore", "rumie_honest_dscore", old_version="v1", new_version="v2",
 ...                           value_old=0.05, value_new=0.19, verdict="model")])
 "_Model or data?_ with v1 on this window's data the DScore of the same rules would be 0.05 (v2: 0.19; both in-sample, on all the window's rows): the change follows the model, not the data"
@@ -19,7 +19,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from fairmon._numbers import finite_float
 from fairmon.alerts.message import mrkdwn_escape
@@ -37,18 +37,29 @@ def _ci(lo: object, hi: object) -> str:
     a, b = finite_float(lo), finite_float(hi)
     if a is None or b is None:
         return ""
-    return f" [{a:.2f}, {b:.2f}]" + (" (interval includes 0)" if a <= 0 <= b else "")
+    return f" [{a:.2f}, {b:.2f}]"
+
+
+def _beyond_noise(f: Mapping[str, object]) -> bool:
+    """Whether a feature's gap is worth a line: its interval excludes 0 (or it has none to say otherwise)."""
+    lo, hi = finite_float(f.get("ci_low")), finite_float(f.get("ci_high"))
+    return lo is None or hi is None or not lo <= 0 <= hi
 
 
 def why_lines(gaps: Sequence[AttributionGapRecord], *, top: int = TOP_FEATURES) -> tuple[str, ...]:
-    """One line per group with a computed gap: its ``top`` features by |difference|, with direction."""
+    """One line per group with a computed gap: its ``top`` features by |difference| whose interval
+    excludes 0, with direction. A feature within its noise says nothing an on-call reader can act on,
+    and a group with none gets no line (the report lists every feature of every group)."""
     out = []
     for g in sorted(gaps, key=lambda g: g.group_kind != "rumie"):
         if g.status != "ok" or not g.features:
             continue
-        who = "the RUMIE group" if g.group_kind == "rumie" else f"`{g.group_label}`, lowest favourable rate"
+        shown = [f for f in g.features if _beyond_noise(f)][:top]
+        if not shown:
+            continue
+        who = "the RUMIE group" if g.group_kind == "rumie" else f"`{g.group_label}`, lowest favorable rate"
         parts = [gap_sentence(str(f["feature"]), float(f["difference"])) + _ci(f.get("ci_low"), f.get("ci_high"))
-                 for f in g.features[:top]]
+                 for f in shown]
         out.append(mrkdwn_escape(f"_Why disfavored_ ({who}): " + "; ".join(parts)))
     return tuple(out)
 

@@ -264,7 +264,8 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
                      f"GESD {num(_cand_value(c, 'gesd'))}{mark}{infeasible}" + (f" ({hp_txt})" if hp_txt else ""))
     why = "" if parent_fingerprint is not None else ", requested on demand"
     head = (f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front{why}; "
-            "proposed, not deployed)")
+            "proposed, not deployed; every figure below is on the test split, the recommendation was decided "
+            "on validation or out-of-fold rows)")
     attr = feu.get("sensitive") or (feu.get("data") or {}).get("sensitive")
     if attr:  # what "DP" means here, and that a group RUMIE found is not what FEU retrains for
         names = ", ".join("`" + str(a).replace("`", "'") + "`" for a in ([attr] if isinstance(attr, str) else attr))
@@ -273,7 +274,7 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
     verdict = str(feu.get("recommendation") or "")
     base_lines = _baseline_lines(feu.get("baselines"))
     fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint or 'on_demand'}", "event")
-    body = "\n".join(f"• {ln}" for ln in lines)  # section() escapes
+    body = ("*Candidates (test split):*\n" if lines else "") + "\n".join(f"• {ln}" for ln in lines)  # section() escapes
     if verdict:
         body = f"_{verdict}_\n" + body
     if base_lines:

@@ -277,7 +277,7 @@ def _assemble(plan: MessagePlan, ctx: AlertContext, *, fingerprint: str, resolve
     what = (f"{n_rules} rule{'s' if n_rules != 1 else ''} {verb} on {len(plan.entries)} "
             f"phenomen{'a' if len(plan.entries) != 1 else 'on'}")
     summary_md = [f"*{what}*"]
-    summary_plain = [what + ":"]
+    summary_plain: list[str] = []  # the text's first line already says what fired
     for e in plan.entries:
         item = f"{_entry_title(e)}: {_rule_names(e)}"
         summary_md.append(f"• {mrkdwn_escape(item)}")

@@ -1,19 +1,19 @@
 """Why a group is disfavored: the mean attribution per feature inside a group minus outside it.
 
-For one group (RUMIE's discriminated group, or the declared group with the lowest favourable rate),
+For one group (RUMIE's discriminated group, or the declared group with the lowest favorable rate),
 :func:`attribution_gap` explains ``sample_size`` seeded rows inside the group and as many outside it
 with one batched explainer call (KernelSHAP by default, the monitor's background rows), sums the
 encoded attributions back to the raw features (:func:`fairmon.explain.to_columns`), and reports per
 feature
 
-* ``inside`` / ``outside``: the mean attribution of P(favourable) over the sampled rows of each side;
-* ``difference`` = ``inside - outside``, negative when the feature lowers P(favourable) more for the
+* ``inside`` / ``outside``: the mean attribution of P(favorable) over the sampled rows of each side;
+* ``difference`` = ``inside - outside``, negative when the feature lowers P(favorable) more for the
   group's members than for everyone else;
 * a percentile bootstrap interval of the difference (``n_bootstrap`` replicates, each resampling the
   inside rows and the outside rows independently with replacement; the explainer is not re-run, so
   the interval covers the sampling of rows, not the explainer's own Monte-Carlo noise).
 
-Features are ranked by ``|difference|``. Attributions are of P(favourable): with a favourable class
+Features are ranked by ``|difference|``. Attributions are of P(favorable): with a favorable class
 0 the attributions of P(class 1) are negated. A side with fewer than ``min_rows`` rows gives a result
 with ``status="insufficient"`` and no features (undefined, never zeros).
 
@@ -22,7 +22,7 @@ Examples
 >>> g = GroupAttributionGap(group_kind="declared", group="sex=F", status="ok", n_inside=50, n_outside=50,
 ...     features=(FeatureGap("age", -0.1, 0.02, -0.12, -0.15, -0.09),))
 >>> g.top(1)[0].sentence()
-'`age` lowers P(favourable) by 0.12 more inside the group'
+'`age` lowers P(favorable) by 0.12 more inside the group'
 >>> GroupAttributionGap.from_dict(g.to_dict()) == g
 True
 """
@@ -65,7 +65,7 @@ ERR_MASK = "group mask has {got} entries for {rows} rows"
 
 @dataclass(frozen=True)
 class FeatureGap:
-    """One feature's mean attribution of P(favourable) inside and outside the group, and their gap."""
+    """One feature's mean attribution of P(favorable) inside and outside the group, and their gap."""
 
     feature: str
     inside: float
@@ -76,7 +76,7 @@ class FeatureGap:
 
     @property
     def direction(self) -> Literal["lowers", "raises"]:
-        """``lowers``: the feature pushes P(favourable) down more inside the group than outside."""
+        """``lowers``: the feature pushes P(favorable) down more inside the group than outside."""
         return "lowers" if self.difference < 0 else "raises"
 
     @property
@@ -85,7 +85,7 @@ class FeatureGap:
         return self.ci_low is not None and self.ci_high is not None and (self.ci_low > 0 or self.ci_high < 0)
 
     def sentence(self, *, digits: int = 2) -> str:
-        """``"`age` lowers P(favourable) by 0.12 more inside the group"`` (see :func:`gap_sentence`)."""
+        """``"`age` lowers P(favorable) by 0.12 more inside the group"`` (see :func:`gap_sentence`)."""
         return gap_sentence(self.feature, self.difference, digits=digits)
 
 
@@ -93,14 +93,14 @@ def gap_sentence(feature: str, difference: float, *, digits: int = 2, quote: str
     """One feature's attribution gap in words (plain text; ``quote`` around the feature name).
 
     >>> gap_sentence("account_years", 0.081)
-    '`account_years` raises P(favourable) by 0.08 more inside the group'
+    '`account_years` raises P(favorable) by 0.08 more inside the group'
     >>> gap_sentence("age", -0.0043, quote="")
-    'age lowers P(favourable) by 0.004 more inside the group'
+    'age lowers P(favorable) by 0.004 more inside the group'
     """
     direction = "lowers" if difference < 0 else "raises"
     size = abs(difference)
     places = digits if size >= 10.0 ** -digits or size == 0 else digits + 1  # 0.004, not 0.00
-    return f"{quote}{feature}{quote} {direction} P(favourable) by {size:.{places}f} more inside the group"
+    return f"{quote}{feature}{quote} {direction} P(favorable) by {size:.{places}f} more inside the group"
 
 
 @dataclass(frozen=True)
@@ -205,9 +205,9 @@ def attribution_gap(
     explainer : str
         A :func:`fairmon.explain.explain` method; ``explainer_params`` its options (``n_samples``).
     favorable_class : {0, 1}
-        The model class that is favourable (attributions of P(favourable)).
+        The model class that is favorable (attributions of P(favorable)).
     favorable : array-like (n,), optional
-        The rows' favourable indicator, for the reported favourable rates of the two sides.
+        The rows' favorable indicator, for the reported favorable rates of the two sides.
     random_state : int
         Seeds the samples, the explainer and the bootstrap.
 

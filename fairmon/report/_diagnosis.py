@@ -19,7 +19,7 @@ def _ci(lo: Any, hi: Any) -> str:
 
 
 def _gap(g: AttributionGapRecord, draw: Callable[..., str | None]) -> dict[str, Any]:
-    who = "RUMIE group" if g.group_kind == "rumie" else "declared group with the lowest favourable rate"
+    who = "RUMIE group" if g.group_kind == "rumie" else "declared group with the lowest favorable rate"
     return {
         "title": f"{who}: {g.group_label}",
         "status": g.status,

@@ -207,9 +207,9 @@ TEMPLATE = (
   {% for g in diagnosis.gaps %}
   <h3>{{ g.title }}</h3>
   {% if g.status != "ok" %}<p class="muted">{{ g.status }}{% if g.reason %}: {{ g.reason }}{% endif %}</p>{% else %}
-  <p class="muted">Mean attribution of P(favourable) per feature inside the group minus outside it
-     ({{ g.explainer }}; {{ g.sizes }}; P(favourable) inside / outside {{ g.rates }}; {{ g.interval }}).
-     Negative: the feature lowers P(favourable) more for the group's members.</p>
+  <p class="muted">Mean attribution of P(favorable) per feature inside the group minus outside it
+     ({{ g.explainer }}; {{ g.sizes }}; P(favorable) inside / outside {{ g.rates }}; {{ g.interval }}).
+     Negative: the feature lowers P(favorable) more for the group's members.</p>
   {% if g.img %}<div class="fig"><img src="{{ g.img }}" alt="attribution gap per feature"></div>{% endif %}
   <table><tr><th>feature</th><th>inside</th><th>outside</th><th>difference</th><th>interval</th><th></th></tr>
   {% for f in g.rows %}<tr><td>{{ f.feature }}</td><td class="num">{{ f.inside }}</td><td class="num">{{ f.outside }}</td>

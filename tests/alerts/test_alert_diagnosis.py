@@ -15,14 +15,23 @@ def test_why_lines_rumie_first_top_three_escaped() -> None:
     declared = AttributionGapRecord("declared", "ok", group_label="sex=<F>", features=(_feat("age", -0.1, -0.2, -0.05),))
     rumie = AttributionGapRecord("rumie", "ok", group_label="age <= 30", features=(
         _feat("account_years", -0.08, -0.1, -0.06), _feat("inc&me", 0.05, 0.01, 0.09),
-        _feat("region", -0.02, -0.05, 0.01), _feat("branch", 0.001, -0.01, 0.01)))
+        _feat("region", -0.03, -0.05, 0.01), _feat("branch", 0.02, 0.01, 0.03), _feat("student", 0.01, 0.005, 0.02)))
     small = AttributionGapRecord("declared", "insufficient", reason="3 rows")
     lines = why_lines([declared, rumie, small])
     assert len(lines) == 2
-    assert lines[0].startswith("_Why disfavored_ (the RUMIE group): `account_years` lowers P(favourable) by 0.08 "
+    assert lines[0].startswith("_Why disfavored_ (the RUMIE group): `account_years` lowers P(favorable) by 0.08 "
                                "more inside the group [-0.10, -0.06]; `inc&amp;me` raises")
-    assert "(interval includes 0)" in lines[0] and "branch" not in lines[0]  # top three only
+    assert "region" not in lines[0]  # its interval includes 0: nothing to act on
+    assert "branch" in lines[0] and "student" not in lines[0]  # the top three of those beyond their noise
     assert "`sex=&lt;F&gt;`" in lines[1] and "<" not in lines[1]
+
+
+def test_a_group_whose_gaps_are_all_within_noise_gets_no_line() -> None:
+    """Found trying the demo: a declared group's three features, every interval including 0, filled the
+    alert with numbers that say nothing (the report still lists them)."""
+    noise = AttributionGapRecord("declared", "ok", group_label="race=asian", features=(
+        _feat("income", 0.01, -0.01, 0.04), _feat("education", -0.006, -0.02, 0.01)))
+    assert why_lines([noise]) == ()
 
 
 def test_cause_line_prefers_rumie_and_counts_the_rest() -> None:

@@ -101,7 +101,7 @@ def test_every_p_value_says_which_test_it_comes_from() -> None:
 def test_group_history_why_and_cause_lines_are_rendered_once_and_not_re_escaped() -> None:
     h = GroupHistory(previous_window=T0 - timedelta(days=1), jaccard=0.83, min_jaccard=0.5, dscore_before=0.12,
                      dscore_now=0.19, added=("region = north",), removed=("age <= 25",))
-    why = ("• `account_years` lowers P(favourable) by 0.08 more inside the group (&lt;1 year)",)
+    why = ("• `account_years` lowers P(favorable) by 0.08 more inside the group (&lt;1 year)",)
     cause = "_Model or data?_ with v1 on this window's data the honest DScore would be 0.05: the change follows the model"
     m = _window([_range(), _threshold()], history=h, why=why, cause=cause)
     blocks = json.dumps(m.blocks, ensure_ascii=False)

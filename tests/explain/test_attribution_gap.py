@@ -52,7 +52,7 @@ def test_the_driving_feature_ranks_first_and_lowers_p_favourable_inside() -> Non
     assert abs(others["b"].difference) < abs(top.difference) / 3
     assert res.favorable_rate_inside is not None and res.favorable_rate_outside is not None
     assert res.favorable_rate_inside < res.favorable_rate_outside
-    assert top.sentence().startswith("`a` lowers P(favourable) by ")
+    assert top.sentence().startswith("`a` lowers P(favorable) by ")
     assert GroupAttributionGap.from_dict(res.to_dict()) == res
 
 
@@ -60,7 +60,7 @@ def test_the_sign_follows_the_shift_and_the_favourable_class() -> None:
     model, X, inside = _world(shift=+1.5, seed=1)
     up = _gap(model, X, inside)
     assert up.features[0].feature == "a" and up.features[0].direction == "raises"
-    down = _gap(model, X, inside, favorable_class=0)  # P(favourable) = P(class 0): the sign flips
+    down = _gap(model, X, inside, favorable_class=0)  # P(favorable) = P(class 0): the sign flips
     assert down.features[0].feature == "a" and down.features[0].direction == "lowers"
     assert down.features[0].difference == pytest.approx(-up.features[0].difference)
 

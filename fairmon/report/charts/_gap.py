@@ -25,7 +25,7 @@ MAX_BARS = 10
 
 def attribution_gap_chart(features: Sequence[Mapping[str, Any]], *, title: str = "") -> bytes | None:
     """Horizontal bars of ``difference`` per feature (largest |difference| on top) with the bootstrap
-    interval as error bars; red where the feature lowers P(favourable) more inside the group.
+    interval as error bars; red where the feature lowers P(favorable) more inside the group.
 
     >>> png = attribution_gap_chart([{"feature": "age", "difference": -0.1, "ci_low": -0.12, "ci_high": -0.08}])
     >>> png[1:4] == b"PNG", attribution_gap_chart([])
@@ -50,7 +50,7 @@ def attribution_gap_chart(features: Sequence[Mapping[str, Any]], *, title: str =
     ax.axvline(0.0, color="#333333", linewidth=0.8)
     ax.set_yticks(range(len(rows)), [str(f["feature"]) for f in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlabel("mean attribution of P(favourable): inside − outside the group", fontsize=9)
+    ax.set_xlabel("mean attribution of P(favorable): inside − outside the group", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     ax.tick_params(labelsize=9)
     if title:
