@@ -47,6 +47,7 @@ from rich.text import Text
 from fairmon.alerts.message import mrkdwn_unescape
 from fairmon.alerts.slack import TOKEN_ENV
 from fairmon.cli._args import SubParsers, add_command, add_db_argument
+from fairmon.config import ENV_DATABASE_URL
 from fairmon.datasets import deploy_models, generate_stream, write_partitions
 from fairmon.errors import ConfigError
 from fairmon.pipeline import run_window
@@ -81,7 +82,7 @@ DEMO_SETTINGS: dict[str, Any] = {
     "retraining.population": 6,
     "retraining.generations": 3,
     "retraining.bounds.epochs": [3, 10],
-    "retraining.time_budget_s": 60,
+    "retraining.time_budget_s": 300,  # never binding for 6 x 3: the demo's output must not depend on load
 }
 DEFAULT_OUTPUT = "demo-output"
 #: rows per window: enough that the reported RUMIE rules after the model change are the planted group
@@ -198,6 +199,11 @@ def run_demo(
     t_prepare = time.perf_counter() - t0
     store = open_store(db_url, upgrade=True)  # the demo may create the schema; production tasks never do
     resolved_db = store.engine.url.render_as_string(hide_password=False)
+    embedded = db_url is None and not os.environ.get(ENV_DATABASE_URL)
+    # A re-run in the embedded store starts from nothing: its alerts are sent exactly once per window, so
+    # the terminal would otherwise show the first run's messages. A database given by URL may hold a
+    # monitor of that name worth keeping: it is left as it is (the messages are then the first run's).
+    reset = store.delete_monitor("demo") if embedded else 0
     store.engine.dispose()
     if on_event:
         on_event("prepared", {**manifest, "spec": str(spec_path), "seconds": t_prepare})
@@ -231,6 +237,7 @@ def run_demo(
         "seconds": round(time.perf_counter() - t0, 2),
         "prepare_seconds": round(t_prepare, 2),
         "slack_sent": bool(os.environ.get("FAIRMON_SLACK_TOKEN")),
+        "earlier_runs_removed": reset,
     }
 
 
@@ -252,9 +259,10 @@ def _window_line(outcome: dict[str, Any]) -> str:
     """One window's status line (rich markup; the error text is escaped, it may hold brackets)."""
     drift = outcome["steps"].get("drift", {})
     hd = outcome["steps"].get("rumie", {}).get("honest_dscore")
+    honest = "n/a" if hd is None else f"{hd:.3f}"  # three decimals on every line, as the alerts print it
     return (
         f"window {outcome['index']} {outcome['window']['start'][:10]} model {outcome['model_version']}: "
-        f"[bold]{outcome['status']}[/] honest DScore {hd if hd is None else round(hd, 3)} "
+        f"[bold]{outcome['status']}[/] honest DScore {honest} "
         f"findings {drift.get('findings', '-')} ({outcome['seconds']:.1f}s)"
         + (f" [red]{escape(str(outcome['error']))}[/]" if outcome.get("error") else "")
     )
@@ -309,6 +317,9 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
             on_event=on_event,
         )
     console.print(f"done in {summary['seconds']:.0f}s; store {summary['db']}; output {summary['output']}")
+    if summary["earlier_runs_removed"]:
+        console.print(f"(a fresh demo: the {summary['earlier_runs_removed']} windows an earlier demo stored in the "
+                      "embedded store were removed first)")
     reports = [w["steps"].get("report", {}).get("path") for w in summary["windows"]]
     if any(reports):  # the run reports (fairmon.report), one per window, and their index
         last = next(p for p in reversed(reports) if p)

@@ -94,7 +94,7 @@ def _kept_details(status: str, stored: str | None) -> dict[str, Any]:
 
 
 class RunWrites(StoreBase):
-    """Monitors and run rows: :meth:`upsert_monitor`, :meth:`mark_run`, :meth:`fail_stale_runs`, …"""
+    """Monitors and run rows: :meth:`upsert_monitor`, :meth:`delete_monitor`, :meth:`mark_run`, :meth:`fail_stale_runs`, …"""
 
     # ------------------------------------------------------------------ monitors
     def upsert_monitor(
@@ -131,6 +131,25 @@ class RunWrites(StoreBase):
         ).returning(monitors.c.monitor_id)
         with self._tx(name) as conn:
             return int(conn.execute(upsert).scalar_one())
+
+    def delete_monitor(self, name: str) -> int:
+        """Delete a monitor and everything stored for it (runs, results, findings, alerts, FEU rows: the
+        schema cascades); returns the number of its runs that were deleted (0: no such monitor).
+
+        For a demo or a test that must start from nothing; never called by the pipeline.
+
+        Examples
+        --------
+        >>> store.delete_monitor("demo")  # doctest: +SKIP
+        10
+        """
+        with self._tx(name) as conn:
+            mid = conn.execute(sa.select(monitors.c.monitor_id).where(monitors.c.name == name)).scalar()
+            if mid is None:
+                return 0
+            n = int(conn.execute(sa.select(sa.func.count()).select_from(runs).where(runs.c.monitor_id == mid)).scalar_one())
+            conn.execute(sa.delete(monitors).where(monitors.c.monitor_id == mid))
+            return n
 
     def monitors(self) -> list[str]:
         """Names of every monitor, sorted.

@@ -26,5 +26,7 @@ def test_window_line_escapes_the_error_text() -> None:
         "error": "validation: column [income] missing",
     }
     out = _render(_window_line(outcome))
-    assert "window 4 2026-01-05 model v1: failed honest DScore None findings - (1.2s)" in out
+    assert "window 4 2026-01-05 model v1: failed honest DScore n/a findings - (1.2s)" in out
     assert "validation: column [income] missing" in out
+    done = {**outcome, "status": "succeeded", "error": None, "steps": {"rumie": {"honest_dscore": 0.05}}}
+    assert "honest DScore 0.050 " in _render(_window_line(done))  # three decimals, as on every other line

@@ -358,3 +358,16 @@ def test_concurrent_writers_of_one_monitor_do_not_deadlock(store: Store, engine)
     with engine.connect() as conn:
         latest = conn.execute(sa.text("SELECT DISTINCT window_start FROM metric_latest")).scalars().all()
     assert latest == [day(5)]
+
+
+def test_delete_monitor_removes_everything_of_that_monitor_only(store: Store) -> None:
+    run_id = store.write_window(window("demo", 0))
+    store.save_feu_candidates(run_id, [FEUCandidateRecord(0, {"lr": 0.01}, {"dp": 0.05}, selected=True)])
+    store.write_window(window("demo", 1))
+    store.write_window(window("other", 0))
+    assert store.delete_monitor("demo") == 2
+    assert store.monitors() == ["other"] and store.get_run("demo", day(0)) is None
+    assert store.metrics_of_run(run_id) == [] and store.feu_candidates(run_id) == []
+    assert store.history("demo", "dp_difference", attribute="sex") == []
+    assert len(store.history("other", "dp_difference", attribute="sex")) == 1
+    assert store.delete_monitor("demo") == 0  # nothing left
