@@ -28,6 +28,9 @@ ERR_NO_ROWS = "no {metric!r} values for monitor {monitor!r}{filters}; series the
 ERR_BEFORE_SINCE = "; its latest window starts {latest}, before --since ({since}): widen --since or leave it out"
 ERR_NO_MONITOR = "no monitor {monitor!r} in the store; monitors: {known}"
 ERR_NO_METRIC = "monitor {monitor!r} has no metric {metric!r}; its metrics: {known}"
+#: appended when the asked metric is RUMIE's (an alert names rumie_honest_dscore): it is evidence, not a metric row
+HINT_RUMIE = ("; RUMIE's DScore, honest DScore and rules are per-window evidence, not metrics: "
+              "psql -f sql/queries/rumie_rule_changes.sql (view rumie_rule_changes), or table evidence")
 COLUMNS = (
     "window_start",
     "status",
@@ -95,7 +98,8 @@ def _explain_empty(store: Any, monitor: str, metric: str) -> None:
     else:
         metrics = sorted({m for m, _, _ in store.series(monitor)})
         if metric not in metrics:
-            err = StoreError(ERR_NO_METRIC.format(monitor=monitor, metric=metric, known=", ".join(metrics) or "none"))
+            err = StoreError(ERR_NO_METRIC.format(monitor=monitor, metric=metric, known=", ".join(metrics) or "none")
+                             + (HINT_RUMIE if metric.startswith("rumie") or "dscore" in metric else ""))
     if err is not None:
         err.retryable = False
         raise err

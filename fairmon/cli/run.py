@@ -13,8 +13,9 @@ EPILOG = """examples:
   fairmon run --monitor monitors/adult.yaml --logical-date 2026-01-03 --db postgresql://fairmon@db/fairmon
   fairmon run --monitor monitors/demo.yaml --logical-date 2026-01-03 --no-notify --json
 
-The window is the schedule interval that starts at the logical date (for a daily cron at midnight,
-2026-01-03 means [2026-01-03, 2026-01-04)). Exit status: 0 succeeded, 1 failed, 3 data_invalid.
+The window is the schedule interval that starts at the latest cron tick at or before the logical date,
+in the schedule's timezone (for a daily cron at midnight UTC, 2026-01-03 means [2026-01-03, 2026-01-04);
+for adult's 03:00 New York cron it means [2026-01-02T08:00Z, 2026-01-03T08:00Z)). Exit status: 0 succeeded, 1 failed, 3 data_invalid.
 A monitor name belongs to the spec file that first ran it; another file with the same identity.name
 is refused (exit 1, both files named) unless --take-over-monitor says the move is intended.
 """

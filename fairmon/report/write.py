@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -101,8 +102,10 @@ def _write_text(location: str, relpath: str, text: str) -> str:
     return uri
 
 
-def _rebuild_command(monitor: str, window_start: datetime) -> str:
-    return f"fairmon report --monitor {monitor} --window {window_start:%Y-%m-%d}"
+def _rebuild_command(monitor: str, window_start: datetime, location: str) -> str:
+    """The command that writes this report again, at this place (without ``--output`` it would go to the
+    default location, which a demo's or a spec's reports are not in)."""
+    return f"fairmon report --monitor {monitor} --window {window_start:%Y-%m-%d} --output {shlex.quote(location)}"
 
 
 def write_window_report(
@@ -128,7 +131,7 @@ def write_window_report(
         store, monitor, window, rumie_method=rumie_method, history=history or DEFAULT_HISTORY,
         allowed_ranges=allowed_ranges,
     )
-    html = render_html(data, rebuild_command=_rebuild_command(monitor, data.run.window_start))
+    html = render_html(data, rebuild_command=_rebuild_command(monitor, data.run.window_start, location))
     uri = _write_text(location, report_path(monitor, data.run.window_start), html)
     return WrittenReport(monitor, data.run.window_start, data.status, uri, len(html.encode("utf-8")))
 

@@ -86,6 +86,10 @@ def test_history_formats(fresh_database_url: str, capsys: pytest.CaptureFixture[
     assert main(["history", "--monitor", "demo", "--metric", "dp_diff", "--db", fresh_database_url]) == 2
     err = capsys.readouterr().err
     assert "monitor 'demo' has no metric 'dp_diff'; its metrics: " in err and "dp_difference" in err
+    assert "rumie_rule_changes" not in err
+    # the metric a RUMIE alert names is evidence: the error says where it is
+    assert main(["history", "--monitor", "demo", "--metric", "rumie_honest_dscore", "--db", fresh_database_url]) == 2
+    assert "per-window evidence, not metrics: psql -f sql/queries/rumie_rule_changes.sql" in capsys.readouterr().err
     assert main([*base, "--since", "2030-01-01"]) == 2  # known series, no rows in range: says where it ends
     err = capsys.readouterr().err
     assert "no 'dp_difference' values for monitor 'demo', since='2030-01-01'" in err
