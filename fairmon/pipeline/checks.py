@@ -68,6 +68,8 @@ ERR_SENSITIVE_CONTINUOUS = (
 )
 ERR_FAVORABLE_ABSENT = "{what} column {col!r} has no value equal to {field} {value!r} (values {values})"
 MSG_NON_FINITE = "column {column!r} has {count} infinite value(s) (±inf); numbers must be finite"
+MSG_NOT_A_CLASS = ("{what} column {column!r} has {count} value(s) that are not numbers, e.g. {values}, while its "
+                   "favorable value {field} is the number {value!r}: such a row would count as unfavorable")
 MSG_MODEL_NULLS = (
     "model feature {column!r} has {count} null(s) and the model's feature schema does not encode missing "
     "values for it"
@@ -198,6 +200,8 @@ def model_input_failures(
 
     - ``finite``: a numeric column the spec names holds ±inf (it passes a range rule with ``mostly``
       and breaks scoring and the metrics).
+    - ``class_values``: the label (or decision) column's favorable value is a number and the column
+      holds words (a stray ``yes`` among 0/1 labels would silently count as unfavorable).
     - ``model_nulls``: with ``scored`` (the monitor scores the model), a feature holds nulls and the
       model's ``schema`` does not encode missing values for it.
 
@@ -220,6 +224,13 @@ def model_input_failures(
             if n_inf:
                 failed.append(_failure("finite", col, MSG_NON_FINITE.format(column=col, count=n_inf),
                                        observed=f"{n_inf} infinite", expected="finite"))
+    for col, what, value, field in _class_columns(spec):
+        if col in frame.columns:
+            words = _words(frame[col])
+            if len(words):
+                failed.append(_failure("class_values", col, MSG_NOT_A_CLASS.format(
+                    what=what, column=col, count=len(words), values=_shown(words.unique()[:5]), field=field,
+                    value=value), observed=f"{len(words)} not numbers", expected="numbers"))
     if scored:
         for col in spec.columns.features:
             if col not in frame.columns:
@@ -229,6 +240,27 @@ def model_input_failures(
                 failed.append(_failure("model_nulls", col, MSG_MODEL_NULLS.format(column=col, count=n_null),
                                        observed=f"{n_null} null", expected="no nulls"))
     return failed
+
+
+def _class_columns(spec: MonitorSpec) -> list[tuple[str, str, Any, str]]:
+    """(column, role, favorable value, its field) of the label and decision columns whose favorable
+    value is a number: their other values must be numbers too (a class named by a word, e.g. ``">50K"``,
+    lets the column hold any value: every other one is unfavorable)."""
+    fav, cols = spec.favorable, spec.columns
+    out = []
+    for col, what, value, field in ((cols.label, "label", fav.label_value, "favorable.label_class"),
+                                    (cols.decision, "decision", fav.class_, "favorable.class")):
+        if col is not None and value is not None and isinstance(value, int | float) and not isinstance(value, bool):
+            out.append((col, what, value, field))
+    return out
+
+
+def _words(s: pd.Series) -> pd.Series:
+    """The non-missing values of ``s`` that are not numbers (none in a numeric column)."""
+    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return s.iloc[:0]
+    present = s[s.notna()]
+    return present[pd.to_numeric(present, errors="coerce").isna()]
 
 
 def source_failure(exc: DatasetError) -> dict[str, Any] | None:
