@@ -34,6 +34,10 @@ WARN_MODEL_INPUTS = (
     "rules are intervals of those inputs). Pass --attributes with the protected and other non-input columns "
     "to look for groups the model should not separate (a monitor's default: its sensitive and extra columns)"
 )
+WARN_MOSTLY_NUMBERS = (
+    "warning  column {column!r} of {file} holds numbers but for {count} value(s), e.g. {values}: RUMIE treats it "
+    "as categories (one per distinct value); fix those values (or leave them empty) to search it as a number"
+)
 
 EPILOG = """examples:
   fairmon audit --data compas.csv --favorable-col is_low_risk
@@ -152,6 +156,9 @@ def run(args: argparse.Namespace) -> int:
             attributes = [c for c in df.columns if c != col]
         else:
             attributes = [a for a in attributes if a != col]
+    for column, words in _mostly_numbers(df, attributes):
+        print(WARN_MOSTLY_NUMBERS.format(column=column, file=args.data, count=len(words),
+                                         values=sorted(map(str, words.unique()))[:5]), file=sys.stderr)
     ev = mine(
         df, favorable, attributes=attributes, k=args.k, alpha=args.alpha, beta=args.beta, lam=args.lam,
         method=args.method, iterations=args.iterations, lr=args.lr, device=args.device,
@@ -163,6 +170,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(ev.summary())
     return 0
+
+
+def _mostly_numbers(df: pd.DataFrame, columns: Any) -> list[tuple[str, pd.Series]]:
+    """Text columns among ``columns`` whose values are numbers but for a few (at most 5 %): a typo made
+    the whole column text, so RUMIE would split it into one category per value. Returns each with the
+    values that are not numbers."""
+    out = []
+    for c in columns:
+        s = df[c] if c in df.columns else None
+        if s is None or pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            continue
+        present = s[s.notna()]
+        words = present[pd.to_numeric(present, errors="coerce").isna()]
+        if 0 < len(words) <= 0.05 * len(present):
+            out.append((str(c), words))
+    return out
 
 
 def _is_binary(col: Any) -> bool:

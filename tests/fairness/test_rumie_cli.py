@@ -80,3 +80,22 @@ def test_audit_with_registry_model(tmp_path: Path, capsys: pytest.CaptureFixture
     assert out["settings"]["attributes"] == ["age", "priors_count", "colour", "noise"]
     # searching the model's own inputs is said (stderr), as `spec check` says it of rumie.attributes
     assert captured.err.startswith("warning  no --attributes: RUMIE searches the model's own inputs ['age',")
+
+
+def test_audit_warns_about_a_number_column_made_text_by_one_word(
+    data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found trying the product: one 'abc' in a numeric column turned it into hundreds of categories
+    (a rule listing every value, and a 13x slower search) without a word."""
+    import pandas as pd
+
+    frame = pd.read_csv(data_file).astype({"noise": object})
+    frame.loc[5, "noise"] = "abc"
+    path = tmp_path / "typo.csv"
+    frame.to_csv(path, index=False)
+    rc = main(["audit", "--data", str(path), "--favorable-col", "decision", "--favorable-value", "approve",
+               "--attributes", "age", "colour", "noise", "--k", "2", "--iterations", "100", "--no-significance"])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert f"column 'noise' of {path} holds numbers but for 1 value(s), e.g. ['abc']" in err
+    assert "colour" not in err  # a text column of words is not warned about
