@@ -27,10 +27,13 @@ from fairmon.explain.attribution_gap import gap_sentence
 from fairmon.fairness.rescore import RUMIE_METRICS, rescore_sentence
 from fairmon.store import AttributionGapRecord, RescoreRecord
 
-__all__ = ["why_lines", "cause_line", "TOP_FEATURES"]
+__all__ = ["why_lines", "cause_line", "TOP_FEATURES", "MIN_GAP"]
 
 #: features per group in the alert (the report lists them all)
 TOP_FEATURES = 3
+#: smallest gap of P(favorable) an alert names: a smaller one, however certain, moves no decision worth a
+#: page (the demo's declared group showed "+0.002 [0.00, 0.00]")
+MIN_GAP = 0.01
 
 
 def _ci(lo: object, hi: object) -> str:
@@ -40,21 +43,24 @@ def _ci(lo: object, hi: object) -> str:
     return f" [{a:.2f}, {b:.2f}]"
 
 
-def _beyond_noise(f: Mapping[str, object]) -> bool:
-    """Whether a feature's gap is worth a line: its interval excludes 0 (or it has none to say otherwise)."""
+def _worth_a_line(f: Mapping[str, object]) -> bool:
+    """Whether a feature's gap is worth a line: at least :data:`MIN_GAP` and its interval excludes 0
+    (or it has none to say otherwise)."""
+    size = finite_float(f.get("difference"))
     lo, hi = finite_float(f.get("ci_low")), finite_float(f.get("ci_high"))
-    return lo is None or hi is None or not lo <= 0 <= hi
+    return size is not None and abs(size) >= MIN_GAP and (lo is None or hi is None or not lo <= 0 <= hi)
 
 
 def why_lines(gaps: Sequence[AttributionGapRecord], *, top: int = TOP_FEATURES) -> tuple[str, ...]:
-    """One line per group with a computed gap: its ``top`` features by |difference| whose interval
-    excludes 0, with direction. A feature within its noise says nothing an on-call reader can act on,
-    and a group with none gets no line (the report lists every feature of every group)."""
+    """One line per group with a computed gap: its ``top`` features by |difference| of at least
+    :data:`MIN_GAP` whose interval excludes 0, with direction. A feature within its noise, or with a
+    negligible gap, says nothing an on-call reader can act on, and a group with none gets no line (the
+    report lists every feature of every group)."""
     out = []
     for g in sorted(gaps, key=lambda g: g.group_kind != "rumie"):
         if g.status != "ok" or not g.features:
             continue
-        shown = [f for f in g.features if _beyond_noise(f)][:top]
+        shown = [f for f in g.features if _worth_a_line(f)][:top]
         if not shown:
             continue
         who = "the RUMIE group" if g.group_kind == "rumie" else f"`{g.group_label}`, lowest favorable rate"

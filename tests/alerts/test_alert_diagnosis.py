@@ -15,7 +15,7 @@ def test_why_lines_rumie_first_top_three_escaped() -> None:
     declared = AttributionGapRecord("declared", "ok", group_label="sex=<F>", features=(_feat("age", -0.1, -0.2, -0.05),))
     rumie = AttributionGapRecord("rumie", "ok", group_label="age <= 30", features=(
         _feat("account_years", -0.08, -0.1, -0.06), _feat("inc&me", 0.05, 0.01, 0.09),
-        _feat("region", -0.03, -0.05, 0.01), _feat("branch", 0.02, 0.01, 0.03), _feat("student", 0.01, 0.005, 0.02)))
+        _feat("region", -0.03, -0.05, 0.01), _feat("branch", 0.02, 0.01, 0.03), _feat("student", 0.015, 0.005, 0.02)))
     small = AttributionGapRecord("declared", "insufficient", reason="3 rows")
     lines = why_lines([declared, rumie, small])
     assert len(lines) == 2
@@ -32,6 +32,9 @@ def test_a_group_whose_gaps_are_all_within_noise_gets_no_line() -> None:
     noise = AttributionGapRecord("declared", "ok", group_label="race=asian", features=(
         _feat("income", 0.01, -0.01, 0.04), _feat("education", -0.006, -0.02, 0.01)))
     assert why_lines([noise]) == ()
+    tiny = AttributionGapRecord("declared", "ok", group_label="race=asian", features=(
+        _feat("student", 0.002, 0.001, 0.003),))  # certain, but too small to act on
+    assert why_lines([tiny]) == ()
 
 
 def test_cause_line_prefers_rumie_and_counts_the_rest() -> None:
