@@ -120,14 +120,27 @@ def window_from_logical_date(
     >>> (w.start.isoformat(), w.end.isoformat())
     ('2026-01-03T00:00:00+00:00', '2026-01-04T00:00:00+00:00')
     """
-    dt = parse_date(logical_date, timezone=timezone).astimezone(ZoneInfo(timezone))
+    tz = ZoneInfo(timezone)
+    dt = parse_date(logical_date, timezone=timezone).astimezone(tz)
     if not croniter.is_valid(cron):
         raise ConfigError(ERR_BAD_CRON.format(cron=cron, monitor=monitor))
-    # a tick exactly at dt counts as "at or before": step 1 s past it and walk back
-    it = croniter(cron, dt + timedelta(seconds=1))
-    start = it.get_prev(datetime)
-    end = croniter(cron, start).get_next(datetime)
+    # Ticks are cut on the wall clock (naive local times) and then placed in time: croniter's own
+    # handling of aware times repeats or skips ticks around a daylight-saving change. A tick exactly
+    # at dt counts as "at or before": step 1 s past it and walk back.
+    wall = dt.replace(tzinfo=None)
+    start_wall = croniter(cron, wall + timedelta(seconds=1)).get_prev(datetime)
+    start = _placed(start_wall, tz)
+    ahead = croniter(cron, start_wall)
+    end = _placed(ahead.get_next(datetime), tz)
+    while end <= start:  # a tick in the hour clocks skip lands where the next one does: take a later one
+        end = _placed(ahead.get_next(datetime), tz)
     return Window(monitor, start, end)
+
+
+def _placed(wall: datetime, tz: ZoneInfo) -> datetime:
+    """A wall-clock tick as an instant: the first of a repeated time; a time the clocks skip is read with
+    the offset before the change (the instant it would have been, which is after the change)."""
+    return wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
 
 
 def resolve_window(
@@ -165,9 +178,9 @@ def window_for(spec: MonitorSpec, logical_date: str | datetime) -> Window:
     """The window of ``logical_date`` under the spec's schedule.
 
     The schedule interval starting at the latest cron tick at or before the date gives the window's
-    *end*; its start is ``end - schedule.window`` on the schedule timezone's wall clock
-    (:func:`window_start`; equal to the interval when the window length is the cron period, the
-    default) — the same rule :func:`window_from_interval` applies to an Airflow data interval.
+    *end*; its start is the interval's when the window length is the cron period (the default), else
+    ``end - schedule.window`` (calendar days on the schedule timezone's wall clock; :func:`window_start`)
+    — the same rule :func:`window_from_interval` applies to an Airflow data interval.
 
     Examples
     --------
@@ -180,7 +193,8 @@ def window_for(spec: MonitorSpec, logical_date: str | datetime) -> Window:
     interval = window_from_logical_date(
         spec.name, logical_date, cron=spec.schedule.cron, timezone=spec.schedule.timezone
     )
-    return Window(spec.name, window_start(interval.end, spec.schedule.window, spec.schedule.timezone), interval.end)
+    return Window(spec.name, window_start(interval, spec.schedule.window, cron=spec.schedule.cron,
+                                          timezone=spec.schedule.timezone), interval.end)
 
 
 def window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
@@ -204,27 +218,47 @@ def window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
     )
     if "data_interval_end" not in d:
         return window_for(spec, d["logical_date"])
-    return Window(spec.name, window_start(interval.end, spec.schedule.window, spec.schedule.timezone), interval.end)
+    return Window(spec.name, window_start(interval, spec.schedule.window, cron=spec.schedule.cron,
+                                          timezone=spec.schedule.timezone), interval.end)
 
 
-def window_start(end: datetime, length: timedelta, timezone: str) -> datetime:
-    """The start of the window of ``length`` that ends at ``end``: ``end - length`` on the wall clock of
-    the schedule's ``timezone``, as the cron ticks are.
+def window_start(interval: Window, length: timedelta, *, cron: str, timezone: str) -> datetime:
+    """The start of the window of ``length`` that ends where the schedule ``interval`` ends.
 
-    An absolute ``end - length`` would make consecutive windows overlap by an hour on the night clocks
-    spring forward (a daily window is then 23 hours long) and leave an hour no window covers when they
-    fall back (25 hours), so rows there would be counted twice or never.
+    - ``length`` is the cron's period (the default: a daily cron, ``window: 1d``): the interval's own
+      start — the previous tick, or Airflow's ``data_interval_start`` — so consecutive windows tile the
+      timeline whatever the clocks do (a Berlin day is 23 hours on the night clocks spring forward, 25
+      when they fall back; an hourly schedule skips the hour that does not exist).
+    - a whole number of days otherwise (a 7-day rolling window on a daily cron): that many calendar
+      days back on the wall clock of ``timezone``.
+    - anything else: ``end - length`` in absolute time.
 
-    >>> end = datetime(2026, 3, 29, 22, tzinfo=UTC)  # midnight in Berlin after clocks sprang forward
-    >>> (end - window_start(end, timedelta(days=1), "Europe/Berlin")).total_seconds() / 3600
+    An absolute ``end - length`` everywhere made consecutive daily windows of a daylight-saving
+    timezone overlap by an hour, or leave an hour in none, so rows there were counted twice or never.
+    In UTC every rule gives ``end - length``.
+
+    >>> from fairmon.window import window_from_logical_date
+    >>> day = window_from_logical_date("m", "2026-03-29T12:00:00+02:00", cron="0 0 * * *", timezone="Europe/Berlin")
+    >>> (day.end - window_start(day, timedelta(days=1), cron="0 0 * * *", timezone="Europe/Berlin")) / timedelta(hours=1)
     23.0
-    >>> window_start(end, timedelta(days=1), "UTC") == end - timedelta(days=1)
-    True
     """
     if timezone == "UTC":
-        return end - length
-    local = end.astimezone(ZoneInfo(timezone))
-    return (local - length).astimezone(end.tzinfo)
+        return interval.end - length
+    if length == _period(cron):
+        return interval.start
+    if length % timedelta(days=1) == timedelta(0):
+        local = interval.end.astimezone(ZoneInfo(timezone))
+        return (local - length).astimezone(interval.end.tzinfo)
+    return interval.end - length
+
+
+def _period(cron: str) -> timedelta | None:
+    """The cron's period on the wall clock when its ticks are evenly spaced (daily, hourly, every 30
+    minutes, weekly), else None (weekdays only, monthly)."""
+    it = croniter(cron, datetime(2026, 1, 5))  # naive: wall-clock ticks, no daylight saving
+    ticks = [it.get_next(datetime) for _ in range(15)]
+    gaps = {b - a for a, b in zip(ticks, ticks[1:], strict=False)}
+    return gaps.pop() if len(gaps) == 1 else None
 
 
 def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetime) -> list[Window]:
@@ -243,12 +277,15 @@ def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetim
     if hi < lo:
         raise ConfigError(ERR_BACKFILL_ORDER.format(end=hi.isoformat(), start=lo.isoformat()))
     out: list[Window] = []
-    it = croniter(spec.schedule.cron, lo - timedelta(seconds=1))
+    zone = ZoneInfo(tz)
+    it = croniter(spec.schedule.cron, lo.astimezone(zone).replace(tzinfo=None) - timedelta(seconds=1))
     while True:
-        tick = it.get_next(datetime)
+        tick = _placed(it.get_next(datetime), zone)
         if tick > hi:
             break
-        out.append(window_for(spec, tick))
+        w = window_for(spec, tick)
+        if not out or w.start > out[-1].start:  # two wall-clock ticks can be one instant (a skipped hour)
+            out.append(w)
     return out
 
 

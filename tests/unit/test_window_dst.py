@@ -57,3 +57,32 @@ def test_a_partition_is_named_by_the_schedules_local_day(tmp_path: Path) -> None
     assert w.start == datetime(2026, 1, 2, 23, tzinfo=UTC)
     assert load_window(spec, w.start, w.end, base_dir=tmp_path).to_dict("list") == {"a": [1]}
     assert data_location(spec, w) is not None and data_location(spec, w).endswith("d/2026-01-03.csv")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("timezone", "cron", "length", "first", "last"), [
+    ("Europe/Berlin", "0 * * * *", timedelta(hours=1), "2026-03-28T22:00:00+00:00", "2026-03-29T04:00:00+00:00"),
+    ("Europe/Berlin", "0 * * * *", timedelta(hours=1), "2026-10-24T22:00:00+00:00", "2026-10-25T04:00:00+00:00"),
+    ("Europe/Berlin", "*/30 * * * *", timedelta(minutes=30), "2026-10-25T00:00:00+00:00", "2026-10-25T02:30:00+00:00"),
+    ("Europe/Berlin", "30 2 * * *", timedelta(days=1), "2026-03-27", "2026-03-31"),  # a tick in the skipped hour
+    ("Europe/Berlin", "30 2 * * *", timedelta(days=1), "2026-10-23", "2026-10-27"),  # and in the repeated one
+    ("America/Santiago", "0 0 * * *", timedelta(days=1), "2026-09-03", "2026-09-08"),  # clocks jump at midnight
+    ("America/Santiago", "0 0 * * *", timedelta(days=1), "2026-04-02", "2026-04-07"),
+])
+def test_windows_tile_whatever_the_cron_and_the_clock_change(
+    timezone: str, cron: str, length: timedelta, first: str, last: str
+) -> None:
+    """A reviewer's cases: wall-clock subtraction alone gave hourly windows of zero width or two hours
+    overlapping, and croniter's aware ticks repeated a window on the autumn night."""
+    spec = _spec(timezone, cron)
+    spec = spec.model_copy(update={"schedule": spec.schedule.model_copy(update={"window": length})})
+    windows = windows_between(spec, first, last)
+    assert len(windows) >= 4 and all(w.end > w.start for w in windows)
+    assert all(a.end == b.start for a, b in zip(windows, windows[1:], strict=False))
+
+
+def test_an_hourly_airflow_interval_in_the_skipped_hour_is_taken_as_it_is() -> None:
+    spec = _spec("Europe/Berlin", "0 * * * *")
+    spec = spec.model_copy(update={"schedule": spec.schedule.model_copy(update={"window": timedelta(hours=1)})})
+    start, end = datetime(2026, 3, 29, 0, tzinfo=UTC), datetime(2026, 3, 29, 1, tzinfo=UTC)
+    w = window_from_interval(spec, {"data_interval_start": start.isoformat(), "data_interval_end": end.isoformat()})
+    assert (w.start, w.end) == (start, end)
