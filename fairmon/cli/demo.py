@@ -201,9 +201,10 @@ def run_demo(
     resolved_db = store.engine.url.render_as_string(hide_password=False)
     embedded = db_url is None and not os.environ.get(ENV_DATABASE_URL)
     # A re-run in the embedded store starts from nothing: its alerts are sent exactly once per window, so
-    # the terminal would otherwise show the first run's messages. A database given by URL may hold a
-    # monitor of that name worth keeping: it is left as it is (the messages are then the first run's).
-    reset = store.delete_monitor("demo") if embedded else 0
+    # the terminal would otherwise show the first run's messages. Only a "demo" monitor this demo's spec
+    # file owns is deleted: one `fairmon run --monitor monitors/demo.yaml` wrote (or a database given by
+    # URL) may hold windows worth keeping, and is left as it is.
+    reset = store.delete_monitor("demo", owned_by=str(Path(spec_path).resolve())) if embedded else 0
     store.engine.dispose()
     if on_event:
         on_event("prepared", {**manifest, "spec": str(spec_path), "seconds": t_prepare})
@@ -317,7 +318,10 @@ def _live(args: argparse.Namespace) -> dict[str, Any]:
             on_event=on_event,
         )
     console.print(f"done in {summary['seconds']:.0f}s; store {summary['db']}; output {summary['output']}")
-    if summary["earlier_runs_removed"]:
+    if summary["earlier_runs_removed"] is None:
+        console.print("(the embedded store's monitor 'demo' belongs to another spec file: its windows were kept, "
+                      "and alerts already sent for these windows were not sent again)")
+    elif summary["earlier_runs_removed"]:
         console.print(f"(a fresh demo: the {summary['earlier_runs_removed']} windows an earlier demo stored in the "
                       "embedded store were removed first)")
     reports = [w["steps"].get("report", {}).get("path") for w in summary["windows"]]

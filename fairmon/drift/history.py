@@ -202,8 +202,9 @@ def reference_summary(
 ) -> WindowSummary:
     """The stored run of the reference window (:func:`fairmon.drift.reference_window`).
 
-    One without stored results (failed, not run yet, ...) comes back without results and with that
-    status, so the decision can say why there is no baseline.
+    One that is not completed (failed, data_invalid, not run yet, ...) comes back without results and
+    with that status, so the decision can say why there is no baseline — also when a failed re-run kept
+    an earlier attempt's rows (:meth:`~fairmon.store.Store.completed_runs_before` says why).
     """
     run = reader.get_run(reference.monitor, reference.window_start, reference.window_end)
     if run is None:

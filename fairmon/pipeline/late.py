@@ -124,7 +124,8 @@ def skip_window(
         return int(
             ctx.store.mark_run(
                 s.name, w.start, w.end, "skipped", error=reason, spec_fingerprint=s.fingerprint,
-                details={"attempt": attempt, "skip": {"kind": SKIP_KIND_LATE, "reason": reason}},
+                details=runs.merged_details(ctx, {"attempt": attempt,
+                                                  "skip": {"kind": SKIP_KIND_LATE, "reason": reason}}),
                 attempt_id=ctx.attempt_id,
             )
         )

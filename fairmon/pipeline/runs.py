@@ -16,7 +16,6 @@ from typing import Any
 from fairmon.errors import AttemptSupersededError, FairmonError
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.table import A_SNAPSHOT, STEP_ORDER
-from fairmon.store.records import stored_results_status
 from fairmon.store.repository import ERR_SUPERSEDED
 
 log = logging.getLogger(__name__)
@@ -144,14 +143,11 @@ def start_run(ctx: RunContext) -> tuple[int, str | None]:
         spec=spec.model_dump(mode="json", by_alias=True),
         spec_fingerprint=spec.fingerprint,
     )
-    before = ctx.store.get_run(spec.name, ctx.window.start, ctx.window.end)
-    details: dict[str, Any] = {"attempt": ctx.attempt}
-    stored = None if before is None else stored_results_status(before.status, before.details)
-    if before is not None and stored is not None:  # rows an earlier attempt wrote: they stay until replaced
-        details |= {k: v for k, v in (before.details or {}).items() if k in _RESULT_KEYS}
-        details["stored_status"] = stored
+    # rows an earlier attempt wrote stay until replaced: the store marks them and carries persist's
+    # description of them (prediction source, ...) into this attempt's details
     run_id, attempt_id, previous = ctx.store.begin_attempt(
-        spec.name, ctx.window.start, ctx.window.end, spec_fingerprint=spec.fingerprint, details=details
+        spec.name, ctx.window.start, ctx.window.end, spec_fingerprint=spec.fingerprint,
+        details={"attempt": ctx.attempt}, carry=sorted(_RESULT_KEYS),
     )
     ctx.bind_attempt(attempt_id)
     if previous is not None:

@@ -393,7 +393,10 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "window_day": f"{run.window_start:%Y-%m-%d}",
         "run_status": run.status,
         "status": data.status,
-        "error": run.error or "",
+        "error": (run.error or "") + (
+            f" The results shown were stored before this failure (the window was then "
+            f"{details.get('persisted_status')}); they stay until an attempt succeeds."
+            if run.error and details.get("results_kept") else ""),
         "model_version": run.model_version or "n/a",
         "n_rows": "n/a" if run.n_rows is None else f"{run.n_rows:,}",
         "favorable_rate": fmt_num(details.get("favorable_rate")),

@@ -13,7 +13,7 @@ operator takes the monitor over.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +24,7 @@ from fairmon.errors import ConfigError
 from fairmon.store._rows import jsonable
 from fairmon.store._runs import RunWrites
 from fairmon.store._tables import monitors, runs
+from fairmon.store.records import stored_results_status
 
 __all__ = ["ERR_MONITOR_OWNED", "AttemptWrites", "new_attempt_id"]
 
@@ -54,11 +55,16 @@ class AttemptWrites(RunWrites):
         attempt_id: str | None = None,
         spec_fingerprint: str | None = None,
         details: Mapping[str, Any] | None = None,
+        carry: Sequence[str] = (),
     ) -> tuple[int, str, str | None]:
         """Start an attempt of the window: the run becomes ``running`` and held by a new attempt id.
 
-        Earlier results stay until the new attempt writes its own (as a ``running`` mark). Whatever
-        attempt held the run before is superseded: its later writes are refused. Returns
+        Earlier results stay until the new attempt writes its own. When the run holds them, the new
+        details say so (``stored_status``: the status they were written with) and carry the ``carry``
+        keys of the old details that describe them; its ``spec_fingerprint`` keeps describing them too
+        (this attempt's goes to ``details.attempt_spec_fingerprint`` when it differs) — decided in the
+        same transaction that takes the run over, so a concurrent write cannot slip in between.
+        Whatever attempt held the run before is superseded: its later writes are refused. Returns
         ``(run_id, attempt_id, previous attempt_id or None)``.
 
         Examples
@@ -66,14 +72,26 @@ class AttemptWrites(RunWrites):
         >>> run_id, attempt, previous = store.begin_attempt("demo", start, end)  # doctest: +SKIP
         """
         attempt = attempt_id or new_attempt_id()
-        stmt = pg_insert(runs)
         with self._tx(monitor) as conn:
             mid = self._lock_monitor(conn, monitor)
             key = (runs.c.monitor_id == mid, runs.c.window_start == window_start, runs.c.window_end == window_end)
-            previous = conn.execute(sa.select(runs.c.attempt_id).where(*key)).scalar()
+            before = conn.execute(
+                sa.select(runs.c.attempt_id, runs.c.status, runs.c.details, runs.c.spec_fingerprint).where(*key)
+            ).first()
+            previous = None if before is None else before.attempt_id
+            new_details = dict(details or {})
+            held = None if before is None else stored_results_status(before.status, before.details)
+            fingerprint = spec_fingerprint
+            if before is not None and held is not None:
+                old = dict(before.details or {})
+                new_details = {**{k: old[k] for k in carry if k in old}, **new_details, "stored_status": held}
+                if before.spec_fingerprint is not None:
+                    if spec_fingerprint is not None and spec_fingerprint != before.spec_fingerprint:
+                        new_details["attempt_spec_fingerprint"] = spec_fingerprint
+                    fingerprint = before.spec_fingerprint
             stmt = pg_insert(runs).values(
                 monitor_id=mid, window_start=window_start, window_end=window_end, status="running",
-                spec_fingerprint=spec_fingerprint, details=jsonable(dict(details or {})), attempt_id=attempt,
+                spec_fingerprint=fingerprint, details=jsonable(new_details), attempt_id=attempt,
             )
             new = stmt.excluded
             run_id = conn.execute(

@@ -112,7 +112,9 @@ class RunReads(StoreBase):
         never rewrites — the decisions of later windows. Completed means the window's results are
         stored: ``succeeded`` and ``labels_pending`` (everything but the label-based metrics, which a
         monitor with late labels lacks for months; leaving those windows out would keep its drift
-        checks in cold start forever).
+        checks in cold start forever). A window whose latest attempt failed is not one, though it may
+        keep an earlier attempt's rows (``details.results_kept``): its status says its run or its data
+        failed now, and a baseline must not rest on it.
 
         Examples
         --------

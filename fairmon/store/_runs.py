@@ -132,23 +132,30 @@ class RunWrites(StoreBase):
         with self._tx(name) as conn:
             return int(conn.execute(upsert).scalar_one())
 
-    def delete_monitor(self, name: str) -> int:
+    def delete_monitor(self, name: str, *, owned_by: str | None = None) -> int | None:
         """Delete a monitor and everything stored for it (runs, results, findings, alerts, FEU rows: the
         schema cascades); returns the number of its runs that were deleted (0: no such monitor).
 
+        With ``owned_by`` (a spec file's absolute path) only a monitor that file owns (``monitors.spec_path``,
+        :meth:`claim_monitor`) is deleted; one another file owns is left as it is and ``None`` returned.
         For a demo or a test that must start from nothing; never called by the pipeline.
 
         Examples
         --------
-        >>> store.delete_monitor("demo")  # doctest: +SKIP
+        >>> store.delete_monitor("demo", owned_by="/home/me/demo-output/demo.yaml")  # doctest: +SKIP
         10
         """
         with self._tx(name) as conn:
-            mid = conn.execute(sa.select(monitors.c.monitor_id).where(monitors.c.name == name)).scalar()
-            if mid is None:
+            row = conn.execute(
+                sa.select(monitors.c.monitor_id, monitors.c.spec_path).where(monitors.c.name == name)
+            ).first()
+            if row is None:
                 return 0
-            n = int(conn.execute(sa.select(sa.func.count()).select_from(runs).where(runs.c.monitor_id == mid)).scalar_one())
-            conn.execute(sa.delete(monitors).where(monitors.c.monitor_id == mid))
+            if owned_by is not None and row.spec_path is not None and row.spec_path != owned_by:
+                return None
+            n = int(conn.execute(
+                sa.select(sa.func.count()).select_from(runs).where(runs.c.monitor_id == row.monitor_id)).scalar_one())
+            conn.execute(sa.delete(monitors).where(monitors.c.monitor_id == row.monitor_id))
             return n
 
     def monitors(self) -> list[str]:
@@ -271,9 +278,10 @@ class RunWrites(StoreBase):
         or skipped mark, ``details.stored_status`` for ``running`` — so a computed window is not lost to
         a re-run that fails, crashes or finds its data gone, and a reader can tell kept rows from a
         completed window. Only the next window write replaces them. While the run holds rows its model
-        version and row count describe them (a differing one of this attempt goes to
-        ``details.attempt_model_version`` / ``attempt_n_rows``); fields left ``None`` keep the stored
-        value then, and are unknown (NULL) on a failed run that holds none. Every
+        version, row count and spec fingerprint describe them (a differing one of this attempt goes to
+        ``details.attempt_model_version`` / ``attempt_n_rows`` / ``attempt_spec_fingerprint``); fields
+        left ``None`` keep the stored value then, and are unknown (NULL) on a failed run that holds
+        none. Every
         mark is progress: it sets the run's ``updated_at``. Returns the ``run_id``. With ``attempt_id``
         the mark is that attempt's: refused (:class:`~fairmon.errors.AttemptSupersededError`, nothing
         written) when a newer attempt holds the run.
@@ -287,16 +295,18 @@ class RunWrites(StoreBase):
             mid = self._lock_monitor(conn, monitor)
             self._check_lease(conn, mid, monitor, window_start, window_end, attempt_id)
             before = conn.execute(
-                sa.select(runs.c.status, runs.c.details, runs.c.model_version, runs.c.n_rows).where(
+                sa.select(runs.c.status, runs.c.details, runs.c.model_version, runs.c.n_rows,
+                          runs.c.spec_fingerprint).where(
                     runs.c.monitor_id == mid, runs.c.window_start == window_start, runs.c.window_end == window_end)
             ).first()
             held = None if before is None else stored_results_status(before.status, before.details)
             kept = _kept_details(status, held)
-            if before is not None and "results_kept" in kept:  # the run's model version and row count describe the rows it keeps
-                mine = {"attempt_model_version": model_version, "attempt_n_rows": n_rows}
-                kept |= {k: v for (k, v), old in zip(mine.items(), (before.model_version, before.n_rows), strict=True)
-                         if v is not None and v != old}
-                model_version = n_rows = None
+            if before is not None and "results_kept" in kept:  # the run's model, rows and spec describe the kept rows
+                mine = {"attempt_model_version": model_version, "attempt_n_rows": n_rows,
+                        "attempt_spec_fingerprint": spec_fingerprint}
+                stored = (before.model_version, before.n_rows, before.spec_fingerprint)
+                kept |= {k: v for (k, v), old in zip(mine.items(), stored, strict=True) if v is not None and v != old}
+                model_version = n_rows = spec_fingerprint = None
             run = RunRecord(
                 monitor,
                 window_start,
@@ -333,8 +343,10 @@ class RunWrites(StoreBase):
 
     def _fail_stale(self, conn: Connection, row: sa.RowMapping) -> None:
         reason = ERR_STALE_RUN.format(seconds=float(row["age_s"]))
-        extra = {"error": reason, "stale_since": row["updated_at"],
-                 **_kept_details("failed", stored_results_status("running", row["details"]))}
+        held = stored_results_status("running", row["details"])
+        extra = {"error": reason, "stale_since": row["updated_at"], **_kept_details("failed", held)}
+        # without rows, an older attempt's model version and row count would describe nothing here
+        unknown = {"model_version": None, "n_rows": None} if held is None else {}
         details = runs.c.details
         conn.execute(
             sa.update(runs)
@@ -342,6 +354,7 @@ class RunWrites(StoreBase):
             .values(
                 status="failed",
                 error=reason,
+                **unknown,
                 details=details.op("||", return_type=details.type)(
                     sa.bindparam("extra", jsonable(extra), type_=details.type)
                 ),

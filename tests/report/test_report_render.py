@@ -162,6 +162,7 @@ def test_failed_window_renders_its_error(store: Any, tmp_path: Path) -> None:
         assert "Run failed:</b> rumie: MethodError: boom &lt;b&gt;" in html
         assert "Not available for this window (RUMIE disabled or the run has no results)" in html
         assert len(_images(html)) == 1  # only the trend (history of the earlier windows)
+        assert "stored before this failure" not in html  # it holds no rows
     finally:
         with store.engine.begin() as conn:
             import sqlalchemy as sa
@@ -259,3 +260,18 @@ def test_report_status(findings: list[tuple[str, str]], expected: str) -> None:
     recs = [FindingRecord("rumie_dscore", "m", sev, status=st) for sev, st in findings]  # type: ignore[arg-type]
     assert report_status("succeeded", recs) == expected
     assert report_status("data_invalid", recs) == "data_invalid"
+
+
+def test_a_failed_rerun_says_its_results_were_stored_before(store: Any, tmp_path: Path) -> None:
+    """A re-run that failed keeps the window's rows (store.mark_run): the report shows them and says whose."""
+    from fairmon.report import write_window_report
+
+    start, end = report_seed.day(2), report_seed.day(3)
+    run = store.get_run(report_seed.MONITOR, start, end)
+    store.mark_run(report_seed.MONITOR, start, end, "failed", error="pull_data: DatasetError: timed out")
+    try:
+        html = Path(write_window_report(store, report_seed.MONITOR, start, location=str(tmp_path)).path).read_text()
+        assert "Run failed:</b> pull_data: DatasetError: timed out The results shown were stored before this " \
+               "failure (the window was then succeeded); they stay until an attempt succeeds." in html
+    finally:
+        store.mark_run(report_seed.MONITOR, start, end, run.status, error=None, details=run.details)

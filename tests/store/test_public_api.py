@@ -36,6 +36,7 @@ PUBLIC = {
 STORE_METHODS = {
     # writes
     "upsert_monitor",
+    "delete_monitor",  # the demo's fresh start in its embedded store
     "write_window",
     "mark_run",
     "write_findings",

@@ -371,3 +371,28 @@ def test_delete_monitor_removes_everything_of_that_monitor_only(store: Store) ->
     assert store.history("demo", "dp_difference", attribute="sex") == []
     assert len(store.history("other", "dp_difference", attribute="sex")) == 1
     assert store.delete_monitor("demo") == 0  # nothing left
+    store.write_window(window("other", 1))
+    store.claim_monitor("other", "/specs/other.yaml")
+    assert store.delete_monitor("other", owned_by="/demo-output/demo.yaml") is None  # another file's: kept
+    assert len(store.runs("other")) == 2
+    assert store.delete_monitor("other", owned_by="/specs/other.yaml") == 2
+
+
+def test_a_new_attempt_over_kept_rows_says_what_they_are(store: Store) -> None:
+    """begin_attempt marks the rows it starts over (stored_status, the carried keys) in its own
+    transaction, and the run's spec fingerprint keeps describing them until a write replaces them."""
+    store.write_window(window("demo", 0))
+    store.mark_run("demo", day(0), day(1), "succeeded", details={"prediction_source": "model", "note": "x"})
+    run_id, _, _ = store.begin_attempt("demo", day(0), day(1), spec_fingerprint="e" * 64, details={"attempt": 2},
+                                       carry=["prediction_source"])
+    run = store.get_run_by_id(run_id)
+    assert run is not None and run.status == "running" and run.spec_fingerprint == "f" * 64
+    assert run.details == {"attempt": 2, "stored_status": "succeeded", "prediction_source": "model",
+                           "attempt_spec_fingerprint": "e" * 64}
+    store.mark_run("demo", day(0), day(1), "failed", error="boom", spec_fingerprint="e" * 64, details=run.details)
+    failed = store.get_run_by_id(run_id)
+    assert failed is not None and failed.spec_fingerprint == "f" * 64 and failed.details["results_kept"] is True
+    # a window that never completed: nothing to describe, the attempt's own fingerprint
+    _, _, _ = store.begin_attempt("demo", day(5), day(6), spec_fingerprint="e" * 64, details={"attempt": 1})
+    fresh = store.get_run("demo", day(5))
+    assert fresh is not None and fresh.spec_fingerprint == "e" * 64 and "stored_status" not in fresh.details

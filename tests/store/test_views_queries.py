@@ -280,6 +280,7 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
         [(r["monitor"], r["status"]) for r in rows] == [("other", "data_invalid"), ("stale", "running (stale)")]
         and rows[0]["error"].startswith("expect_column_values")
         and rows[1]["error"].startswith("no progress for 7 hours")
+        and [r["results_kept"] for r in rows] == [False, False]
     ),
     "gesd_with_group_stability.sql": lambda rows: (
         len(rows) == 2 * N_DEMO
