@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,13 +28,17 @@ __all__ = ["ERR_UNREACHABLE", "file_exists", "ready_sql", "sql_window_ready", "s
 
 ERR_UNREACHABLE = "cannot reach data file {path}: {error}"
 
-#: errnos of a storage that may answer on a later attempt (a network filesystem or object store hiccup)
+#: errnos of a storage that may answer on a later attempt (a network filesystem or object store hiccup,
+#: a DNS server that did not answer in time)
 _TRANSIENT_ERRNOS = frozenset({
     errno.EIO, errno.EAGAIN, errno.EBUSY, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNREFUSED,
     errno.ECONNABORTED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ENETDOWN, errno.EPIPE, errno.ESTALE,
+    socket.EAI_AGAIN,
 })
-#: top-level packages whose exceptions are a remote store's (HTTP status, connection), not a file's contents
-_REMOTE_PACKAGES = frozenset({"aiohttp", "requests", "urllib3", "botocore", "aiobotocore", "google", "azure", "http"})
+#: top-level packages whose exceptions are a remote store's (HTTP status, connection), not a file's
+#: contents (urllib: pandas reads http:// URLs with it)
+_REMOTE_PACKAGES = frozenset({"aiohttp", "requests", "urllib", "urllib3", "botocore", "aiobotocore", "google", "azure",
+                              "http"})
 
 
 def storage_failure(exc: BaseException) -> bool | None:
@@ -54,13 +59,32 @@ def storage_failure(exc: BaseException) -> bool | None:
     True
     >>> storage_failure(ValueError("Error tokenizing data")) is None
     True
+    >>> import urllib.error
+    >>> storage_failure(urllib.error.URLError(ConnectionRefusedError(111, "Connection refused")))  # http:// via pandas
+    True
+    >>> [storage_failure(urllib.error.HTTPError("http://x/d.csv", code, "", {}, None)) for code in (503, 403)]
+    [True, False]
     """
     if isinstance(exc, ConnectionError | TimeoutError):
         return True
+    status = _http_status(exc)
+    if status is not None:  # a server answered: it may be busy (5xx, 408, 429); anything else will not pass
+        return status >= 500 or status in (408, 429)
     if isinstance(exc, OSError) and exc.errno is not None:
         return exc.errno in _TRANSIENT_ERRNOS
     if type(exc).__module__.split(".")[0] in _REMOTE_PACKAGES:
-        return True
+        return True  # a remote client's error without a status: the connection, a timeout
+    return None
+
+
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status of a remote client's error (urllib, aiohttp, requests), None without one."""
+    if type(exc).__module__.split(".")[0] not in _REMOTE_PACKAGES:
+        return None
+    response = getattr(exc, "response", None)
+    for value in (getattr(exc, "code", None), getattr(exc, "status", None), getattr(response, "status_code", None)):
+        if isinstance(value, int) and 100 <= value < 600:
+            return value
     return None
 
 

@@ -61,6 +61,18 @@ _STATE: dict[str, Any] = {}
 _GX_SUITES: dict[str, Any] = {}
 
 
+def _value_keys(values: Any) -> set[Any]:
+    """Keys a value matches another by: its text, and its number when it is one."""
+    keys: set[Any] = set()
+    for v in values:
+        keys.add(("text", str(v)))
+        try:
+            keys.add(("number", float(v)))
+        except (TypeError, ValueError):
+            pass
+    return keys
+
+
 def _batch_definition() -> Any:
     """The cached GX whole-dataframe batch definition (ephemeral context; created once per process)."""
     with _LOCK:
@@ -189,10 +201,11 @@ def _describe(exp: dict[str, Any], res: Any, frame: pd.DataFrame) -> dict[str, A
         )
     elif check == "domain":
         assert s is not None
-        # compared as text: a CSV label column holding one word is read as text, and its '0' / '1' are the
-        # reference's 0 / 1 (naming them as unseen would hide the value that is)
-        value_set = {str(v) for v in kw["value_set"]}
-        unseen = sorted({_json(v) for v in s.dropna().unique() if str(_json(v)) not in value_set}, key=str)
+        # a value is the reference's when it equals one as stored, as text or as a number: a CSV label
+        # column holding one word is read as text ('0' is the reference's 0), one with a gap as floats
+        # (1.0 is 1); naming those as unseen would hide the value that is
+        known = _value_keys(kw["value_set"])
+        unseen = sorted({_json(v) for v in s.dropna().unique() if not _value_keys([_json(v)]) & known}, key=str)
         out.update(
             observed={
                 "unseen": unseen[:20],

@@ -34,12 +34,13 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
     "fairmon.schema": _names(
         "ColumnSpec FeatureSchema MISSING_CATEGORY category_codes category_strings"
     ),
-    "fairmon.readiness": _names("ERR_UNREACHABLE file_exists ready_sql sql_window_ready"),
+    "fairmon.readiness": _names("ERR_UNREACHABLE file_exists ready_sql sql_window_ready storage_failure"),
     "fairmon.sources": _names(
         "COUNT_COLUMN DEFAULT_SOURCE_STATEMENT_TIMEOUT_S ERR_EMPTY_FILE ERR_EMPTY_QUERY ERR_FILE_MISSING ERR_NOT_FOUND "
-        "ERR_NO_PARQUET ERR_NO_URL ERR_QUERY_FAILED ERR_QUERY_TIMEOUT ERR_READ_FAILED ERR_TIMEOUT_VALUE "
-        "ERR_UNREACHABLE describe_window_source file_exists file_format load_file load_window load_window_counts "
-        "ready_sql source_statement_timeout_s sql_window_ready window_counts_sql window_path"
+        "ERR_NO_PARQUET ERR_NO_URL ERR_QUERY_FAILED ERR_QUERY_TIMEOUT ERR_READ_FAILED ERR_STORAGE_FAILED "
+        "ERR_TIMEOUT_VALUE ERR_UNREACHABLE describe_window_source file_exists file_format load_file load_window "
+        "load_window_counts ready_sql schedule_local source_statement_timeout_s sql_window_ready window_counts_sql "
+        "window_path"
     ),
     "fairmon.datasets": _names(
         "ADULT_COLUMNS CATEGORICAL_COLUMNS COLUMNS DATASET_NAMES DECOY_COLUMNS Dataset DeployedModels "
