@@ -281,10 +281,9 @@ class RunWrites(StoreBase):
         version, row count and spec fingerprint describe them (a differing one of this attempt goes to
         ``details.attempt_model_version`` / ``attempt_n_rows`` / ``attempt_spec_fingerprint``); fields
         left ``None`` keep the stored value then, and are unknown (NULL) on a failed run that holds
-        none. Every
-        mark is progress: it sets the run's ``updated_at``. Returns the ``run_id``. With ``attempt_id``
-        the mark is that attempt's: refused (:class:`~fairmon.errors.AttemptSupersededError`, nothing
-        written) when a newer attempt holds the run.
+        none. Every mark is progress: it sets the run's ``updated_at``. Returns the ``run_id``. With
+        ``attempt_id`` the mark is that attempt's: refused (:class:`~fairmon.errors.AttemptSupersededError`,
+        nothing written) when a newer attempt holds the run.
 
         Examples
         --------
@@ -370,8 +369,8 @@ class RunWrites(StoreBase):
         mid-write, an OOM kill) and nothing else will ever finish it. Each becomes ``failed`` with
         ``error`` and ``details.error`` = ``"stale: no progress for N s (process crashed?)"`` (N the
         measured age) and ``details.stale_since`` its last progress; an earlier attempt's result rows
-        stay, marked as :meth:`mark_run` marks them. Call it when a run of the monitor starts. Returns the runs it failed, as
-        stored now, oldest window first.
+        stay, marked as :meth:`mark_run` marks them. Call it when a run of the monitor starts. Returns
+        the runs it failed, as stored now, oldest window first.
 
         Examples
         --------
