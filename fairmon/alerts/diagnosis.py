@@ -80,5 +80,8 @@ def cause_line(rescores: Sequence[RescoreRecord]) -> str | None:
     r = done[0]
     text = rescore_sentence(metric=r.metric, group=r.group, old_version=r.old_version, new_version=r.new_version,
                             value_old=r.value_old, value_new=r.value_new, verdict=r.verdict)
-    more = f" (+{len(done) - 1} more in the report)" if len(done) > 1 else ""
+    # other series, not the same series rescored for each rule that fired on it (three RUMIE rules on
+    # one honest DScore are one answer: "+2 more" sent the reader to three identical rows)
+    others = len({(x.metric, x.group) for x in done} - {(r.metric, r.group)})
+    more = f" (+{others} more in the report)" if others else ""
     return mrkdwn_escape(f"_Model or data?_ {text}{more}")

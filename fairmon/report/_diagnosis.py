@@ -39,6 +39,10 @@ def _gap(g: AttributionGapRecord, draw: Callable[..., str | None]) -> dict[str, 
     }
 
 
+#: the fields that make two rescores one answer (the same series, versions and values)
+_SAME_ANSWER = ("series", "versions", "value_new", "ci_new", "value_old", "ci_old", "verdict", "status", "sentence")
+
+
 def _rescore(r: RescoreRecord) -> dict[str, Any]:
     return {
         "series": describe_series(r.metric, r.group, quote=""),
@@ -63,4 +67,16 @@ def diagnosis_context(
     {'gaps': [], 'rescores': []}
     """
     ordered = sorted(gaps, key=lambda g: g.group_kind != "rumie")
-    return {"gaps": [_gap(g, draw) for g in ordered], "rescores": [_rescore(r) for r in rescores]}
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in rescores:  # one row per rescored series and answer; the rules that asked for it listed together
+        row = _rescore(r)
+        key = tuple(row[k] for k in _SAME_ANSWER)
+        if key not in rows:
+            rows[key] = row
+            continue
+        kept = rows[key]
+        kept["kind"] += f", {r.kind}"
+        for k, v in row.items():  # what only one of the rules carries (a rise's baseline)
+            if kept.get(k) in (None, "", "n/a") and v not in (None, "", "n/a"):
+                kept[k] = v
+    return {"gaps": [_gap(g, draw) for g in ordered], "rescores": list(rows.values())}

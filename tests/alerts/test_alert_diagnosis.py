@@ -49,6 +49,19 @@ def test_cause_line_prefers_rumie_and_counts_the_rest() -> None:
     assert cause_line([skipped]) is None and cause_line([]) is None
 
 
+def test_one_series_rescored_for_several_rules_is_one_answer() -> None:
+    """The demo's three RUMIE rules each rescored the honest DScore: "+2 more in the report" led to three
+    identical rows."""
+    same = [RescoreRecord(kind, "rumie_honest_dscore", old_version="v1", new_version="v2", value_old=0.04,
+                          value_new=0.2, verdict="model") for kind in ("rumie_dscore", "rumie_rise", "ci_outside_range")]
+    line = cause_line(same)
+    assert line is not None and "more in the report" not in line
+    from fairmon.report._diagnosis import diagnosis_context
+
+    rows = diagnosis_context([], same, lambda *a, **k: None)["rescores"]
+    assert len(rows) == 1 and rows[0]["kind"] == "rumie_dscore, rumie_rise, ci_outside_range"
+
+
 def test_alert_context_carries_the_fields() -> None:
     from datetime import UTC, datetime
 
