@@ -47,6 +47,10 @@ def register(sub: SubParsers) -> None:
     p.set_defaults(func=run)
 
 
+def _num(v: object) -> str:
+    return "n/a" if not isinstance(v, int | float) else f"{v:.3f}"
+
+
 def print_outcome(o: object, *, as_json: bool) -> None:
     d = o.to_dict()  # type: ignore[attr-defined]
     if as_json:
@@ -60,8 +64,18 @@ def print_outcome(o: object, *, as_json: bool) -> None:
     if changed:
         print(f"  {changed}")
     for step, res in d["steps"].items():
-        shown = {k: v for k, v in res.items() if k not in ("seconds", "monitor", "start", "end")}
-        print(f"  {step:<15} {res.get('seconds', 0):>7.2f}s  {json.dumps(shown, default=str)[:100]}")
+        shown = {k: v for k, v in res.items() if k not in ("seconds", "monitor", "start", "end", "front",
+                                                           "recommendation")}
+        text = json.dumps(shown, default=str)
+        print(f"  {step:<15} {res.get('seconds', 0):>7.2f}s  {text if len(text) <= 100 else text[:99] + '…'}")
+    feu = d["steps"].get("feu", {})
+    if feu.get("status") == "done":  # what a reader acts on: the verdict and the front, not step timings
+        print(f"FEU: {feu.get('recommendation') or 'no verdict recorded'}")
+        for i, c in enumerate(feu.get("front") or []):
+            mark = "  <- recommended" + (f" [{c['registry_version']}]" if c.get("registry_version") else "") \
+                if c.get("selected") else ("  (outside the constraints)" if c.get("feasible") is False else "")
+            print(f"  #{i + 1}: AUC {_num(c.get('auc'))}, bal. acc. {_num(c.get('balanced_accuracy'))}, positive rate "
+                  f"{_num(c.get('selection_rate'))}, DP {_num(c.get('dp'))}, GESD {_num(c.get('gesd'))} (test){mark}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -251,7 +251,10 @@ def feu(ctx: RunContext) -> dict[str, Any]:
         return timed(ctx, "feu", t0, {"status": "skipped", "reason": reason})
     result = retrain.run_feu(ctx)
     n = records.save_feu(ctx, result)
-    out = {"status": "done", "candidates": n, "selected": result.get("selected"), "requested": ctx.feu_requested}
+    out = {"status": "done", "candidates": n, "selected": result.get("selected"), "requested": ctx.feu_requested,
+           "recommendation": result.get("recommendation"),
+           "front": [{k: c.get(k) for k in ("auc", "balanced_accuracy", "selection_rate", "dp", "gesd", "feasible",
+                                             "selected", "registry_version")} for c in result.get("candidates", [])]}
     ctx.artifacts.put_json(A_FEU, {**out, "result": result})
     return timed(ctx, "feu", t0, out)
 
