@@ -261,10 +261,14 @@ def _window_line(outcome: dict[str, Any]) -> str:
     drift = outcome["steps"].get("drift", {})
     hd = outcome["steps"].get("rumie", {}).get("honest_dscore")
     honest = "n/a" if hd is None else f"{hd:.3f}"  # three decimals on every line, as the alerts print it
+    # findings waiting for the persistence rule (drift.persistence) raise no alert yet: say so, or the
+    # reader wonders where the alert of a window with findings went
+    pending = drift.get("pending") or 0
+    waiting = f", {pending} pending persistence: no alert yet" if pending and not drift.get("drifted") else ""
     return (
         f"window {outcome['index']} {outcome['window']['start'][:10]} model {outcome['model_version']}: "
         f"[bold]{outcome['status']}[/] honest DScore {honest} "
-        f"findings {drift.get('findings', '-')} ({outcome['seconds']:.1f}s)"
+        f"findings {drift.get('findings', '-')}{waiting} ({outcome['seconds']:.1f}s)"
         + (f" [red]{escape(str(outcome['error']))}[/]" if outcome.get("error") else "")
     )
 

@@ -182,6 +182,7 @@ def drift(ctx: RunContext) -> dict[str, Any]:
     ctx.artifacts.put_json(A_DRIFT, out)
     return timed(
         ctx, "drift", t0, {"findings": len(out["findings"]), "open": out["open"], "drifted": out["drifted"],
+                           "pending": sum(1 for f in out["findings"] if f.get("status") == "pending"),
                            "baseline": out["baseline"]["status"], "baseline_reason": out["baseline"]["reason"]}
     )
 

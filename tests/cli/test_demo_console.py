@@ -30,3 +30,5 @@ def test_window_line_escapes_the_error_text() -> None:
     assert "validation: column [income] missing" in out
     done = {**outcome, "status": "succeeded", "error": None, "steps": {"rumie": {"honest_dscore": 0.05}}}
     assert "honest DScore 0.050 " in _render(_window_line(done))  # three decimals, as on every other line
+    waiting = {**done, "steps": {**done["steps"], "drift": {"findings": 3, "pending": 3, "drifted": False}}}
+    assert "findings 3, 3 pending persistence: no alert yet (1.2s)" in _render(_window_line(waiting))
