@@ -19,7 +19,7 @@ EPILOG = """examples:
   fairmon history --monitor adult --metric selection_rate --attribute sex --group Female --format csv
   fairmon history --monitor compas --metric dp_difference --since 2026-01-01 --json --db postgres://fm@db/fairmon
 
-Columns: window_start, status, attribute, group, value, ci_low, ci_high, n, rolling_mean_7 (mean of
+Columns: window_start, status, attribute, group_key, value, ci_low, ci_high, n, rolling_mean_7 (mean of
 the last 7 windows of the series). Same data as the metric_series view (see sql/README.md).
 """
 
