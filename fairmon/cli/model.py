@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any
-
-import pandas as pd
 
 from fairmon._uris import is_mlflow_uri
 from fairmon.cli._args import SubParsers, add_command
@@ -23,6 +22,7 @@ from fairmon.registry._import import RegistrationCheck, load_estimator, register
 from fairmon.registry._torch_import import load_state_dict, register_torch
 from fairmon.registry._torch_module import build_module
 from fairmon.registry.mlflow import import_model_uri
+from fairmon.sources import load_file
 
 EPILOG = """examples:
   fairmon model register model.joblib --name credit --reference reference.csv --label approved
@@ -102,6 +102,8 @@ def register(sub: SubParsers) -> None:
 ERR_NO_TRACKING = "{path} is an MLflow model URI: name its tracking server with --mlflow-uri mlflow+http://HOST:PORT (or MLFLOW_TRACKING_URI)"
 ERR_BUILDER_KWARGS = "--builder-kwargs must be a JSON object, got {value!r}"
 ERR_BUILDER_STATE = "the state_dict in {path!r} does not fit the module built by {target!r}: {error}"
+WARN_NO_LABEL = ("warning  --label {label!r} is not a column of {path} (columns: {columns}): registered without the "
+                 "label (no agreement check); check the name if the reference does hold the labels")
 
 
 def _torch_module(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
@@ -124,7 +126,10 @@ def _torch_module(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 def run_register(args: argparse.Namespace) -> int:
 
-    reference = pd.read_csv(args.reference)
+    reference = load_file(args.reference, "csv")  # a missing or unreadable file: a DatasetError naming it
+    if args.label is not None and args.label not in reference.columns:  # allowed, but a typo looks the same
+        print(WARN_NO_LABEL.format(label=args.label, path=args.reference, columns=[str(c) for c in reference.columns]),
+              file=sys.stderr)
     registry = Registry(args.registry)
     description = f"registered from {args.path} by fairmon model register"
     if args.path.startswith("models:/"):

@@ -77,19 +77,23 @@ def load_reference(spec: MonitorSpec, *, engine: Engine | str | None = None) -> 
 def suite_from_spec(reference: pd.DataFrame, spec: MonitorSpec) -> Suite:
     """:func:`build_suite` with the spec's columns and ``validation`` settings; name = monitor name."""
     v = spec.validation
-    suite = build_suite(
-        reference,
-        **_roles(spec),
-        min_rows=v.min_rows,
-        max_null_fraction=v.max_null_fraction,
-        range_margin=v.range_margin,
-        range_mostly=v.range_mostly,
-        check_types=v.check_types,
-        allow_unseen_categories=v.allow_unseen_categories,
-        require_all_groups=v.require_all_groups,
-        max_categories=v.max_categories,
-        name=spec.name,
-    )
+    try:
+        suite = build_suite(
+            reference,
+            **_roles(spec),
+            min_rows=v.min_rows,
+            max_null_fraction=v.max_null_fraction,
+            range_margin=v.range_margin,
+            range_mostly=v.range_mostly,
+            check_types=v.check_types,
+            allow_unseen_categories=v.allow_unseen_categories,
+            require_all_groups=v.require_all_groups,
+            max_categories=v.max_categories,
+            name=spec.name,
+        )
+    except DatasetError as exc:  # which reference, for which spec: "reference data lacks ..." alone names neither
+        raise DatasetError(f"{spec.source or spec.name}: validation reference {_reference_location(spec)}: {exc}") \
+            from exc
     reference_info = {**suite.reference, "location": _reference_location(spec)}
     return replace(suite, reference=reference_info)
 

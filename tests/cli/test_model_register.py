@@ -71,6 +71,12 @@ def test_wrong_input_mode_is_refused_with_the_agreement_rate(tmp_path: Path, ref
     loaded = Registry(registry).load("credit")
     fresh = credit.applications(200, seed=7)
     np.testing.assert_array_equal(loaded.predict(fresh[credit.NUMERIC]), pipe.predict(fresh[credit.NUMERIC]))
+    assert "warning" not in capsys.readouterr().err
+
+    # a misspelt --label is allowed (a reference may lack the labels) but said (found trying the product)
+    assert main(["model", "register", model, "--name", "credit2", "--reference", csv, "--label", "aproved",
+                 "--registry", registry, "--features", *credit.NUMERIC, "--json"]) == 0
+    assert f"warning  --label 'aproved' is not a column of {csv}" in capsys.readouterr().err
 
 
 def test_column_transformer_pipeline_as_encoded_is_refused(tmp_path: Path, reference: pd.DataFrame) -> None:

@@ -49,3 +49,23 @@ def test_a_float_label_column_names_only_the_new_class() -> None:
     window = _reference().astype({"repaid": float})
     window.loc[3, "repaid"], window.loc[4, "repaid"] = 2.0, float("nan")
     assert _messages(window)["domain:repaid"] == "column 'repaid' has values not in the reference data: [2.0]"
+
+
+def test_a_reference_lacking_a_declared_column_names_the_spec_and_the_file() -> None:
+    """Found trying the product: a spec feature 'incme' (a typo) failed the run with "reference data lacks
+    declared column(s) ['incme']", naming neither the reference file nor the spec."""
+    import pytest
+
+    from fairmon.config import MonitorSpec
+    from fairmon.errors import DatasetError
+    from fairmon.validation._monitor import suite_from_spec
+
+    spec = MonitorSpec.model_validate({
+        "spec_version": 1, "identity": {"name": "m"}, "model": {"registry_uri": "r"},
+        "data": {"files": {"pattern": "{start:%Y-%m-%d}.csv"}},
+        "columns": {"features": ["incme", "sex"], "sensitive": ["sex"], "label": "repaid"},
+        "schedule": {"start_date": "2026-01-01"}, "validation": {"reference_data": "ref.csv"},
+    })
+    with pytest.raises(DatasetError, match=r"^m: validation reference ref\.csv: reference data lacks declared "
+                                           r"column\(s\) \['incme'\]"):
+        suite_from_spec(_reference(), spec)
