@@ -97,8 +97,8 @@ def _as_utc(value: datetime) -> datetime:
 
 def parse_date(value: str | datetime, *, timezone: str = "UTC") -> datetime:
     """Parse an ISO date/datetime; a naive value is read in ``timezone``. Returns an aware datetime."""
-    if isinstance(value, datetime):
-        dt = value
+    if isinstance(value, datetime):  # a subclass (Airflow's pendulum DateTime) as a plain datetime
+        dt = value if type(value) is datetime else datetime.fromisoformat(value.isoformat())
     else:
         try:
             dt = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
@@ -121,26 +121,68 @@ def window_from_logical_date(
     ('2026-01-03T00:00:00+00:00', '2026-01-04T00:00:00+00:00')
     """
     tz = ZoneInfo(timezone)
-    dt = parse_date(logical_date, timezone=timezone).astimezone(tz)
+    dt = parse_date(logical_date, timezone=timezone).astimezone(UTC)
     if not croniter.is_valid(cron):
         raise ConfigError(ERR_BAD_CRON.format(cron=cron, monitor=monitor))
-    # Ticks are cut on the wall clock (naive local times) and then placed in time: croniter's own
-    # handling of aware times repeats or skips ticks around a daylight-saving change. A tick exactly
-    # at dt counts as "at or before": step 1 s past it and walk back.
-    wall = dt.replace(tzinfo=None)
-    start_wall = croniter(cron, wall + timedelta(seconds=1)).get_prev(datetime)
-    start = _placed(start_wall, tz)
-    ahead = croniter(cron, start_wall)
-    end = _placed(ahead.get_next(datetime), tz)
-    while end <= start:  # a tick in the hour clocks skip lands where the next one does: take a later one
-        end = _placed(ahead.get_next(datetime), tz)
+    start, end = _interval_at(cron, dt, tz)
     return Window(monitor, start, end)
 
 
+# Cron ticks across clock changes, as Airflow's CronDataIntervalTimetable cuts them (airflow/timetables/
+# _cron.py, CronMixin), so `fairmon run --logical-date`, a backfill and the drift reference name the same
+# windows as the DAG's data intervals: a tick is found on the wall clock (naive local time) and placed in
+# time, a repeated time at its second occurrence, a skipped one at the instant it would have been; a cron
+# that fires every hour steps by the wall-clock distance from the current instant instead (each of the
+# repeated hours is a tick of its own, none is skipped). croniter's own aware arithmetic repeats or
+# drops ticks there.
+
+
 def _placed(wall: datetime, tz: ZoneInfo) -> datetime:
-    """A wall-clock tick as an instant: the first of a repeated time; a time the clocks skip is read with
-    the offset before the change (the instant it would have been, which is after the change)."""
-    return wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
+    """A wall-clock time as an instant (UTC): a repeated time's second occurrence, a skipped time's
+    instant read with the offset before the change (Airflow's ``make_aware``, pendulum's rule)."""
+    first, second = wall.replace(tzinfo=tz, fold=0), wall.replace(tzinfo=tz, fold=1)
+    ambiguous = (first.utcoffset() or timedelta(0)) > (second.utcoffset() or timedelta(0))
+    return (second if ambiguous else first).astimezone(UTC)
+
+
+def _hourly(cron: str) -> bool:
+    """Whether the cron fires in every hour (Airflow's ``_covers_every_hour``)."""
+    return bool(croniter(cron).expanded[1] == ["*"])
+
+
+def _next_tick(cron: str, current: datetime, tz: ZoneInfo) -> datetime:
+    """The first tick after ``current`` (an aware instant), in UTC."""
+    naive = current.astimezone(tz).replace(tzinfo=None)
+    it = croniter(cron, naive)
+    scheduled: datetime = it.get_next(datetime)
+    if _hourly(cron):
+        return current.astimezone(UTC) + (scheduled - naive)  # absolute time: each repeated hour is a tick
+    tick = _placed(scheduled, tz)
+    while tick <= current:  # a repeated time's second occurrence is later than its wall reading says
+        tick = _placed(it.get_next(datetime), tz)
+    return tick
+
+
+def _prev_tick(cron: str, current: datetime, tz: ZoneInfo) -> datetime:
+    """The last tick before ``current`` (an aware instant), in UTC."""
+    naive = current.astimezone(tz).replace(tzinfo=None)
+    it = croniter(cron, naive)
+    scheduled: datetime = it.get_prev(datetime)
+    if _hourly(cron):
+        return current.astimezone(UTC) - (naive - scheduled)
+    tick = _placed(scheduled, tz)
+    while tick >= current:  # a skipped time is placed after it; a repeated one at its second occurrence
+        tick = _placed(it.get_prev(datetime), tz)
+    return tick
+
+
+def _interval_at(cron: str, instant: datetime, tz: ZoneInfo) -> tuple[datetime, datetime]:
+    """``[tick, next tick)`` holding ``instant``: the latest tick at or before it and the one after."""
+    start = _prev_tick(cron, instant + timedelta(seconds=1), tz)  # a tick exactly at instant counts
+    end = _next_tick(cron, start, tz)
+    while end <= instant:
+        start, end = end, _next_tick(cron, end, tz)
+    return start, end
 
 
 def resolve_window(
@@ -225,17 +267,20 @@ def window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
 def window_start(interval: Window, length: timedelta, *, cron: str, timezone: str) -> datetime:
     """The start of the window of ``length`` that ends where the schedule ``interval`` ends.
 
-    - ``length`` is the cron's period (the default: a daily cron, ``window: 1d``): the interval's own
-      start — the previous tick, or Airflow's ``data_interval_start`` — so consecutive windows tile the
-      timeline whatever the clocks do (a Berlin day is 23 hours on the night clocks spring forward, 25
-      when they fall back; an hourly schedule skips the hour that does not exist).
+    - the interval spans ``length`` between its ticks' wall-clock times in ``timezone`` (the default: a
+      daily cron, ``window: 1d``): the interval's own start — the previous tick, or Airflow's
+      ``data_interval_start`` — so consecutive windows tile the timeline whatever the clocks do (a
+      Berlin day is 23 hours on the night clocks spring forward, 25 when they fall back).
     - a whole number of days otherwise (a 7-day rolling window on a daily cron): that many calendar
-      days back on the wall clock of ``timezone``.
-    - anything else: ``end - length`` in absolute time.
+      days before the end tick's wall-clock time.
+    - anything else: ``end - length`` in absolute time (an hourly window is an hour, also on the nights
+      the clocks change).
 
-    An absolute ``end - length`` everywhere made consecutive daily windows of a daylight-saving
-    timezone overlap by an hour, or leave an hour in none, so rows there were counted twice or never.
-    In UTC every rule gives ``end - length``.
+    A tick's wall-clock time is the cron's, also for a tick in the hour the clocks skip (02:30 on the
+    spring night is placed at 03:30 summer time; it still counts as 02:30). An absolute
+    ``end - length`` everywhere made consecutive daily windows of a daylight-saving timezone overlap by
+    an hour, or leave an hour in none, so rows there were counted twice or never. In UTC every rule
+    gives ``end - length``.
 
     >>> from fairmon.window import window_from_logical_date
     >>> day = window_from_logical_date("m", "2026-03-29T12:00:00+02:00", cron="0 0 * * *", timezone="Europe/Berlin")
@@ -244,21 +289,21 @@ def window_start(interval: Window, length: timedelta, *, cron: str, timezone: st
     """
     if timezone == "UTC":
         return interval.end - length
-    if length == _period(cron):
+    tz = ZoneInfo(timezone)
+    start_wall, end_wall = _tick_wall(interval.start, cron, tz), _tick_wall(interval.end, cron, tz)
+    if end_wall - start_wall == length:
         return interval.start
     if length % timedelta(days=1) == timedelta(0):
-        local = interval.end.astimezone(ZoneInfo(timezone))
-        return (local - length).astimezone(interval.end.tzinfo)
+        return _placed(end_wall - length, tz)
     return interval.end - length
 
 
-def _period(cron: str) -> timedelta | None:
-    """The cron's period on the wall clock when its ticks are evenly spaced (daily, hourly, every 30
-    minutes, weekly), else None (weekdays only, monthly)."""
-    it = croniter(cron, datetime(2026, 1, 5))  # naive: wall-clock ticks, no daylight saving
-    ticks = [it.get_next(datetime) for _ in range(15)]
-    gaps = {b - a for a, b in zip(ticks, ticks[1:], strict=False)}
-    return gaps.pop() if len(gaps) == 1 else None
+def _tick_wall(instant: datetime, cron: str, tz: ZoneInfo) -> datetime:
+    """The wall-clock time of the tick placed at ``instant``: its local reading, or the cron time up to an
+    hour before it that a skipped hour moved there (an instant that is no tick: its reading)."""
+    reading = instant.astimezone(tz).replace(tzinfo=None)
+    nominal: datetime = croniter(cron, reading + timedelta(seconds=1)).get_prev(datetime)
+    return nominal if reading - nominal <= timedelta(hours=1) and _placed(nominal, tz) == instant else reading
 
 
 def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetime) -> list[Window]:
@@ -277,15 +322,13 @@ def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetim
     if hi < lo:
         raise ConfigError(ERR_BACKFILL_ORDER.format(end=hi.isoformat(), start=lo.isoformat()))
     out: list[Window] = []
-    zone = ZoneInfo(tz)
-    it = croniter(spec.schedule.cron, lo.astimezone(zone).replace(tzinfo=None) - timedelta(seconds=1))
-    while True:
-        tick = _placed(it.get_next(datetime), zone)
-        if tick > hi:
-            break
-        w = window_for(spec, tick)
-        if not out or w.start > out[-1].start:  # two wall-clock ticks can be one instant (a skipped hour)
-            out.append(w)
+    zone, cron = ZoneInfo(tz), spec.schedule.cron
+    tick, after = _interval_at(cron, lo.astimezone(UTC), zone)
+    if tick < lo:
+        tick = after
+    while tick <= hi:
+        out.append(window_for(spec, tick))
+        tick = _next_tick(cron, tick, zone)
     return out
 
 
