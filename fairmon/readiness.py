@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import socket
+import urllib.error
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,12 +29,10 @@ __all__ = ["ERR_UNREACHABLE", "file_exists", "ready_sql", "sql_window_ready", "s
 
 ERR_UNREACHABLE = "cannot reach data file {path}: {error}"
 
-#: errnos of a storage that may answer on a later attempt (a network filesystem or object store hiccup,
-#: a DNS server that did not answer in time)
+#: errnos of a storage that may answer on a later attempt (a network filesystem or object store hiccup)
 _TRANSIENT_ERRNOS = frozenset({
     errno.EIO, errno.EAGAIN, errno.EBUSY, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNREFUSED,
     errno.ECONNABORTED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ENETDOWN, errno.EPIPE, errno.ESTALE,
-    socket.EAI_AGAIN,
 })
 #: top-level packages whose exceptions are a remote store's (HTTP status, connection), not a file's
 #: contents (urllib: pandas reads http:// URLs with it)
@@ -64,9 +63,20 @@ def storage_failure(exc: BaseException) -> bool | None:
     True
     >>> [storage_failure(urllib.error.HTTPError("http://x/d.csv", code, "", {}, None)) for code in (503, 403)]
     [True, False]
+    >>> import socket
+    >>> reasons = [socket.gaierror(socket.EAI_AGAIN, "Temporary failure"),
+    ...            socket.gaierror(socket.EAI_NONAME, "Name not known"), "unknown url type: htp"]
+    >>> [storage_failure(urllib.error.URLError(r)) for r in reasons]
+    [True, False, False]
     """
     if isinstance(exc, ConnectionError | TimeoutError):
         return True
+    if isinstance(exc, socket.gaierror):  # DNS: a server that did not answer in time, or a name that is not
+        return exc.errno == socket.EAI_AGAIN
+    if isinstance(exc, urllib.error.URLError) and not isinstance(exc, urllib.error.HTTPError):
+        # no answer from the server: its reason decides (a refused connection, a DNS failure); a text
+        # reason is the URL's own fault ("unknown url type")
+        return storage_failure(exc.reason) is True if isinstance(exc.reason, BaseException) else False
     status = _http_status(exc)
     if status is not None:  # a server answered: it may be busy (5xx, 408, 429); anything else will not pass
         return status >= 500 or status in (408, 429)
@@ -82,7 +92,9 @@ def _http_status(exc: BaseException) -> int | None:
     if type(exc).__module__.split(".")[0] not in _REMOTE_PACKAGES:
         return None
     response = getattr(exc, "response", None)
-    for value in (getattr(exc, "code", None), getattr(exc, "status", None), getattr(response, "status_code", None)):
+    meta = response.get("ResponseMetadata", {}) if isinstance(response, Mapping) else {}  # botocore ClientError
+    for value in (getattr(exc, "code", None), getattr(exc, "status", None), getattr(response, "status_code", None),
+                  meta.get("HTTPStatusCode") if isinstance(meta, Mapping) else None):
         if isinstance(value, int) and 100 <= value < 600:
             return value
     return None

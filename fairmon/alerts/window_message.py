@@ -95,9 +95,9 @@ def p_label(finding: Finding) -> str | None:
         label = "one-sided " + label
     n_tests = n.get("n_tests")
     if isinstance(n_tests, int) and n_tests > 1 and isinstance(n.get("alpha"), int | float):
-        family = float(n["alpha"]) * n_tests  # the window's family-wise level, split over its series
-        label += (f", Bonferroni level {float(n['alpha']):.2g}: the window's {family:.2g} shared by the {n_tests} "
-                  "series it tests for a change")
+        family = float(n["alpha"]) * n_tests  # the rule's level, split over the window's tested series
+        label += (f", Bonferroni level {float(n['alpha']):.2g}: {family:.2g} shared by the {n_tests} series this "
+                  "window tests for a change")
     return label
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from fairmon._uris import is_mlflow_uri
 from fairmon.cli._args import SubParsers, add_command
-from fairmon.errors import SnapshotError
+from fairmon.errors import DatasetError, SnapshotError
 from fairmon.registry import Registry
 from fairmon.registry._import import RegistrationCheck, load_estimator, register_estimator
 from fairmon.registry._torch_import import load_state_dict, register_torch
@@ -102,8 +102,10 @@ def register(sub: SubParsers) -> None:
 ERR_NO_TRACKING = "{path} is an MLflow model URI: name its tracking server with --mlflow-uri mlflow+http://HOST:PORT (or MLFLOW_TRACKING_URI)"
 ERR_BUILDER_KWARGS = "--builder-kwargs must be a JSON object, got {value!r}"
 ERR_BUILDER_STATE = "the state_dict in {path!r} does not fit the module built by {target!r}: {error}"
-WARN_NO_LABEL = ("warning  --label {label!r} is not a column of {path} (columns: {columns}): registered without the "
-                 "label (no agreement check); check the name if the reference does hold the labels")
+ERR_EMPTY_REFERENCE = "--reference {path}: the file has no rows; registration checks the model on them"
+WARN_NO_LABEL = ("warning  --label {label!r} is not a column of {path} (columns: {columns}): no column is set aside "
+                 "as the label, so without --features or the model's own feature names every column is an input; "
+                 "check the name if the reference does hold the labels")
 
 
 def _torch_module(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
@@ -127,6 +129,8 @@ def _torch_module(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 def run_register(args: argparse.Namespace) -> int:
 
     reference = load_file(args.reference, "csv")  # a missing or unreadable file: a DatasetError naming it
+    if reference.empty:
+        raise DatasetError(ERR_EMPTY_REFERENCE.format(path=args.reference))
     if args.label is not None and args.label not in reference.columns:  # allowed, but a typo looks the same
         print(WARN_NO_LABEL.format(label=args.label, path=args.reference, columns=[str(c) for c in reference.columns]),
               file=sys.stderr)

@@ -62,14 +62,16 @@ _GX_SUITES: dict[str, Any] = {}
 
 
 def _value_keys(values: Any) -> set[Any]:
-    """Keys a value matches another by: its text, and its number when it is one."""
+    """Keys a value matches another by: its text, and its number when it is one (not a string: '02139' is
+    not the zip code 2139, '1e3' not 1000)."""
     keys: set[Any] = set()
     for v in values:
         keys.add(("text", str(v)))
-        try:
-            keys.add(("number", float(v)))
-        except (TypeError, ValueError):
-            pass
+        if not isinstance(v, str):
+            try:
+                keys.add(("number", float(v)))
+            except (TypeError, ValueError):
+                pass
     return keys
 
 
