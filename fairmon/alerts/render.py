@@ -267,10 +267,17 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
             "proposed, not deployed; every figure below is on the test split, the recommendation was decided "
             "on validation or out-of-fold rows)")
     attr = feu.get("sensitive") or (feu.get("data") or {}).get("sensitive")
-    if attr:  # what "DP" means here, and that a group RUMIE found is not what FEU retrains for
+    raw_target = feu.get("target")
+    target: Mapping[str, Any] = raw_target if isinstance(raw_target, Mapping) else {}
+    if target.get("kind") == "rumie_group":  # FEU retrained for the group the alert is about
+        head += (f". DP and GESD compare the group this alert is about (RUMIE's rules {target.get('rules')}; "
+                 f"{target.get('inside_rows')} training rows inside, {target.get('outside_rows')} outside) "
+                 "with everyone else")
+    elif attr:  # what "DP" means here, and that a group RUMIE found is not what FEU retrains for
         names = ", ".join("`" + str(a).replace("`", "'") + "`" for a in ([attr] if isinstance(attr, str) else attr))
+        why = f" ({target['reason']})" if target.get("reason") else ""
         head += (f". DP and GESD compare the groups of {names}, the attribute FEU retrains for "
-                 "(explanations.gesd.attribute, else the first sensitive column); not a group RUMIE found")
+                 f"(explanations.gesd.attribute, else the first sensitive column); not a group RUMIE found{why}")
     verdict = str(feu.get("recommendation") or "")
     base_lines = _baseline_lines(feu.get("baselines"))
     fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint or 'on_demand'}", "event")

@@ -202,6 +202,14 @@ class RetrainingSpec(SpecSection):
     ensemble (the ``cv_folds`` fold models the gate judged, averaging their probabilities;
     :mod:`fairmon.feu._ensemble`) or ``"searched"``, the searched model (the band then also held by
     its own validation rate).
+
+    ``target`` (default ``"auto"``): whose groups FEU's DP and GESD compare. ``auto`` retrains for
+    what drifted: when the window's alert is about RUMIE's most discriminated group (its honest DScore,
+    which is that group's DP against the rest), the group its rules define on the training data against
+    everyone else; otherwise, and when the rules' columns are not in the training data, either side has
+    fewer than 30 rows or ``group_thresholds`` is on (they read the declared attribute), the
+    declared attribute (``explanations.gesd.attribute``, else the first sensitive column), which
+    ``attribute`` always uses. The result records which, and why.
     """
 
     enabled: bool = False
@@ -225,6 +233,7 @@ class RetrainingSpec(SpecSection):
     cv_below_rows: Annotated[int, Field(ge=0)] = 5000
     cv_folds: Annotated[int, Field(ge=2, le=20)] = 5
     cv_deploy: Literal["ensemble", "searched"] = "ensemble"
+    target: Literal["auto", "attribute"] = "auto"
     n_jobs: Annotated[int, Field(ge=1, le=MAX_N_JOBS)] = 1
     random_state: int = 42
 

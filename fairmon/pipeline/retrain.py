@@ -16,6 +16,7 @@ from fairmon.feu import search
 from fairmon.feu.settings import FEUSettings
 from fairmon.pipeline.compute import gesd_settings
 from fairmon.pipeline.context import RunContext, model_name, model_registry, window_model
+from fairmon.pipeline.feu_target import feu_target
 from fairmon.pipeline.table import A_SNAPSHOT
 from fairmon.registry.model import Model
 from fairmon.sources import file_format, load_file
@@ -31,8 +32,8 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     if td is None or label is None:  # a validated spec with retraining enabled has both; guards direct calls
         raise ConfigError(f"{ctx.spec.name}: FEU needs retraining.training_data and columns.label")
     p = ctx.spec.resolve_path(td.path)
-    data = load_file(p, file_format(p, td.format))
-    attr = ctx.spec.explanations.gesd.attribute or ctx.spec.columns.sensitive[0]
+    # whose groups DP and GESD compare: the RUMIE group the alert is about, or the declared attribute
+    attr, data, target = feu_target(ctx, load_file(p, file_format(p, td.format)))
     cols = [*ctx.spec.columns.features, attr, label]
     # The selected candidate is saved in the monitored model's registry (status ``candidate``: never
     # ``latest``, never deployed). A retried or re-run window reuses the candidate it already saved.
@@ -54,7 +55,8 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         settings=FEUSettings.from_spec(rt, gesd=gesd_settings(ctx)),
         registry=registry if saved is None else None,
         name=name,
-        registry_metadata={"feu_window": window_key, "proposed_by": "fairmon feu"},
+        registry_metadata={"feu_window": window_key, "proposed_by": "fairmon feu",
+                           "feu_target": f"{target['kind']}: {target.get('rules') or target.get('attribute')}"},
         random_state=rt.random_state,
         n_jobs=rt.n_jobs,
         device=ctx.device,
@@ -80,7 +82,8 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
                             "utility": full["settings"].get("utility"),
                             "chebyshev": c.get("chebyshev"), "feasible": c.get("feasible"),
                             "constraints": c.get("constraints"), "dp_improvement_lb": c.get("dp_improvement_lb"),
-                            "recommendation_gate": c.get("recommendation_gate"), "deployment": deployment},
+                            "recommendation_gate": c.get("recommendation_gate"), "deployment": deployment,
+                            "target": target},
                 "pareto": True,
                 "auc": test.get("auc"),
                 "balanced_accuracy": test.get("balanced_accuracy"),
@@ -103,7 +106,8 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         "recommendation": full["recommendation"],
         "baselines": full["baselines"],
         "gesd_noise_floor": full["gesd_noise_floor"],
-        "sensitive": attr,  # the attribute whose groups DP and GESD compare (the follow-up names it)
+        "sensitive": attr,  # the column whose groups DP and GESD compare (the follow-up names it)
+        "target": target,  # which: the declared attribute or the alert's RUMIE group, and why
     }
 
 

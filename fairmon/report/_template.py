@@ -318,6 +318,7 @@ TEMPLATE = (
 
 <section id="feu">
   <h2>Retraining candidates (FEU)</h2>
+  {% if feu_target %}<p class="muted">{{ feu_target }}</p>{% endif %}
   {% if feu_rows %}
   <div class="two">
     <div>{% if feu_img %}<div class="fig"><img src="{{ feu_img }}" alt="FEU Pareto front"></div>{% endif %}</div>

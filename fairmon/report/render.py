@@ -282,6 +282,18 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
             "stability": any(m in ("RIS", "RRS", "ROS") for _e, m in table)}
 
 
+def _feu_target(data: ReportData) -> str:
+    """Whose groups the candidates' DP and GESD compare (``pipeline.feu_target``), as a sentence."""
+    t = next((c.metrics.get("target") for c in data.feu if isinstance((c.metrics or {}).get("target"), Mapping)), None)
+    if not isinstance(t, Mapping):
+        return ""
+    if t.get("kind") == "rumie_group":
+        return (f"DP and GESD compare the group the alert is about (RUMIE's rules {t.get('rules')}; "
+                f"{t.get('inside_rows')} training rows inside, {t.get('outside_rows')} outside) with everyone else.")
+    why = f" ({t['reason']})" if t.get("reason") else ""
+    return f"DP and GESD compare the groups of {t.get('attribute')}{why}."
+
+
 def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
     out = []
     for c in data.feu:
@@ -427,6 +439,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "n_trend": len(data.trend),
         "feu_img": draw(charts.pareto_chart, data.feu, data.feu_baselines),
         "feu_rows": _feu_rows(data),
+        "feu_target": _feu_target(data),
         "feu_baselines": _feu_baseline_rows(data),
         "sections": SECTIONS,
         "run_id": run.run_id,

@@ -151,6 +151,8 @@ def test_feu_candidates_threaded_under_the_drift_alert(demo: dict) -> None:
     assert feu_msgs
     if not n_selected:  # the follow-up says so instead of recommending a degenerate model
         assert all("no candidate better than production" in t for t in feu_msgs), feu_msgs
+    # FEU retrained for what the alert is about: the RUMIE group, drawn by its rules on the training data
+    assert all("DP and GESD compare the group this alert is about (RUMIE's rules" in t for t in feu_msgs), feu_msgs
 
 
 def test_every_window_wrote_its_report_with_images(demo: dict) -> None:
