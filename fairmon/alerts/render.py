@@ -273,6 +273,10 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
         head += (f". DP and GESD compare the group this alert is about (RUMIE's rules {target.get('rules')}; "
                  f"{target.get('inside_rows')} training rows inside, {target.get('outside_rows')} outside) "
                  "with everyone else")
+        inputs = target.get("model_inputs")
+        if inputs:  # the spec check's warning, where the reader decides
+            head += (f"; its rules use model inputs ({', '.join(map(str, inputs))}): if the model is meant to "
+                     "separate this group, equalising its approval rate is not the fix (rumie.attributes)")
     elif attr:  # what "DP" means here, and that a group RUMIE found is not what FEU retrains for
         names = ", ".join("`" + str(a).replace("`", "'") + "`" for a in ([attr] if isinstance(attr, str) else attr))
         why = f" ({target['reason']})" if target.get("reason") else ""

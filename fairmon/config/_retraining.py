@@ -205,11 +205,14 @@ class RetrainingSpec(SpecSection):
 
     ``target`` (default ``"auto"``): whose groups FEU's DP and GESD compare. ``auto`` retrains for
     what drifted: when the window's alert is about RUMIE's most discriminated group (its honest DScore,
-    which is that group's DP against the rest), the group its rules define on the training data against
-    everyone else; otherwise, and when the rules' columns are not in the training data, either side has
-    fewer than 30 rows or ``group_thresholds`` is on (they read the declared attribute), the
+    which is that group's DP against the rest; also when FEU is requested at such a window), the group
+    its rules define on the training data against everyone else; otherwise, and when the rules cannot
+    draw the same group there (columns missing, a rule matching no row, a share far from the window's,
+    fewer than 100 rows a side) or ``group_thresholds`` is on (it reads the declared attribute), the
     declared attribute (``explanations.gesd.attribute``, else the first sensitive column), which
-    ``attribute`` always uses. The result records which, and why.
+    ``attribute`` always uses. The result records which, and why. When the rules use model inputs (the
+    case ``fairmon spec check`` warns about), the group may be one the model is meant to separate: the
+    follow-up says so; ``attribute`` keeps FEU on the declared attribute.
     """
 
     enabled: bool = False

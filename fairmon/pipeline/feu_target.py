@@ -9,18 +9,26 @@ about ``region = north | age <= 30`` and FEU retrained for ``sex``, whose DP was
 
 So with ``retraining.target: auto`` (the default) FEU's sensitive column is that group, drawn on the
 training data by the window's RUMIE rules (:mod:`fairmon.rules`), when the window alerts on a RUMIE
-series; otherwise — no RUMIE alert (an outcome or GESD drift, FEU requested on demand), the rules'
-columns missing from the training data, fewer than :data:`MIN_SIDE_ROWS` rows on a side, or
-``group_thresholds`` on (a group-specific threshold reads the declared attribute at decision time) —
-the declared attribute, as ``target: attribute`` always does. The choice and its reason are recorded.
+series (also when FEU is requested on demand at such a window); otherwise the declared attribute, as
+``target: attribute`` always does: no RUMIE alert (an outcome or GESD drift, FEU on demand at a window
+without one), no rules stored (RUMIE's ``ie`` method, a removed artifact), the rules' columns missing
+from the training data, a rule matching no training row or a group share far from the window's (the
+rules do not draw the same group there: e.g. a boolean column stored as 0/1), fewer than
+:data:`MIN_SIDE_ROWS` rows on a side, a training column already named :data:`TARGET_COLUMN`, or
+``group_thresholds`` on (a group-specific threshold reads the declared attribute at decision time).
+The choice and its reason are recorded. When the rules use model inputs (``rumie.attributes`` holding
+features, which ``fairmon spec check`` warns about), the group may be one the model is built to score
+low; FEU still retrains for it, and ``model_inputs`` in the record (and the follow-up) says so.
 
 Example
 -------
 >>> import pandas as pd
->>> data = pd.DataFrame({"age": [22, 45, 28, 60] * 20, "region": ["north", "south"] * 40})
+>>> data = pd.DataFrame({"age": [22, 45, 28, 60] * 100, "region": ["north", "south"] * 200})
 >>> column, frame, said = rumie_group_column(data, [[{"column": "age", "op": "<=", "value": 30}]])
 >>> column, said["inside_rows"], said["outside_rows"], sorted(frame[column].unique())
-('rumie_group', 40, 40, ['inside', 'outside'])
+('rumie_group', 200, 200, ['inside', 'outside'])
+>>> rumie_group_column(data, [[{"column": "region", "op": "=", "value": "east"}]])[2]
+{'reason': "the rule 'region = east' matches no training row"}
 """
 
 from __future__ import annotations
@@ -36,12 +44,16 @@ from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.table import A_DRIFT, A_RUMIE
 from fairmon.rules import RuleSet
 
-__all__ = ["TARGET_COLUMN", "MIN_SIDE_ROWS", "feu_target", "rumie_group_column"]
+__all__ = ["TARGET_COLUMN", "MIN_SIDE_ROWS", "MAX_SHARE_GAP", "feu_target", "rumie_group_column"]
 
 #: the sensitive column FEU reads when it retrains for the RUMIE group (inside / outside its rules)
 TARGET_COLUMN = "rumie_group"
-#: fewest training rows on each side of the rules for FEU to retrain for the group
-MIN_SIDE_ROWS = 30
+#: fewest training rows on each side of the rules for FEU to retrain for the group (the test split gets
+#: 30 % of them, and the explanation stability compares at least 10 sampled rows a group)
+MIN_SIDE_ROWS = 100
+#: largest difference between the group's share of the training rows and of the window's rows: beyond
+#: it the rules do not draw the same group on the training data
+MAX_SHARE_GAP = 0.2
 
 
 def feu_target(ctx: RunContext, data: pd.DataFrame) -> tuple[str, pd.DataFrame, dict[str, Any]]:
@@ -62,25 +74,36 @@ def feu_target(ctx: RunContext, data: pd.DataFrame) -> tuple[str, pd.DataFrame, 
     evidence = (ctx.artifacts.get_json(A_RUMIE) or {}).get("evidence") or {} if ctx.artifacts.exists(A_RUMIE) else {}
     conditions = evidence.get("rule_conditions")
     if not conditions:
-        return declared("RUMIE stored no rules for the group")
-    column, frame, said = rumie_group_column(data, conditions)
+        return declared("no rules of the group in this window's RUMIE artifact (method ie, or the artifact is gone)")
+    column, frame, said = rumie_group_column(data, conditions, window_share=evidence.get("fraction"))
     if "reason" in said:
         return declared(said["reason"])
-    return column, frame, {**said, "finding": alert}
+    inputs = sorted(set(RuleSet.from_dicts(conditions).columns) & set(ctx.spec.columns.features))
+    return column, frame, {**said, "finding": alert, **({"model_inputs": inputs} if inputs else {})}
 
 
 def rumie_group_column(
-    data: pd.DataFrame, conditions: Sequence[Sequence[dict[str, Any]]] | RuleSet
+    data: pd.DataFrame, conditions: Sequence[Sequence[dict[str, Any]]] | RuleSet, *, window_share: float | None = None
 ) -> tuple[str, pd.DataFrame, dict[str, Any]]:
     """The training data with :data:`TARGET_COLUMN` (``inside`` / ``outside`` the rules); ``said`` has a
-    ``reason`` instead when the rules cannot be drawn there (columns missing, a side too small)."""
+    ``reason`` instead when the rules cannot draw the group there (module docstring)."""
     rules = conditions if isinstance(conditions, RuleSet) else RuleSet.from_dicts(conditions)
+    if TARGET_COLUMN in data.columns:
+        return TARGET_COLUMN, data, {"reason": f"the training data already has a column {TARGET_COLUMN!r}"}
     missing = [c for c in rules.columns if c not in data.columns]
     if missing:
         return TARGET_COLUMN, data, {"reason": f"the training data lacks the rules' column(s) {missing}"}
+    for rule in rules.rules:  # an OR-term matching nothing (its values' type differs there) shrinks the group
+        if not np.asarray(RuleSet((rule,)).membership(data), dtype=bool).any():
+            text = " AND ".join(c.text for c in rule)
+            return TARGET_COLUMN, data, {"reason": f"the rule {text!r} matches no training row"}
     inside = np.asarray(rules.membership(data), dtype=bool)
     n_in = int(inside.sum())
     n_out = int(len(inside) - n_in)
+    share = n_in / max(len(inside), 1)
+    if window_share is not None and abs(share - float(window_share)) > MAX_SHARE_GAP:
+        return TARGET_COLUMN, data, {"reason": f"the rules hold {share:.0%} of the training rows against "
+                                               f"{float(window_share):.0%} of the window's"}
     if min(n_in, n_out) < MIN_SIDE_ROWS:
         return TARGET_COLUMN, data, {"reason": f"the rules {rules.text!r} leave {n_in} training rows inside and "
                                                f"{n_out} outside (at least {MIN_SIDE_ROWS} each)"}

@@ -39,8 +39,12 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     # ``latest``, never deployed). A retried or re-run window reuses the candidate it already saved.
     registry, name = model_registry(ctx), model_name(ctx)
     window_key = f"{ctx.spec.name}@{ctx.window.start.isoformat()}"
+    target_text = f"{target['kind']}: {target.get('rules') or target.get('attribute')}" + (
+        f" ({target['reason']})" if target.get("reason") else "")
+    # ... for the same target: one registered for another group answers another question
     saved = next(
-        (v for v in registry.versions(name) if v.status == "candidate" and v.metrics.get("feu_window") == window_key),
+        (v for v in registry.versions(name) if v.status == "candidate" and v.metrics.get("feu_window") == window_key
+         and v.metrics.get("feu_target") == target_text),
         None,
     )
     set_total(rt.generations)  # progress: FEU generations
@@ -55,8 +59,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
         settings=FEUSettings.from_spec(rt, gesd=gesd_settings(ctx)),
         registry=registry if saved is None else None,
         name=name,
-        registry_metadata={"feu_window": window_key, "proposed_by": "fairmon feu",
-                           "feu_target": f"{target['kind']}: {target.get('rules') or target.get('attribute')}"},
+        registry_metadata={"feu_window": window_key, "proposed_by": "fairmon feu", "feu_target": target_text},
         random_state=rt.random_state,
         n_jobs=rt.n_jobs,
         device=ctx.device,

@@ -288,8 +288,12 @@ def _feu_target(data: ReportData) -> str:
     if not isinstance(t, Mapping):
         return ""
     if t.get("kind") == "rumie_group":
+        inputs = t.get("model_inputs")
+        caveat = (f" Its rules use model inputs ({', '.join(map(str, inputs))}): if the model is meant to separate "
+                  "this group, equalising its approval rate is not the fix.") if inputs else ""
         return (f"DP and GESD compare the group the alert is about (RUMIE's rules {t.get('rules')}; "
-                f"{t.get('inside_rows')} training rows inside, {t.get('outside_rows')} outside) with everyone else.")
+                f"{t.get('inside_rows')} training rows inside, {t.get('outside_rows')} outside) with everyone "
+                f"else.{caveat}")
     why = f" ({t['reason']})" if t.get("reason") else ""
     return f"DP and GESD compare the groups of {t.get('attribute')}{why}."
 

@@ -179,3 +179,15 @@ def test_feu_followup_reads_the_raw_feu_result_shape() -> None:
     m = render_feu_followup(raw, ctx(), parent_fingerprint="p")
     assert "#1: AUC 0.830, DP 0.090, GESD 0.020 (epochs 20, lr 0.001, threshold 0.5)" in m.text
     assert "#2 [v3]: AUC 0.800, DP 0.030, GESD 0.010 ← recommended" in m.text
+
+
+def test_feu_followup_names_the_rumie_group_it_retrained_for_and_its_model_inputs() -> None:
+    target = {"kind": "rumie_group", "rules": "region = north OR age <= 30", "inside_rows": 4662, "outside_rows": 5338,
+              "model_inputs": ["age", "region"]}
+    text = render_feu_followup({"candidates": [], "sensitive": "rumie_group", "target": target}, ctx(),
+                               parent_fingerprint="p").text
+    assert ("DP and GESD compare the group this alert is about (RUMIE's rules region = north OR age &lt;= 30; "
+            "4662 training rows inside, 5338 outside) with everyone else; its rules use model inputs (age, region)") in text
+    kept = {"kind": "attribute", "attribute": "sex", "reason": "the window's alert is not about a RUMIE group"}
+    text = render_feu_followup({"candidates": [], "sensitive": "sex", "target": kept}, ctx(), parent_fingerprint="p").text
+    assert "the groups of `sex`, the attribute FEU retrains for" in text and "(the window's alert is not about" in text

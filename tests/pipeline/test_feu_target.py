@@ -61,7 +61,8 @@ def test_a_rumie_alert_makes_feu_retrain_for_its_group() -> None:
     inside = (data["region"] == "north") | (data["age"] <= 30)
     assert column == TARGET_COLUMN and (frame[column] == "inside").to_numpy().tolist() == inside.tolist()
     assert said == {"kind": "rumie_group", "rules": "region = north OR age <= 30", "inside_rows": int(inside.sum()),
-                    "outside_rows": int((~inside).sum()), "finding": {"kind": "rumie_rise", "metric": "rumie_honest_dscore"}}
+                    "outside_rows": int((~inside).sum()), "finding": {"kind": "rumie_rise", "metric": "rumie_honest_dscore"},
+                    "model_inputs": ["age", "region"]}  # the follow-up says the rules use model inputs
     assert list(data.columns) == ["age", "region", "sex", "repaid"]  # the caller's frame is not changed
 
 
@@ -72,6 +73,12 @@ def test_a_rumie_alert_makes_feu_retrain_for_its_group() -> None:
     ({"group_thresholds": True}, _blobs(), "group_thresholds is on"),
     ({}, _blobs(rules=[[{"column": "branch", "op": "=", "value": "b1"}]]), "lacks the rules' column(s) ['branch']"),
     ({}, _blobs(rules=[[{"column": "age", "op": "<=", "value": 18.0}]]), f"(at least {MIN_SIDE_ROWS} each)"),
+    # a reviewer's case: a rule whose values the training data holds differently draws a smaller group
+    ({}, _blobs(rules=[[{"column": "region", "op": "=", "value": "North"}], [{"column": "age", "op": "<=", "value": 30.0}]]),
+     "the rule 'region = North' matches no training row"),
+    ({}, {**_blobs(), A_RUMIE: {"evidence": {"rule_conditions": RULES, "fraction": 0.2}}},
+     "of the training rows against 20% of the window's"),
+    ({}, {A_DRIFT: _blobs()[A_DRIFT]}, "no rules of the group in this window's RUMIE artifact"),
 ])
 def test_otherwise_the_declared_attribute_and_why(spec_kw: dict[str, Any], blobs: dict[str, Any],
                                                    reason: str | None) -> None:
@@ -79,3 +86,10 @@ def test_otherwise_the_declared_attribute_and_why(spec_kw: dict[str, Any], blobs
     column, frame, said = feu_target(_Ctx(_spec(**spec_kw), blobs), data)  # type: ignore[arg-type]
     assert column == "sex" and frame is data and said["kind"] == "attribute" and said["attribute"] == "sex"
     assert said.get("reason") is None if reason is None else reason in said["reason"]
+
+
+def test_a_training_column_with_the_targets_name_is_kept() -> None:
+    data = _training().assign(**{TARGET_COLUMN: 7})
+    column, frame, said = feu_target(_Ctx(_spec(), _blobs()), data)  # type: ignore[arg-type]
+    assert column == "sex" and frame is data and f"already has a column {TARGET_COLUMN!r}" in said["reason"]
+    assert (data[TARGET_COLUMN] == 7).all()
