@@ -7,6 +7,10 @@ formatting only the distinct values gives the same labels at a fraction of the c
 equality in ``pd.factorize`` is not equality of the texts (mixed object columns, in which ``1``,
 ``1.0`` and ``True`` are equal; floats with ``-0.0``), the per-row text is built, so the result is
 always that of the per-row definition.
+
+And the other side of a column read as text: :func:`non_numbers`, the values that keep a column of
+numbers from being numeric (one word makes pandas read it all as text), which the checks that name that
+word share (validation, the label check, ``fairmon audit``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["TEXT_CATEGORIES", "factorizes_exactly", "string_codes"]
+__all__ = ["TEXT_CATEGORIES", "factorizes_exactly", "non_numbers", "string_codes"]
 
 #: ``DataFrame.attrs`` key: the text columns a window holds as categoricals, with the dtype they were
 #: read in (``"str"`` / ``"object"``): :func:`fairmon.pipeline.frames.as_texts` turns them back
@@ -67,3 +71,15 @@ def string_codes(column: pd.Series, missing: str) -> tuple[list[str], np.ndarray
     rank = {name: i for i, name in enumerate(names)}
     lut = np.array([rank[lab] for lab in labels] or [0], dtype=np.int64)  # (an empty column: no codes)
     return names, lut[codes]
+
+
+def non_numbers(values: pd.Series) -> pd.Series:
+    """The non-missing values of ``values`` that are not numbers (none in a numeric or boolean column).
+
+    >>> non_numbers(pd.Series(["1", "0", "yes", None])).tolist(), non_numbers(pd.Series([1, 0])).tolist()
+    (['yes'], [])
+    """
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return values.iloc[:0]
+    present = values[values.notna()]
+    return present[pd.to_numeric(present, errors="coerce").isna()]

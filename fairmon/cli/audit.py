@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import non_numbers
 from fairmon.cli._args import SubParsers, add_command
 from fairmon.errors import ConfigError, DatasetError
 from fairmon.fairness.rumie import mine
@@ -178,12 +179,10 @@ def _mostly_numbers(df: pd.DataFrame, columns: Any) -> list[tuple[str, pd.Series
     values that are not numbers."""
     out = []
     for c in columns:
-        s = df[c] if c in df.columns else None
-        if s is None or pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        if c not in df.columns:
             continue
-        present = s[s.notna()]
-        words = present[pd.to_numeric(present, errors="coerce").isna()]
-        if 0 < len(words) <= 0.05 * len(present):
+        words = non_numbers(df[c])
+        if 0 < len(words) <= 0.05 * int(df[c].notna().sum()):
             out.append((str(c), words))
     return out
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import non_numbers
 from fairmon.config import MonitorSpec
 from fairmon.config._columns import Favorable
 from fairmon.errors import ConfigError, DatasetError, SchemaError
@@ -226,7 +227,7 @@ def model_input_failures(
                                        observed=f"{n_inf} infinite", expected="finite"))
     for col, what, value, field in _class_columns(spec):
         if col in frame.columns:
-            words = _words(frame[col])
+            words = non_numbers(frame[col])
             if len(words):
                 failed.append(_failure("class_values", col, MSG_NOT_A_CLASS.format(
                     what=what, column=col, count=len(words), values=_shown(words.unique()[:5]), field=field,
@@ -253,14 +254,6 @@ def _class_columns(spec: MonitorSpec) -> list[tuple[str, str, Any, str]]:
         if col is not None and value is not None and isinstance(value, int | float) and not isinstance(value, bool):
             out.append((col, what, value, field))
     return out
-
-
-def _words(s: pd.Series) -> pd.Series:
-    """The non-missing values of ``s`` that are not numbers (none in a numeric column)."""
-    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-        return s.iloc[:0]
-    present = s[s.notna()]
-    return present[pd.to_numeric(present, errors="coerce").isna()]
 
 
 def source_failure(exc: DatasetError) -> dict[str, Any] | None:

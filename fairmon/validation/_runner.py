@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairmon._codes import non_numbers
 from fairmon.errors import FairmonError, ValidationEngineError
 from fairmon.validation._report import ValidationReport, _json
 from fairmon.validation._suite import Suite
@@ -169,7 +170,7 @@ def _describe(exp: dict[str, Any], res: Any, frame: pd.DataFrame) -> dict[str, A
             bad = result.get("partial_unexpected_list") or []
             observed = f"{s.dtype if s is not None else '?'} with values like {sorted({repr(v) for v in bad})[:5]}"
             if kind == "numeric" and s is not None:  # the values that are not numbers, not the ones that are
-                text = s[s.notna() & pd.to_numeric(s, errors="coerce").isna()]
+                text = non_numbers(s)
                 if len(text):
                     observed = (f"{s.dtype} with {len(text)} value(s) that are not numbers, e.g. "
                                 f"{[_json(v) for v in text.unique()[:5]]}")
