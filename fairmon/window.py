@@ -150,38 +150,28 @@ def _hourly(cron: str) -> bool:
     return bool(croniter(cron).expanded[1] == ["*"])
 
 
-def _next_tick(cron: str, current: datetime, tz: ZoneInfo) -> datetime:
-    """The first tick after ``current`` (an aware instant), in UTC."""
+def _tick(cron: str, current: datetime, tz: ZoneInfo, *, forward: bool) -> datetime:
+    """The first tick after ``current`` (``forward``) or the last one before it (an aware instant), in UTC."""
     naive = current.astimezone(tz).replace(tzinfo=None)
     it = croniter(cron, naive)
-    scheduled: datetime = it.get_next(datetime)
-    if _hourly(cron):
-        return current.astimezone(UTC) + (scheduled - naive)  # absolute time: each repeated hour is a tick
+    step = it.get_next if forward else it.get_prev
+    scheduled: datetime = step(datetime)
+    if _hourly(cron):  # absolute time: each repeated hour is a tick
+        return current.astimezone(UTC) + (scheduled - naive)
     tick = _placed(scheduled, tz)
-    while tick <= current:  # a repeated time's second occurrence is later than its wall reading says
-        tick = _placed(it.get_next(datetime), tz)
-    return tick
-
-
-def _prev_tick(cron: str, current: datetime, tz: ZoneInfo) -> datetime:
-    """The last tick before ``current`` (an aware instant), in UTC."""
-    naive = current.astimezone(tz).replace(tzinfo=None)
-    it = croniter(cron, naive)
-    scheduled: datetime = it.get_prev(datetime)
-    if _hourly(cron):
-        return current.astimezone(UTC) - (naive - scheduled)
-    tick = _placed(scheduled, tz)
-    while tick >= current:  # a skipped time is placed after it; a repeated one at its second occurrence
-        tick = _placed(it.get_prev(datetime), tz)
+    # a skipped time is placed after its wall reading, a repeated one at its second occurrence: a tick
+    # may land on the wrong side of ``current``, and the next one is taken
+    while tick <= current if forward else tick >= current:
+        tick = _placed(step(datetime), tz)
     return tick
 
 
 def _interval_at(cron: str, instant: datetime, tz: ZoneInfo) -> tuple[datetime, datetime]:
     """``[tick, next tick)`` holding ``instant``: the latest tick at or before it and the one after."""
-    start = _prev_tick(cron, instant + timedelta(seconds=1), tz)  # a tick exactly at instant counts
-    end = _next_tick(cron, start, tz)
+    start = _tick(cron, instant + timedelta(seconds=1), tz, forward=False)  # a tick exactly at instant counts
+    end = _tick(cron, start, tz, forward=True)
     while end <= instant:
-        start, end = end, _next_tick(cron, end, tz)
+        start, end = end, _tick(cron, end, tz, forward=True)
     return start, end
 
 
@@ -328,7 +318,7 @@ def windows_between(spec: MonitorSpec, start: str | datetime, end: str | datetim
         tick = after
     while tick <= hi:
         out.append(window_for(spec, tick))
-        tick = _next_tick(cron, tick, zone)
+        tick = _tick(cron, tick, zone, forward=True)
     return out
 
 
