@@ -22,7 +22,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from fairmon.errors import ConfigError
 from fairmon.store._rows import jsonable
-from fairmon.store._runs import RunWrites
+from fairmon.store._runs import RunWrites, _kept_details
 from fairmon.store._tables import monitors, runs
 from fairmon.store.records import stored_results_status
 
@@ -84,7 +84,8 @@ class AttemptWrites(RunWrites):
             fingerprint = spec_fingerprint
             if before is not None and held is not None:
                 old = dict(before.details or {})
-                new_details = {**{k: old[k] for k in carry if k in old}, **new_details, "stored_status": held}
+                new_details = {**{k: old[k] for k in carry if k in old}, **new_details,
+                               **_kept_details("running", held)}
                 if before.spec_fingerprint is not None:
                     if spec_fingerprint is not None and spec_fingerprint != before.spec_fingerprint:
                         new_details["attempt_spec_fingerprint"] = spec_fingerprint
