@@ -71,14 +71,15 @@ def feu_target(ctx: RunContext, data: pd.DataFrame) -> tuple[str, pd.DataFrame, 
         return declared("the window's alert is not about a RUMIE group")
     if rt.group_thresholds:
         return declared("group_thresholds is on: a group-specific threshold reads the declared attribute")
-    evidence = (ctx.artifacts.get_json(A_RUMIE) or {}).get("evidence") or {} if ctx.artifacts.exists(A_RUMIE) else {}
-    conditions = evidence.get("rule_conditions")
-    if not conditions:
+    rumie = ctx.artifacts.get_json(A_RUMIE) if ctx.artifacts.exists(A_RUMIE) else None
+    evidence = (rumie or {}).get("evidence") or {}
+    if not evidence.get("rule_conditions"):
         return declared("no rules of the group in this window's RUMIE artifact (method ie, or the artifact is gone)")
-    column, frame, said = rumie_group_column(data, conditions, window_share=evidence.get("fraction"))
+    rules = RuleSet.from_dicts(evidence["rule_conditions"])
+    column, frame, said = rumie_group_column(data, rules, window_share=evidence.get("fraction"))
     if "reason" in said:
         return declared(said["reason"])
-    inputs = sorted(set(RuleSet.from_dicts(conditions).columns) & set(ctx.spec.columns.features))
+    inputs = sorted(set(rules.columns) & set(ctx.spec.columns.features))
     return column, frame, {**said, "finding": alert, **({"model_inputs": inputs} if inputs else {})}
 
 
@@ -93,11 +94,13 @@ def rumie_group_column(
     missing = [c for c in rules.columns if c not in data.columns]
     if missing:
         return TARGET_COLUMN, data, {"reason": f"the training data lacks the rules' column(s) {missing}"}
-    for rule in rules.rules:  # an OR-term matching nothing (its values' type differs there) shrinks the group
-        if not np.asarray(RuleSet((rule,)).membership(data), dtype=bool).any():
+    # each OR-term on its own: one matching nothing (its values' type differs there) shrinks the group
+    terms = [np.asarray(RuleSet((rule,)).membership(data), dtype=bool) for rule in rules.rules]
+    for rule, members in zip(rules.rules, terms, strict=True):
+        if not members.any():
             text = " AND ".join(c.text for c in rule)
             return TARGET_COLUMN, data, {"reason": f"the rule {text!r} matches no training row"}
-    inside = np.asarray(rules.membership(data), dtype=bool)
+    inside = np.logical_or.reduce(terms)  # the rule set's membership: the OR of its terms
     n_in = int(inside.sum())
     n_out = int(len(inside) - n_in)
     share = n_in / max(len(inside), 1)
