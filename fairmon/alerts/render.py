@@ -49,7 +49,7 @@ from fairmon.drift.checks import level_text
 from fairmon.drift.findings import Finding, finding_fingerprint
 from fairmon.drift.window import gesd_by_attribute
 from fairmon.fairness.rumie import Evidence
-from fairmon.feu.labels import BASELINES, baseline_label, constraint_note
+from fairmon.feu.labels import BASELINES, baseline_label, constraint_note, rumie_target_clause
 
 __all__ = [
     "EVENT_TYPE",
@@ -269,14 +269,9 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
     attr = feu.get("sensitive") or (feu.get("data") or {}).get("sensitive")
     raw_target = feu.get("target")
     target: Mapping[str, Any] = raw_target if isinstance(raw_target, Mapping) else {}
-    if target.get("kind") == "rumie_group":  # FEU retrained for the group the alert is about
-        head += (f". DP and GESD compare the group this alert is about (RUMIE's rules {target.get('rules')}; "
-                 f"{target.get('inside_rows')} training rows inside, {target.get('outside_rows')} outside) "
-                 "with everyone else")
-        inputs = target.get("model_inputs")
-        if inputs:  # the spec check's warning, where the reader decides
-            head += (f"; its rules use model inputs ({', '.join(map(str, inputs))}): if the model is meant to "
-                     "separate this group, equalising its approval rate is not the fix (rumie.attributes)")
+    group = rumie_target_clause(target)
+    if group is not None:  # FEU retrained for the group the alert is about
+        head += f". {group}"
     elif attr:  # what "DP" means here, and that a group RUMIE found is not what FEU retrains for
         names = ", ".join("`" + str(a).replace("`", "'") + "`" for a in ([attr] if isinstance(attr, str) else attr))
         why = f" ({target['reason']})" if target.get("reason") else ""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["BASELINES", "TUNED", "baseline_label", "constraint_note"]
+__all__ = ["BASELINES", "TUNED", "baseline_label", "constraint_note", "rumie_target_clause"]
 
 #: the baseline name of ThresholdOptimizer with its ``tol`` picked by FEU's constraints on validation
 TUNED = "threshold_optimizer_tuned"
@@ -62,3 +62,23 @@ def constraint_note(validation: Mapping[str, Any]) -> str:
     if validation.get("band_ok") is False:
         return "outside FEU's positive-rate band on validation"
     return "below FEU's utility floor on validation" if validation.get("utility_ok") is False else ""
+
+
+def rumie_target_clause(target: Mapping[str, Any]) -> str | None:
+    """What FEU's DP and GESD compare when it retrained for the alert's RUMIE group
+    (:mod:`fairmon.pipeline.feu_target`), in the words of the Slack follow-up and the report; None for
+    any other target.
+
+    >>> print(rumie_target_clause({"kind": "rumie_group", "rules": "age <= 30", "inside_rows": 400,
+    ...                            "outside_rows": 600, "model_inputs": ["age"]}))
+    DP and GESD compare the group this alert is about (RUMIE's rules age <= 30; 400 training rows inside, 600 outside) with everyone else; its rules use model inputs (age): if the model is meant to separate this group, equalising its approval rate is not the fix (rumie.attributes)
+    """
+    if target.get("kind") != "rumie_group":
+        return None
+    text = (f"DP and GESD compare the group this alert is about (RUMIE's rules {target.get('rules')}; "
+            f"{target.get('inside_rows')} training rows inside, {target.get('outside_rows')} outside) with everyone else")
+    inputs = target.get("model_inputs")
+    if inputs:  # the spec check's warning, where the reader decides
+        text += (f"; its rules use model inputs ({', '.join(map(str, inputs))}): if the model is meant to "
+                 "separate this group, equalising its approval rate is not the fix (rumie.attributes)")
+    return text

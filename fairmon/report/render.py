@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from fairmon.drift.checks import level_text
-from fairmon.feu.labels import BASELINES, baseline_label, constraint_note
+from fairmon.feu.labels import BASELINES, baseline_label, constraint_note, rumie_target_clause
 from fairmon.report import charts
 from fairmon.report._diagnosis import diagnosis_context
 from fairmon.report._template import CSS, TEMPLATE
@@ -287,13 +287,9 @@ def _feu_target(data: ReportData) -> str:
     t = next((c.metrics.get("target") for c in data.feu if isinstance((c.metrics or {}).get("target"), Mapping)), None)
     if not isinstance(t, Mapping):
         return ""
-    if t.get("kind") == "rumie_group":
-        inputs = t.get("model_inputs")
-        caveat = (f" Its rules use model inputs ({', '.join(map(str, inputs))}): if the model is meant to separate "
-                  "this group, equalising its approval rate is not the fix.") if inputs else ""
-        return (f"DP and GESD compare the group the alert is about (RUMIE's rules {t.get('rules')}; "
-                f"{t.get('inside_rows')} training rows inside, {t.get('outside_rows')} outside) with everyone "
-                f"else.{caveat}")
+    group = rumie_target_clause(t)
+    if group is not None:
+        return f"{group}."
     why = f" ({t['reason']})" if t.get("reason") else ""
     return f"DP and GESD compare the groups of {t.get('attribute')}{why}."
 
