@@ -34,7 +34,7 @@ from fairmon.config import MonitorSpec, load_spec
 from fairmon.pipeline import runs
 from fairmon.pipeline.context import RunContext
 from fairmon.readiness import file_exists, sql_window_ready
-from fairmon.sources import schedule_local, window_path
+from fairmon.sources import describe_window_source
 from fairmon.window import Window
 
 if TYPE_CHECKING:
@@ -50,10 +50,9 @@ SKIP_KIND_LATE = "late_data"
 
 def data_location(spec: MonitorSpec, window: Window) -> str | None:
     """The window's partition path (a files source) or None (a SQL source: nothing to wait for)."""
-    files = spec.data.files
-    if files is None:
+    if spec.data.files is None:
         return None
-    return window_path(files, *schedule_local(spec, window.start, window.end), base_dir=spec.base_dir)
+    return describe_window_source(spec, window.start, window.end)  # the path pull_data reads
 
 
 def data_ready(
