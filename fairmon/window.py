@@ -210,8 +210,8 @@ def window_for(spec: MonitorSpec, logical_date: str | datetime) -> Window:
     """The window of ``logical_date`` under the spec's schedule.
 
     The schedule interval starting at the latest cron tick at or before the date gives the window's
-    *end*; its start is the interval's when the window length is the cron period (the default), else
-    ``end - schedule.window`` (calendar days on the schedule timezone's wall clock; :func:`window_start`)
+    *end*; its start is the interval's when the window is ``interval`` or its length is the cron period
+    (the default), else ``end - schedule.window`` (calendar days on the schedule timezone's wall clock; :func:`window_start`)
     — the same rule :func:`window_from_interval` applies to an Airflow data interval.
 
     Examples
@@ -254,9 +254,10 @@ def window_from_interval(spec: MonitorSpec, d: dict[str, Any]) -> Window:
                                           timezone=spec.schedule.timezone), interval.end)
 
 
-def window_start(interval: Window, length: timedelta, *, cron: str, timezone: str) -> datetime:
+def window_start(interval: Window, length: timedelta | None, *, cron: str, timezone: str) -> datetime:
     """The start of the window of ``length`` that ends where the schedule ``interval`` ends.
 
+    - ``None`` (``schedule.window: interval``): the interval's own start, whatever its length.
     - the interval spans ``length`` between its ticks' wall-clock times in ``timezone`` (the default: a
       daily cron, ``window: 1d``): the interval's own start — the previous tick, or Airflow's
       ``data_interval_start`` — so consecutive windows tile the timeline whatever the clocks do (a
@@ -277,6 +278,8 @@ def window_start(interval: Window, length: timedelta, *, cron: str, timezone: st
     >>> (day.end - window_start(day, timedelta(days=1), cron="0 0 * * *", timezone="Europe/Berlin")) / timedelta(hours=1)
     23.0
     """
+    if length is None:
+        return interval.start
     if timezone == "UTC":
         return interval.end - length
     tz = ZoneInfo(timezone)

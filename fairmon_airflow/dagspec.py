@@ -95,7 +95,7 @@ def dag_settings(spec: MonitorSpec, spec_path: Path) -> DagSettings:
             "",
             f"- spec: `{spec_path}` (fingerprint `{spec.fingerprint[:12]}`)",
             f"- model: `{spec.model.registry_uri}` version `{spec.model.version}`",
-            f"- data: {spec.data.kind} source, window `{spec.schedule.window}` on cron `{spec.schedule.cron}` "
+            f"- data: {spec.data.kind} source, window `{spec.schedule.window_label}` on cron `{spec.schedule.cron}` "
             f"({spec.schedule.timezone})",
             f"- protected attributes: {', '.join(spec.columns.sensitive)}",
             f"- heavy steps (predict, RUMIE, explanations, FEU) run on queue `{ex.queue}`, pool "

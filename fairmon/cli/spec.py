@@ -25,6 +25,7 @@ is reachable, otherwise the line says what it assumed).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import re
 import sys
@@ -37,6 +38,7 @@ import yaml
 from fairmon.cli._args import SubParsers, add_command
 from fairmon.cli._spec_cost import window_cost
 from fairmon.config import load_spec, spec_json_schema
+from fairmon.config._parsers import format_duration
 from fairmon.errors import ConfigError
 from fairmon.sources import file_format
 from fairmon.validation import ensure_suite
@@ -144,6 +146,15 @@ WARN_RUMIE_INPUTS = (
     "may be the group the model is built to score low (e.g. low credit scores), a finding for a model "
     "working as intended; leave them out of rumie.attributes unless they should not drive the decision "
     "(default without rumie.attributes: the sensitive and extra columns)"
+)
+
+
+WARN_WINDOW_GAPS = (
+    "a {window} window is shorter than the longest schedule interval of cron '{cron}' (intervals of "
+    "{intervals}): the rows "
+    "between the end of one interval's window and the start of the next are in no window and never "
+    "monitored; use window: interval for one window per schedule interval (a monthly cron's calendar "
+    "months), or a window at least as long as the longest interval for a rolling one"
 )
 
 
@@ -282,17 +293,30 @@ def _missing_columns(path: str, declared: list[str], fmt: str) -> str | None:
 
 def spec_warnings(spec: Any, file: Path) -> list[str]:
     """``file:line: field: advice`` for settings that load but may not mean what the team wants:
-    RUMIE searching model inputs (:attr:`fairmon.config.MonitorSpec.rumie_model_inputs`)."""
-    inputs = list(spec.rumie_model_inputs)
-    if not inputs or not spec.rumie.enabled:
-        return []
+    RUMIE searching model inputs (:attr:`fairmon.config.MonitorSpec.rumie_model_inputs`), and a window
+    shorter than some schedule interval (rows between two windows never monitored)."""
     try:
         root = yaml.compose(file.read_text(), Loader=yaml.SafeLoader)
     except (OSError, yaml.YAMLError):
         root = None
-    line = _line(root, "rumie.attributes")
-    where = f"{file}:{line}" if line else str(file)
-    return [f"{where}: rumie.attributes: " + WARN_RUMIE_INPUTS.format(columns=inputs)]
+
+    def at(field: str) -> str:
+        line = _line(root, field)
+        return f"{file}:{line}: {field}: " if line else f"{file}: {field}: "
+
+    advice = []
+    inputs = list(spec.rumie_model_inputs)
+    if inputs and spec.rumie.enabled:
+        advice.append(at("rumie.attributes") + WARN_RUMIE_INPUTS.format(columns=inputs))
+    shortest, longest = spec.schedule.interval_lengths
+    if spec.schedule.window is not None and spec.schedule.window < longest:
+        advice.append(at("schedule.window") + WARN_WINDOW_GAPS.format(
+            window=spec.schedule.window_label, cron=spec.schedule.cron, intervals=_span(shortest, longest)))
+    return advice
+
+
+def _span(shortest: dt.timedelta, longest: dt.timedelta) -> str:
+    return format_duration(longest) if shortest == longest else f"{format_duration(shortest)} to {format_duration(longest)}"
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -34,7 +34,7 @@ from fairmon.config._messages import (
     excerpt,
 )
 from fairmon.config._outcome import LABEL_METRICS, OUTCOME_METRICS, OutcomeSpec
-from fairmon.config._parsers import SpecSection
+from fairmon.config._parsers import SpecSection, format_duration
 from fairmon.config._paths import resolve_path
 from fairmon.config._retraining import RetrainingSpec
 from fairmon.config._rumie import RumieSpec
@@ -134,7 +134,7 @@ class MonitorSpec(SpecSection):
             raise ValueError("retraining.time_budget_s: " + ERR_FEU_BUDGET.format(
                 budget=budget, share=FEU_BUDGET_SHARE, limit=limit, factor=HEAVY_TIMEOUT_FACTOR,
                 task=self.execution.task_timeout_s, heavy=heavy, run_share=RUN_TIMEOUT_SHARE,
-                window=self.schedule.window, run=run, most=FEU_BUDGET_SHARE * limit))
+                period=format_duration(self.schedule.interval_lengths[0]), run=run, most=FEU_BUDGET_SHARE * limit))
 
     # ---- derived values ---------------------------------------------------------------------------
     @property

@@ -13,7 +13,14 @@ import re
 from collections import Counter
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    WrapSerializer,
+)
 
 from fairmon.config._messages import ERR_CRON, ERR_DUPLICATES, ERR_DURATION, ERR_SCALAR, excerpt
 
@@ -148,6 +155,50 @@ Fraction = Annotated[float, Field(gt=0.0, lt=1.0)]
 PositiveInt = Annotated[int, Field(ge=1)]
 NonNegInt = Annotated[int, Field(ge=0)]
 Duration = Annotated[dt.timedelta, BeforeValidator(parse_duration)]
+
+def format_duration(value: dt.timedelta) -> str:
+    """A duration as a spec writes it: the largest unit of ``d h m s`` that divides it.
+
+    >>> format_duration(dt.timedelta(days=30)), format_duration(dt.timedelta(hours=36))
+    ('30d', '36h')
+    """
+    seconds = value.total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+#: ``schedule.window: interval``: each window is its schedule interval, whatever its length (a monthly
+#: cron's calendar months); held as ``None``
+WINDOW_INTERVAL = "interval"
+
+
+def parse_window(value: Any) -> dt.timedelta | None:
+    """Parse ``schedule.window``: a duration (:func:`parse_duration`) or ``interval`` (``None``).
+
+    Why ``interval``: no fixed length tiles a monthly cron's intervals (28 to 31 days), so a ``30d``
+    window on ``0 0 1 * *`` counted some days twice and others never.
+
+    Examples
+    --------
+    >>> parse_window("interval") is None, parse_window("7d")
+    (True, datetime.timedelta(days=7))
+    """
+    if isinstance(value, str) and value.strip().lower() == WINDOW_INTERVAL:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError:
+        raise ValueError(ERR_DURATION.format(value=excerpt(value)) + f", or {WINDOW_INTERVAL!r} (the "
+                         "schedule interval: a monthly cron's calendar months)") from None
+
+
+def _window_json(value: dt.timedelta | None, handler: SerializerFunctionWrapHandler) -> Any:
+    return WINDOW_INTERVAL if value is None else handler(value)
+
+
+WindowLength = Annotated[dt.timedelta | None, BeforeValidator(parse_window), WrapSerializer(_window_json)]
 
 
 class SpecSection(BaseModel):

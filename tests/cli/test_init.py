@@ -168,6 +168,32 @@ def test_spec_check_warns_when_rumie_searches_model_inputs(workdir: Path, capsys
     assert "rumie.attributes" in capsys.readouterr().out
 
 
+def test_spec_check_warns_when_windows_leave_rows_unmonitored(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fixed window shorter than some schedule interval (30d on a monthly cron) leaves rows in no window:
+    a warning naming the line and the fix; ``interval`` and a rolling window longer than every interval
+    are quiet."""
+    from fairmon.cli.spec import WARN_WINDOW_GAPS
+
+    (workdir / "registry" / "credit").mkdir(parents=True)
+    (workdir / "data").mkdir()
+    spec = workdir / "m.yaml"
+    head = (
+        "spec_version: 1\nidentity: {name: m}\nmodel:\n  registry_uri: registry\n  name: credit\n"
+        "data:\n  files: {pattern: 'data/{start:%Y-%m-%d}.csv'}\n"
+        "columns: {features: [age, sex], sensitive: [sex]}\n"
+        "schedule:\n  start_date: 2026-01-01\n  cron: '0 0 1 * *'\n  window: {}\n"
+    )
+    spec.write_text(head.replace("{}", "30d"))
+    assert main(["spec", "check", str(spec), "--strict"]) == 0  # a choice a team may make: not an error
+    err = capsys.readouterr().err
+    assert f"warning  {spec}:12: schedule.window: " + WARN_WINDOW_GAPS.format(
+        window="30d", cron="0 0 1 * *", intervals="28d to 31d") in err
+    for quiet in ("interval", "31d"):
+        spec.write_text(head.replace("{}", quiet))
+        assert main(["spec", "check", str(spec)]) == 0
+        assert "schedule.window" not in capsys.readouterr().err
+
+
 def test_spec_check_reaches_file_and_remote_uris(
     workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

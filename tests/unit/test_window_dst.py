@@ -86,3 +86,29 @@ def test_an_hourly_airflow_interval_in_the_skipped_hour_is_taken_as_it_is() -> N
     start, end = datetime(2026, 3, 29, 0, tzinfo=UTC), datetime(2026, 3, 29, 1, tzinfo=UTC)
     w = window_from_interval(spec, {"data_interval_start": start.isoformat(), "data_interval_end": end.isoformat()})
     assert (w.start, w.end) == (start, end)
+
+
+def _monthly(window: str) -> MonitorSpec:
+    return MonitorSpec.model_validate({
+        "spec_version": 1, "identity": {"name": "m"}, "model": {"registry_uri": "r"},
+        "data": {"files": {"pattern": "d/{start:%Y-%m-%d}.csv"}},
+        "columns": {"features": ["a"], "sensitive": ["a"]},
+        "schedule": {"start_date": "2024-01-01", "cron": "0 0 1 * *", "window": window},
+    })
+
+
+def test_interval_windows_are_the_calendar_months_of_a_monthly_cron() -> None:
+    """No fixed length tiles 28- to 31-day intervals: ``window: 30d`` put 31 January in January's and
+    February's window and 1 March in none; ``window: interval`` is each month, also in Airflow's form."""
+    fixed = windows_between(_monthly("30d"), "2024-01-01", "2024-03-01")
+    assert [(a.end - b.start).days for a, b in zip(fixed, fixed[1:], strict=False)] == [1, -1]  # overlap, gap
+    months = windows_between(_monthly("interval"), "2024-01-01", "2024-12-01")
+    assert [w.start.month for w in months] == list(range(1, 13)) and all(w.start.day == 1 for w in months)
+    assert all(a.end == b.start for a, b in zip(months, months[1:], strict=False))
+    feb = {"data_interval_start": "2024-02-01T00:00:00+00:00", "data_interval_end": "2024-03-01T00:00:00+00:00"}
+    assert window_from_interval(_monthly("interval"), feb) == months[1]
+    spec = _monthly("interval")
+    assert spec.schedule.window is None and spec.schedule.window_label == "interval"
+    assert spec.model_dump(mode="json")["schedule"]["window"] == "interval"  # spec show / fingerprint
+    assert MonitorSpec.model_validate(spec.model_dump(mode="json")).fingerprint == spec.fingerprint
+    assert spec.schedule.run_timeout_s == int(0.9 * 28 * 86400)  # February is due soonest
