@@ -5,7 +5,8 @@ group, as a production window's group sizes are not what is uncertain); within g
 is ``y ~ Bernoulli(base_g)`` and the favorable decision ``pred | y=1 ~ Bernoulli(tpr_g)``,
 ``pred | y=0 ~ Bernoulli(fpr_g)``. The true selection rate of a group is
 ``base·tpr + (1 − base)·fpr`` weighted over its cells, so every disparity's truth is known exactly.
-A window *covers* when ``ci_low <= truth <= ci_high``. Reported per scenario, grouping and metric:
+A window *covers* when ``ci_low <= truth <= ci_high``; a window whose metric is undefined (a group without
+positive labels has no TPR) is counted in ``undefined_windows``, not as a miss. Reported per scenario, grouping and metric:
 the coverage over ``--windows`` windows with its binomial 95 % interval (Wilson), the mean interval
 width and the mean share of skipped (undefined) replicates. Both interval methods of
 :func:`fairmon.fairness.outcome.outcome_metrics` are measured (``disparity_ci="simultaneous"``, the
@@ -79,12 +80,20 @@ def _eight() -> tuple[Cell, ...]:
     return tuple(cells)
 
 
+def _rare() -> tuple[Cell, ...]:
+    """A 30-row group (1.5 % of 2,000) at a 3.8 % selection rate, as the other's: disparity 0. About a third
+    of its windows have no favourable decision (rate 0), the case session 23 found under-covered (0.59),
+    and about 3 positive labels (its TPR is undefined in some windows and replicates)."""
+    return (Cell(("a",), 0.985, 0.1, 0.2, 0.02), Cell(("b",), 0.015, 0.1, 0.2, 0.02))
+
+
 SCENARIOS = (
     Scenario("2 groups, DP 0.10", ("g",), _two(0.10)),
     Scenario("5 groups 4%-60%, DP 0.10", ("g",), _five(0.10)),
     Scenario("2 groups, disparity 0", ("g",), _two(0.0)),
     Scenario("5 groups 4%-60%, disparity 0", ("g",), _five(0.0)),
     Scenario("8 intersectional groups 2%-30%", ("x", "y", "z"), _eight()),
+    Scenario("30-row group, rates 3.8%, disparity 0", ("g",), _rare()),
 )
 
 
@@ -166,19 +175,23 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 for grouping, by_metric in truth.items():
                     for metric, t in by_metric.items():
                         r = res.get(metric, grouping)
-                        acc = stats.setdefault((grouping, metric, method), [0, 0, 0.0, 0.0])
+                        acc = stats.setdefault((grouping, metric, method), [0, 0, 0.0, 0.0, 0])
+                        if not math.isfinite(r.value):  # e.g. a group without positive labels: no EOP
+                            acc[4] += 1
+                            continue
                         acc[0] += 1
                         acc[1] += bool(r.ci_low - 1e-12 <= t <= r.ci_high + 1e-12)
                         acc[2] += r.ci_high - r.ci_low
                         acc[3] += r.n_skipped / args.bootstrap
         seconds = time.perf_counter() - t0
-        for (grouping, metric, method), (n, k, width, skipped) in stats.items():
+        for (grouping, metric, method), (n, k, width, skipped, undefined) in stats.items():
             lo, hi = _wilson(int(k), int(n))
             rows.append({
                 "scenario": scn.name, "grouping": grouping, "metric": metric, "method": method,
                 "truth": round(truth[grouping][metric], 4), "windows": int(n), "coverage": k / n,
                 "coverage_lo95": round(lo, 3), "coverage_hi95": round(hi, 3), "mean_width": width / n,
-                "skipped_share": skipped / n, "seconds_scenario": round(seconds, 1),
+                "skipped_share": skipped / n, "undefined_windows": int(undefined),
+                "seconds_scenario": round(seconds, 1),
             })
     return rows
 

@@ -40,7 +40,10 @@ class OutcomeSpec(SpecSection):
     names as in :mod:`fairmon.fairness.outcome` (``dp_ratio`` = min/max selection rate, so <= 1).
     Groups smaller than ``min_group_size`` are reported but not compared; ``intersections`` adds
     pairwise intersections of the sensitive attributes; ``bootstrap`` resamples (0 = no CI; at most
-    ``MAX_BOOTSTRAP``: the resampling cost grows with it). ``push_down`` counts the (group × decision
+    ``MAX_BOOTSTRAP``: the resampling cost grows with it). ``ci_method`` is the per-group rates'
+    interval: ``wilson`` (the Wilson score interval; default) or ``percentile`` (the bootstrap's,
+    ``[0, 0]`` for a small group with no favourable decision); disparities always get the simultaneous
+    bootstrap interval. ``push_down`` counts the (group × decision
     × label) cells with ``GROUP BY`` in the database instead of over the loaded rows; it needs a SQL
     source (``data.sql``) and a logged decision (``columns.decision``); results are identical.
     """
@@ -51,7 +54,7 @@ class OutcomeSpec(SpecSection):
     intersections: bool = True
     bootstrap: Annotated[int, Field(ge=0, le=MAX_BOOTSTRAP)] = 1000
     confidence: Annotated[float, Field(gt=0.5, lt=1.0)] = 0.95
-    ci_method: Literal["percentile"] = "percentile"
+    ci_method: Literal["wilson", "percentile"] = "wilson"
     random_state: int = 0
     push_down: bool = False
 

@@ -13,6 +13,7 @@ from fairmon.fairness._outcome_ci import (
     simultaneous_ratio_ci,
     simultaneous_spread_ci,
     spread,
+    wilson_ci,
 )
 from fairmon.fairness._outcome_types import MetricRow
 
@@ -44,22 +45,35 @@ def rows_for_grouping(
     confidence: float,
     labels_pending: bool,
     disparity_ci: str = "simultaneous",
+    ci_method: str = "wilson",
 ) -> list[MetricRow]:
     """Per-group rows, then the disparity rows, of one grouping ``attr``."""
-    rows = _group_rows(attr, stats, wanted, min_size, confidence, labels_pending)
+    rows = _group_rows(attr, stats, wanted, min_size, confidence, labels_pending, ci_method)
     rows += _dp_rows(attr, stats, wanted, min_size, confidence, disparity_ci)
     rows += _label_disparity_rows(attr, stats, wanted, min_size, confidence, labels_pending, disparity_ci)
     return rows
 
 
+def _rate_ci(
+    x: float, n: float, boot: np.ndarray | None, confidence: float, ci_method: str
+) -> tuple[float, float, int]:
+    """A group rate's interval: Wilson's from the counts, or the bootstrap percentile (NaN without replicates)."""
+    if boot is None:
+        return NAN, NAN, 0
+    if ci_method == "wilson":
+        return (*wilson_ci(x, n, confidence), 0)
+    return percentile_ci(boot, confidence)
+
+
 def _group_rows(
-    attr: str, stats: list[GroupStats], wanted: set[str], min_size: int, confidence: float, labels_pending: bool
+    attr: str, stats: list[GroupStats], wanted: set[str], min_size: int, confidence: float, labels_pending: bool,
+    ci_method: str,
 ) -> list[MetricRow]:
     rows: list[MetricRow] = []
     for s in stats:
         if "selection_rate" in wanted:
             if s.n_pred >= max(min_size, 1):
-                lo, hi, skip = percentile_ci(s.boot_sr, confidence)
+                lo, hi, skip = _rate_ci(s.fav, s.n_pred, s.boot_sr, confidence, ci_method)
                 rows.append(MetricRow("selection_rate", attr, s.name, s.fav / s.n_pred, lo, hi, s.n_pred,
                                       s.n_pred_nan, n_skipped=skip))
             else:
@@ -77,7 +91,9 @@ def _group_rows(
             elif not np.isfinite(point[i]):
                 rows.append(MetricRow(name, attr, s.name, NAN, NAN, NAN, s.n_lab, s.n_lab_nan, "undefined"))
             else:
-                lo, hi, skip = percentile_ci(boot[i], confidence)
+                tp, fp, fn, tn = (float(c) for c in s.cells)
+                x, n = ((tp, tp + fn), (fp, fp + tn), (fn, tp + fn))[i]
+                lo, hi, skip = _rate_ci(x, n, boot[i], confidence, ci_method)
                 rows.append(MetricRow(name, attr, s.name, float(point[i]), lo, hi, s.n_lab, s.n_lab_nan,
                                       n_skipped=skip))
     return rows
@@ -108,7 +124,8 @@ def _dp_rows(
         elif kind == "difference":
             se = binomial_se(point * sizes, sizes)
             se_star = binomial_se(boot * sizes[:, None], sizes[:, None])
-            lo, hi, skip = simultaneous_spread_ci([point], [boot], confidence, [se], [se_star])
+            fav = np.array([s.fav for s in sr_ok], dtype=np.float64)
+            lo, hi, skip = simultaneous_spread_ci([point], [boot], confidence, [se], [se_star], [(fav, sizes)])
             hi = min(hi, 1.0)
         else:
             lo, hi, skip = simultaneous_ratio_ci(point, boot, sizes, confidence)
@@ -143,6 +160,7 @@ def _label_disparity_rows(
         boots: list[np.ndarray] = []
         ses: list[np.ndarray] = []
         boot_ses: list[np.ndarray] = []
+        counts: list[tuple[np.ndarray, np.ndarray]] = []
         for fam in families:
             col = 0 if fam == "tpr" else 1
             point = np.array([rates(s.cells)[col] for s in lab_ok], dtype=np.float64)
@@ -157,6 +175,7 @@ def _label_disparity_rows(
             hit, miss = (0, 2) if fam == "tpr" else (1, 3)
             cells = np.array([s.cells for s in lab_ok])[keep]
             ses.append(binomial_se(cells[:, hit], cells[:, hit] + cells[:, miss]))
+            counts.append((cells[:, hit].astype(np.float64), (cells[:, hit] + cells[:, miss]).astype(np.float64)))
             if all(s.boot_cells is not None for s in lab_ok):
                 boots.append(np.vstack([rates(s.boot_cells)[col] for s in lab_ok])[keep])  # type: ignore[arg-type]
                 bc = np.stack([s.boot_cells for s in lab_ok])[keep]  # type: ignore[misc]
@@ -171,7 +190,7 @@ def _label_disparity_rows(
             samples = np.max(np.vstack([spread(b, "difference") for b in boots]), axis=0)
             lo, hi, skip = percentile_ci(samples, confidence)
         else:
-            lo, hi, skip = simultaneous_spread_ci(points, boots, confidence, ses, boot_ses)
+            lo, hi, skip = simultaneous_spread_ci(points, boots, confidence, ses, boot_ses, counts)
             hi = min(hi, 1.0)
         rows.append(MetricRow(name, attr, None, value, lo, hi, n_lab, nan_lab, n_skipped=skip))
     return rows

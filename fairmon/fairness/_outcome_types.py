@@ -11,7 +11,7 @@ import pandas as pd
 __all__ = ["MetricRow", "OutcomeResult", "GROUP_METRICS", "DISPARITY_METRICS", "LABEL_METRICS", "DEFAULT_METRICS"]
 
 RowStatus = Literal["ok", "insufficient", "labels_pending", "undefined"]
-CIMethod = Literal["percentile"]
+CIMethod = Literal["wilson", "percentile"]
 DisparityCI = Literal["simultaneous", "percentile"]
 
 #: per-group metrics

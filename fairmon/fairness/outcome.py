@@ -29,7 +29,8 @@ Conventions
   binary statistic, resampling the rows of a group with replacement is distributionally identical to
   drawing the group's cell counts from a multinomial with the observed cell frequencies, so we draw
   the counts directly (exact, and O(groups × replicates) instead of O(rows × replicates)). Per-group
-  rates get the percentile interval. Disparities (``disparity_ci="simultaneous"``, the default) get
+  rates get the Wilson score interval (``ci_method="wilson"``, the default since session 23; the
+  bootstrap percentile, ``"percentile"``, is ``[0, 0]`` for a group of 30 with no favourable decision). Disparities (``disparity_ci="simultaneous"``, the default) get
   an interval derived from max-t simultaneous intervals of all pairwise group differences (log rates
   for ``dp_ratio``; TPR and FPR pairs together for ``eodds_difference``), which accounts for the
   upward bias of a max − min over noisy rates: it covers at ≥ its nominal level with many and small
@@ -114,6 +115,7 @@ _REEXPORTED = (group_key, parse_group_key, ERR_LENGTH, ERR_NO_SENSITIVE, ERR_NOT
                ERR_BOOTSTRAP, ERR_CONFIDENCE, ERR_MIN_GROUP, ERR_UNKNOWN_METRIC)
 
 ERR_DISPARITY_CI = "disparity_ci must be 'simultaneous' or 'percentile', got {value!r}"
+ERR_CI_METHOD = "ci_method must be 'wilson' or 'percentile', got {value!r}"
 ERR_ROW_COUNTS = "row_counts must be non-negative whole numbers (the multiplicity of each row)"
 
 
@@ -127,7 +129,7 @@ def outcome_metrics(
     min_group_size: int = 30,
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
-    ci_method: CIMethod = "percentile",
+    ci_method: CIMethod = "wilson",
     disparity_ci: DisparityCI = "simultaneous",
     random_state: int | None = 0,
     row_counts: Any = None,
@@ -152,8 +154,9 @@ def outcome_metrics(
         Bootstrap replicates (0 → no intervals, NaN bounds).
     confidence : float
         Nominal coverage of the intervals.
-    ci_method : {"percentile"}
-        Interval construction of the per-group rates (see module docstring).
+    ci_method : {"wilson", "percentile"}
+        Interval construction of the per-group rates: the Wilson score interval (default; keeps its
+        coverage for small groups and rates of 0 or 1) or the bootstrap percentile (see module docstring).
     disparity_ci : {"simultaneous", "percentile"}
         Interval construction of the disparities: max-t simultaneous (default; covers with many,
         small groups and at zero disparity) or the percentile of the replicate max − min.
@@ -187,6 +190,8 @@ def outcome_metrics(
         raise MethodError(ERR_MIN_GROUP.format(value=min_group_size))
     if disparity_ci not in ("simultaneous", "percentile"):
         raise MethodError(ERR_DISPARITY_CI.format(value=disparity_ci))
+    if ci_method not in ("wilson", "percentile"):
+        raise MethodError(ERR_CI_METHOD.format(value=ci_method))
 
     pred = as_binary(y_pred, "y_pred")
     n = pred.shape[0]
@@ -218,7 +223,8 @@ def outcome_metrics(
             names = [name for name, keep in zip(names, present, strict=True) if keep]
             counts = counts.reshape(-1, N_STATES)[present].ravel()
         stats = group_stats(names, counts.reshape(-1, N_STATES).astype(np.int64), rng, B)
-        rows.extend(rows_for_grouping(attr, stats, wanted, min_group_size, confidence, labels_pending, disparity_ci))
+        rows.extend(rows_for_grouping(attr, stats, wanted, min_group_size, confidence, labels_pending, disparity_ci,
+                                      ci_method))
     return OutcomeResult(
         rows=tuple(rows), confidence=confidence, n_bootstrap=B, ci_method=ci_method,
         random_state=random_state, min_group_size=min_group_size, labels_pending=labels_pending,

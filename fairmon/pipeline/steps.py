@@ -127,6 +127,7 @@ def outcome(ctx: RunContext) -> dict[str, Any]:
         min_group_size=o.min_group_size,
         n_bootstrap=o.bootstrap,
         confidence=o.confidence,
+        ci_method=o.ci_method,
         random_state=o.random_state,
     )
     ctx.artifacts.put_json(A_OUTCOME, encode(result))

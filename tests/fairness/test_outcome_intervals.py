@@ -63,7 +63,10 @@ def test_selection_rate_disparities_skip_nothing_and_rows_round_trip() -> None:
     y, pred, groups = _toy_eop()
     r = outcome_metrics(pred, sensitive_features={"g": groups}, y_true=y, n_bootstrap=200, intersections=False)
     assert r.get("dp_difference", "g").n_skipped == 0
-    assert r.get("tpr", "g", "b").n_skipped > 0  # the per-group interval skips them too
+    assert r.get("tpr", "g", "b").n_skipped == 0  # Wilson's per-group interval needs no replicate
+    pct = outcome_metrics(pred, sensitive_features={"g": groups}, y_true=y, n_bootstrap=200, intersections=False,
+                          ci_method="percentile")
+    assert pct.get("tpr", "g", "b").n_skipped > 0  # the percentile one skips them too
     assert r.disparity_ci == "simultaneous" and r.to_dict()["disparity_ci"] == "simultaneous"
     back = OutcomeResult.from_dict(r.to_dict())
     assert back.rows == r.rows or all(
@@ -104,3 +107,53 @@ def test_intersection_values_with_the_separator_do_not_merge_groups() -> None:
 @pytest.mark.parametrize("values", [("a", "b"), ("a&", "b"), ("\\", "&"), ("", "x\\&y"), ("plain",)])
 def test_group_key_round_trips(values: tuple[str, ...]) -> None:
     assert parse_group_key(group_key(values)) == values
+
+
+def test_a_small_group_without_favourable_decisions_keeps_its_uncertainty() -> None:
+    """Session 23 (a statistician's review): a 0/30 group's replicates never move, so the max-t critical
+    value fell to ~0.2 — DP interval [0.025, 0.035] beside 150/5,000, the ratio's and the group's [0, 0]."""
+    pred = np.r_[np.zeros(30), np.ones(150), np.zeros(4850)]
+    groups = {"g": np.array(["A"] * 30 + ["B"] * 5000, dtype=object)}
+    r = outcome_metrics(pred, sensitive_features=groups, intersections=False)
+    dp, ratio, a = r.get("dp_difference", "g"), r.get("dp_ratio", "g"), r.get("selection_rate", "g", "A")
+    assert dp.ci_low == 0.0 and dp.ci_high > 0.08, dp  # 0/30 is likely at a true rate of 3%
+    assert ratio.value == 0.0 and ratio.ci_low == 0.0 and ratio.ci_high > 0.8, ratio
+    assert a.ci_low == 0.0 and 0.11 < a.ci_high < 0.12, a  # Wilson's [0, 0.114]
+    none = outcome_metrics(np.zeros(600), sensitive_features={"g": np.repeat(["A", "B"], 300)}, intersections=False)
+    assert (none.get("dp_ratio", "g").ci_low, none.get("dp_ratio", "g").ci_high) == (0.0, 1.0)
+    assert none.get("dp_difference", "g").ci_high > 0.0
+
+
+@pytest.mark.parametrize(("n_small", "rate"), [(30, 0.03), (50, 0.03), (20, 0.10)])
+def test_no_disparity_is_not_claimed_from_a_handful_of_favourable_decisions(n_small: int, rate: float) -> None:
+    """Equal rates, one small group with an expected 1-2 favourable decisions: before the floor and the
+    Newcombe bounds the DP interval excluded 0 in 41% (30 rows), 19% (50) and 11% (20 rows at 10%) of
+    windows and the ratio's lay below 0.8 in up to 46%; the nominal share is 5%."""
+    rng = np.random.default_rng(n_small)
+    groups = {"g": np.array(["A"] * n_small + ["B"] * 3000, dtype=object)}
+    excl = below = 0
+    windows = 200
+    for w in range(windows):
+        pred = (rng.random(n_small + 3000) < rate).astype(float)
+        r = outcome_metrics(pred, sensitive_features=groups, metrics=("dp_difference", "dp_ratio"),
+                            intersections=False, min_group_size=n_small, n_bootstrap=300, random_state=w)
+        excl += r.get("dp_difference", "g").ci_low > 0
+        below += r.get("dp_ratio", "g").ci_high < 0.8
+    assert excl / windows <= 0.08 and below / windows <= 0.08, (excl, below)
+
+
+def test_equal_opportunity_with_three_positive_labels_in_a_group_covers() -> None:
+    """A 30-row group with ~3 positive labels and the same TPR as the rest: the EOP interval excluded 0 in
+    45% of windows before the Newcombe bounds."""
+    rng = np.random.default_rng(3)
+    groups = {"g": np.array(["A"] * 30 + ["B"] * 3000, dtype=object)}
+    excl = defined = 0
+    for w in range(150):
+        y = (rng.random(3030) < np.r_[np.full(30, 0.1), np.full(3000, 0.3)]).astype(float)
+        pred = np.where(y == 1, rng.random(3030) < 0.7, rng.random(3030) < 0.1).astype(float)
+        row = outcome_metrics(pred, sensitive_features=groups, y_true=y, metrics=("eop_difference",),
+                              intersections=False, n_bootstrap=300, random_state=w).get("eop_difference", "g")
+        if row.status == "ok":
+            defined += 1
+            excl += row.ci_low > 0
+    assert defined > 100 and excl / defined <= 0.08, (excl, defined)
