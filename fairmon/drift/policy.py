@@ -32,6 +32,9 @@ Policy (per finding key ``kind:metric:group``)
   severity, which is notified).
 * **Resolution**: an open drift resolves when fewer than ``persistence_m`` of the last
   ``persistence_n`` windows violated; the ``resolved`` finding is notified when the opening was.
+  A window in which the series is not measured (a group below ``min_group_size``, no RUMIE evidence)
+  counts neither way: the drift stays ``ongoing`` and says so, and closes (saying it could not be
+  measured) only after ``persistence_n`` such windows in a row.
 * **Trailing baseline**: a series' baseline is its last ``trailing_n`` earlier completed windows in
   which it was *not drifting* — windows whose finding for the same key was ``pending``, ``open`` or
   ``ongoing`` stay out (the window that resolved a drift is back in). A sustained shift therefore
@@ -123,6 +126,7 @@ class _KeyState:
     since: datetime | None = None
     opened_notified: bool = False
     last_open_index: int | None = None
+    unmeasured: int = 0  # consecutive windows without a measurement while active
     kind: str = ""
     metric: str = ""
     group: str = ""
@@ -187,7 +191,13 @@ class _Replay:
         for key in sorted(self.states):
             st = self.states[key]
             ev = evaluations.get(key)
-            violated = ev is not None and ev.violation is not None
+            if ev is None:  # not measured this window: it neither violates nor complies
+                f = self._unmeasured(window, st)
+                if f is not None:
+                    findings.append(f)
+                continue
+            st.unmeasured = 0
+            violated = ev.violation is not None
             st.flags.append(violated)
             firing = sum(st.flags) >= self.policy.persistence_m
             f = self._transition(index, window, st, ev, violated, firing)
@@ -196,6 +206,28 @@ class _Replay:
             if ev is not None and ev.measurement is not None and _joins_baseline(ev, f):
                 st.clean.append(ev.measurement)
         return findings
+
+    def _unmeasured(self, window: WindowSummary, st: _KeyState) -> Finding | None:
+        """A series without a measurement (a group below ``min_group_size`` on a quiet day, no RUMIE
+        evidence) adds no persistence flag: counting it as compliant resolved an open drift — and
+        notified "back within the rule" — on every low-traffic day, and reopened it the next. An open
+        drift stays ``ongoing``; after ``persistence_n`` such windows in a row it closes, saying so."""
+        if not st.active:
+            return None
+        st.unmeasured += 1
+        label = f"{st.metric} for {st.group}" if st.group else st.metric
+        if st.unmeasured <= self.policy.persistence_n:
+            message = (f"{label} not measured in this window (a group below min_group_size, or no evidence); "
+                       f"the drift since {st.since:%Y-%m-%d} stays open")
+            return self._finding(window, st, None, None, "ongoing", st.severity, False, {"unmeasured": st.unmeasured},
+                                 message=message)
+        st.active, st.unmeasured = False, 0
+        st.flags.clear()
+        message = (f"closed: {label} has not been measured for {self.policy.persistence_n + 1} windows (a group below "
+                   f"min_group_size, or no evidence), so it cannot be shown back within the rule; drifting since "
+                   f"{st.since:%Y-%m-%d}")
+        return self._finding(window, st, None, None, "resolved", st.severity,
+                             self.policy.notify_resolution and st.opened_notified, {"unmeasured": True}, message=message)
 
     def _transition(
         self, index: int, window: WindowSummary, st: _KeyState, ev: Evaluation | None, violated: bool, firing: bool
@@ -233,11 +265,11 @@ class _Replay:
 
     def _finding(
         self, window: WindowSummary, st: _KeyState, meas: Measurement | None, viol: Violation | None,
-        status: str, severity: Severity, notify: bool, numbers: dict[str, Any],
+        status: str, severity: Severity, notify: bool, numbers: dict[str, Any], message: str | None = None,
     ) -> Finding:
-        if status == "resolved":
+        if message is None and status == "resolved":
             message = _resolved_message(st.metric, st.group, None if meas is None else meas.value, st.since)
-        else:
+        elif message is None:
             message = viol.message if viol is not None else f"{st.metric} still drifting"
         if meas is not None and meas.ci is not None:
             numbers = {**numbers, "ci_level": meas.level}  # the interval's level, for whoever renders it

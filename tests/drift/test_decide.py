@@ -371,3 +371,55 @@ def test_gesd_change_within_its_noise_floor_is_no_drift() -> None:
     assert not [f for f in noisy if f.kind == "gesd_rise"]
     real = decide(w(8, 0.04, 0.02), hist, policy=pol)
     assert [f.kind for f in real if f.kind == "gesd_rise"] == ["gesd_rise"]
+
+
+def test_a_window_without_the_series_neither_resolves_nor_counts() -> None:
+    """Session 23: a drift of a group's series, then two quiet days with the group below min_group_size (no
+    row for the series): it used to resolve ("back within the rule", notified) and reopen the next day.
+    Now it stays ongoing, saying it was not measured, and closes only after persistence_n such windows."""
+    pol = AlertPolicy(persistence_m=2, persistence_n=3)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1)]
+    quiet = WindowSummary("mon", T0, T0, metrics=[])
+
+    def at(i: int, w: WindowSummary | None = None) -> WindowSummary:
+        src = w if w is not None else _w(i, 0.2)
+        return WindowSummary("mon", T0 + timedelta(days=i), T0 + timedelta(days=i + 1), metrics=src.metrics)
+
+    ws = [at(i, _w(i, 0.03)) for i in range(3)] + [at(i) for i in range(3, 5)]
+    ws += [at(i, quiet) for i in range(5, 7)] + [at(i) for i in range(7, 9)]
+    out = replay(ws, checks=checks, policy=pol)
+    statuses = [[f.status for f in fs] for fs in out]
+    assert statuses == [[], [], [], ["pending"], ["open"], ["ongoing"], ["ongoing"], ["ongoing"], ["ongoing"]]
+    assert "not measured in this window" in out[5][0].message and out[5][0].value is None
+    assert not any(f.notify for fs in out[5:] for f in fs)
+    closing = replay(ws[:5] + [at(i, quiet) for i in range(5, 9)], checks=checks, policy=pol)
+    assert [f.status for f in closing[-1]] == ["resolved"] and "has not been measured for 4 windows" in (
+        closing[-1][0].message)
+    assert closing[-1][0].notify  # the opening was notified: so is the close, saying why
+
+
+def test_reference_test_with_two_zero_width_intervals_does_not_crash() -> None:
+    """Session 23: a reference baseline whose window and reference both had zero-width intervals divided by
+    zero (ZeroDivisionError in decide)."""
+    base = Baseline(mode="reference", reference_start=T0, min_history=2, trailing_n=5)
+    checks = [SignificantChange(metric="dp_difference")]
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    flat = WindowSummary("mon", T0 + timedelta(days=1), T0 + timedelta(days=2), metrics=_rows(0.0, half=0.0))
+    ref = WindowSummary("mon", T0, T0 + timedelta(days=1), metrics=_rows(0.0, half=0.0))
+    assert decide(flat, [ref], checks=checks, baseline=base, policy=pol) == []
+
+
+def test_a_skewed_interval_holding_the_baseline_is_no_significant_change() -> None:
+    """Session 23: a 30-row group with no favourable decision has dp_ratio 0 with interval [0, 1]; the t-test
+    on the interval's half-width called it a significant fall from 0.89 (12 notified openings in 100
+    stationary windows). The window's own interval holds the baseline: no change."""
+    def ratio(i: int, v: float, lo: float, hi: float) -> WindowSummary:
+        row = {"metric": "dp_ratio", "attribute": "g", "group": None, "value": v, "ci_low": lo, "ci_high": hi,
+               "n": 5030, "n_nan": 0, "status": "ok"}
+        return WindowSummary("mon", T0 + timedelta(days=i), T0 + timedelta(days=i + 1), metrics=[row])
+
+    hist = [ratio(i, 0.89 + 0.01 * (i % 3), 0.6, 1.0) for i in range(7)]
+    check = [SignificantChange(metric="dp_ratio", direction="decrease")]
+    pol = AlertPolicy(persistence_m=1, persistence_n=1)
+    assert decide(ratio(7, 0.0, 0.0, 1.0), hist, checks=check, policy=pol) == []
+    assert _kinds(decide(ratio(7, 0.2, 0.05, 0.4), hist, checks=check, policy=pol), "significant_change") == ["open"]
