@@ -44,6 +44,11 @@ it, every column but the label and the sensitive ones.
 ERR_EXISTS = "{path} exists; pass --force to overwrite it"
 ERR_NO_COLUMN = "--{option}: column(s) {missing} not in the reference data (columns: {columns})"
 ERR_LABEL_VALUES = "--label {label!r} has {n} distinct values ({values}); fairmon monitors binary decisions"
+ERR_FAVORABLE_NEEDED = (
+    "--label {label!r} has the values {values}: which one is the favorable outcome (the one a person wants, "
+    "e.g. approved, good credit)? say --favorable VALUE (only 0/1 and false/true labels default to 1/true)"
+)
+ERR_FAVORABLE_VALUE = "--favorable {value!r} is not a value of --label {label!r} ({values})"
 _NAME_RE = re.compile(r"[^a-z0-9_-]+")
 
 _DEFAULTS = ExplanationsSpec()
@@ -69,7 +74,10 @@ def register(sub: SubParsers) -> None:
     )
     p.add_argument("--reference", required=True, metavar="CSV", help="reference rows (the model's training/validation data)")
     p.add_argument("--label", required=True, metavar="COL", help="ground-truth label column")
-    p.add_argument("--sensitive", required=True, nargs="+", metavar="COL", help="protected attribute column(s)")
+    p.add_argument("--sensitive", required=True, nargs="+", action="extend", metavar="COL",
+                   help="protected attribute column(s); repeat or list several")
+    p.add_argument("--favorable", metavar="VALUE",
+                   help="the label's favorable value (required unless the label is 0/1 or false/true: then 1/true)")
     p.add_argument("--model", metavar="NAME", help="registered model name (default: the monitor name)")
     p.add_argument("--registry", default="registry", metavar="URI",
                    help="model registry folder, or an MLflow server as mlflow+http://HOST:PORT (default: registry)")
@@ -126,8 +134,10 @@ def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
             raise ConfigError(ERR_NO_COLUMN.format(option=option, missing=missing, columns=columns))
     model_name = args.model or _monitor_name(args)
     from_model = args.model is not None
+    classes = None
     if from_model:
         info = _registry(args).resolve(args.model)
+        classes = info.metrics.get("classes")
         features = info.feature_schema.names
         missing = [c for c in features if c not in columns]
         if missing:
@@ -142,10 +152,39 @@ def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
     values = sorted(ref[args.label].dropna().unique().tolist(), key=str)
     if len(values) != 2:
         raise ConfigError(ERR_LABEL_VALUES.format(label=args.label, n=len(values), values=values[:10]))
-    label_class = 1 if 1 in values else values[1]
+    label_class = _favorable_label(args, values)
     rumie = list(dict.fromkeys([*args.sensitive, *extra]))
     return {"model": model_name, "from_model": from_model, "features": features, "extra": extra,
-            "kinds": kinds, "label_class": label_class, "rumie": rumie, "rows": len(ref)}
+            "kinds": kinds, "label_class": label_class, "rumie": rumie, "rows": len(ref),
+            "decision_class": _decision_class(classes, label_class), "classes": classes}
+
+
+def _favorable_label(args: argparse.Namespace, values: list[Any]) -> Any:
+    """The label's favorable value: ``--favorable``, else 1 / true for 0/1 and boolean labels.
+
+    Never a guess beyond that: a label of ``1``/``2`` (German credit: 1 good) or ``approved``/``denied``
+    sorted and picked by position made the unfavourable outcome the favorable one, and every metric
+    read backwards."""
+    if args.favorable is not None:
+        match = [v for v in values if str(v).lower() == str(args.favorable).strip().lower()]
+        if not match:
+            raise ConfigError(ERR_FAVORABLE_VALUE.format(value=args.favorable, label=args.label, values=values))
+        return match[0]
+    if {str(v).lower() for v in values} in ({"0", "1"}, {"false", "true"}, {"0.0", "1.0"}):
+        return next(v for v in values if str(v).lower() in ("1", "true", "1.0"))
+    raise ConfigError(ERR_FAVORABLE_NEEDED.format(label=args.label, values=values))
+
+
+def _decision_class(classes: list[Any] | None, label_class: Any) -> int:
+    """``favorable.class``: which of the model's two decisions is favorable — the position of the favorable
+    label among the estimator's ``classes_`` (recorded by ``model register``; ``predict_proba[:, 1]`` is
+    ``classes[1]``), else 1."""
+    if classes and len(classes) == 2:
+        for i, c in enumerate(classes):
+            if str(c).lower() == str(label_class).lower() or (c in (0, 1) and label_class in (True, False) and
+                                                              bool(c) == bool(label_class)):
+                return i
+    return 1
 
 
 def render_spec(args: argparse.Namespace, name: str, roles: dict[str, Any], out_dir: Path) -> str:
@@ -158,7 +197,11 @@ def render_spec(args: argparse.Namespace, name: str, roles: dict[str, Any], out_
         "every reference column but the label and the sensitive ones (no --model: CHECK these are the "
         "model's inputs)"
     )
-    label_line = "" if roles["label_class"] == 1 else f"\n  label_class: {_y(roles['label_class'])}   # favorable label value"
+    dc, classes = roles["decision_class"], roles["classes"]
+    decision_note = (f"the model's class {classes[dc]!r} (predict_proba[:, {dc}]) is the favorable decision"
+                     if classes else "the model's positive class (predict_proba[:, 1]) is the favorable decision")
+    label_line = "" if _same(roles["label_class"], dc) else (
+        f"\n  label_class: {_y(roles['label_class'])}   # the favorable label value")
     start = args.start_date or dt.datetime.now(dt.UTC).date().isoformat()
     k = min(5, len(roles["rumie"]))
     reference = _rel(args.reference, out_dir)
@@ -192,7 +235,7 @@ columns:
   label: {_y(args.label)}
 
 favorable:
-  class: 1                     # the model's positive class (predict_proba[:, 1]) is the favorable decision{label_line}
+  class: {dc}                     # {decision_note}{label_line}
 
 schedule:
   cron: "0 0 * * *"
@@ -236,6 +279,11 @@ execution:
 """
 
 
+def _same(label_class: Any, decision_class: int) -> bool:
+    """Whether ``label_class`` may be left out: the spec's label value defaults to ``favorable.class``."""
+    return type(label_class) is int and label_class == decision_class
+
+
 def run_init(args: argparse.Namespace) -> int:
 
     name = _monitor_name(args)
@@ -262,9 +310,15 @@ def run_init(args: argparse.Namespace) -> int:
     ]
     if args.json:
         print(json.dumps({"spec": str(out), "name": name, "features": roles["features"], "extra": roles["extra"],
-                          "rumie_attributes": roles["rumie"], "next": steps}))
+                          "rumie_attributes": roles["rumie"], "favorable_label": roles["label_class"],
+                          "favorable_class": roles["decision_class"], "model_classes": roles["classes"],
+                          "next": steps}))
         return 0
+    model_side = (f"the model's class {roles['classes'][roles['decision_class']]!r}" if roles["classes"]
+                  else f"decision {roles['decision_class']} (predict_proba[:, {roles['decision_class']}])")
     print(f"wrote {out} (monitor {name!r}: {len(roles['features'])} features, {len(roles['extra'])} extra, "
-          f"RUMIE over {', '.join(roles['rumie'])})\nnext:")
+          f"RUMIE over {', '.join(roles['rumie'])})\n"
+          f"favorable: label {args.label} = {roles['label_class']!r}, {model_side}: check this is the outcome "
+          "a person wants\nnext:")
     print("\n".join(f"  {step}" for step in steps))
     return 0

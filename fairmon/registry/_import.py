@@ -242,11 +242,15 @@ def register_estimator(
         if alt.passed:
             raise SnapshotError(ERR_DISAGREE.format(**fmt))
         raise SnapshotError(ERR_DISAGREE_BOTH.format(**fmt, other_rate=alt.agreement))
+    classes = getattr(estimator, "classes_", None)
+    metrics: dict[str, Any] = {"registration_check": check.to_dict()}
+    if classes is not None:  # fairmon's decision 1 is classes[1] (predict_proba[:, 1]); `fairmon init` maps labels by it
+        metrics["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
     info = registry.register(
         _wrap(estimator, schema, mode, threshold),
         name=name,
         status=status,
-        metrics={"registration_check": check.to_dict()},
+        metrics=metrics,
         description=description,
         number=number,
     )

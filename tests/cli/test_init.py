@@ -8,7 +8,7 @@ import own_model_setup as credit
 import pytest
 
 from fairmon.cli import main
-from fairmon.cli.init import ERR_EXISTS, ERR_LABEL_VALUES, ERR_NO_COLUMN, FIRST_RUN
+from fairmon.cli.init import ERR_EXISTS, ERR_FAVORABLE_NEEDED, ERR_LABEL_VALUES, ERR_NO_COLUMN, FIRST_RUN
 from fairmon.cli.spec import (
     ERR_FILE_COLUMNS,
     ERR_NO_MODEL_IN_REGISTRY,
@@ -69,6 +69,38 @@ def test_init_with_a_registered_model(workdir: Path, capsys: pytest.CaptureFixtu
     (workdir / "data").mkdir()
     assert main(["spec", "check", "monitors/credit.yaml", "--strict"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_init_maps_the_favorable_label_onto_the_models_classes(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Session 23 (a new user with German credit, labels 1 good / 2 bad): init wrote ``class: 1`` — the
+    model's predict_proba[:, 1], P(label 2), bad credit — beside the favorable label 1, so every metric and
+    RUMIE's group read backwards. The favorable label is now said (or 0/1), and its position among the
+    estimator's classes_ (recorded by model register) is the favorable decision."""
+    ref = credit.applications(300, seed=1)
+    ref[credit.LABEL] = ref[credit.LABEL].map({1: 1, 0: 2})  # 1 = approved (good), 2 = refused
+    register_estimator(credit.raw_pipeline(ref), registry=Registry("registry"), name="credit", reference=ref,
+                       label=credit.LABEL)
+    ref.to_csv("reference.csv", index=False)
+    args = ["init", "--reference", "reference.csv", "--label", "approved", "--sensitive", "sex", "--model", "credit",
+            "--start-date", "2026-01-01"]
+    with pytest.raises(Exception, match="which one is the favorable outcome") as info:
+        main(["--debug", *args])
+    assert str(info.value) == ERR_FAVORABLE_NEEDED.format(label="approved", values=[1, 2])
+    assert main([*args, "--favorable", "1"]) == 0
+    assert "favorable: label approved = 1, the model's class 1: check" in capsys.readouterr().out
+    spec = load_spec(workdir / "monitors" / "credit.yaml")
+    assert (spec.favorable.class_, spec.favorable.label_value) == (0, 1)  # predict_proba[:, 0] is P(label 1)
+    assert Registry("registry").resolve("credit").metrics["classes"] == [1, 2]
+    # words: approved / denied sorted made "denied" favorable
+    ref[credit.LABEL] = ref[credit.LABEL].map({1: "yes", 2: "no"})
+    register_estimator(credit.raw_pipeline(ref), registry=Registry("registry"), name="words", reference=ref,
+                       label=credit.LABEL)
+    ref.to_csv("reference.csv", index=False)
+    assert main(["init", "--reference", "reference.csv", "--label", "approved", "--sensitive", "sex", "region",
+                 "--sensitive", "employment", "--model", "words", "--favorable", "yes", "--force"]) == 0
+    spec = load_spec(workdir / "monitors" / "words.yaml")
+    assert (spec.favorable.class_, spec.favorable.label_value) == (1, "yes")  # classes_ ['no', 'yes']
+    assert spec.columns.sensitive == ("sex", "region", "employment")  # a repeated --sensitive adds, not replaces
 
 
 def test_init_without_a_model_guesses_inputs_and_refuses_bad_columns(workdir: Path) -> None:
