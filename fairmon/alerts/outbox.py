@@ -38,7 +38,7 @@ import dataclasses
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -67,8 +67,8 @@ __all__ = [
 ]
 
 ERR_TRANSITION = "outbox transition {from_state} -> {to_state} is not allowed (allowed: {allowed})"
-_ALLOWED = {"pending": ("sending",), "sending": ("sent", "failed", "pending", "sending"), "failed": ("pending",),
-            "sent": ()}
+_ALLOWED = {"pending": ("sending", "withdrawn"), "sending": ("sent", "failed", "pending", "sending"),
+            "failed": ("pending",), "withdrawn": ("pending",), "sent": ()}
 
 _log = logging.getLogger(__name__)
 
@@ -90,6 +90,8 @@ class OutboxRepository(Protocol):
     ) -> bool: ...
 
     def set_thread_ts(self, fingerprint: str, thread_ts: str) -> bool: ...
+
+    def outbox_window_pending(self, monitor: str, window_start: datetime) -> list[AlertRecord]: ...
 
 
 class MessageSender(Protocol):
@@ -131,8 +133,14 @@ class InMemoryOutboxRepository:
         self._clock = clock
 
     def outbox_enqueue(self, alert: AlertRecord) -> bool:
-        if alert.fingerprint in self._rows:
+        old = self._rows.get(alert.fingerprint)
+        if old is not None and not (old.state == "withdrawn" or old.state == "pending" and old.payload != alert.payload):
             return False
+        if old is not None:  # raised again, or a re-run's other message: queued with this attempt's message
+            self._rows[alert.fingerprint] = dataclasses.replace(old, payload=alert.payload, run_id=alert.run_id,
+                                                                severity=alert.severity, state="pending",
+                                                                last_error=None)
+            return True
         self._rows[alert.fingerprint] = dataclasses.replace(alert, created_at=datetime.now(UTC))
         self._order.append(alert.fingerprint)
         return True
@@ -189,6 +197,10 @@ class InMemoryOutboxRepository:
         self._rows[fingerprint] = dataclasses.replace(r, thread_ts=thread_ts)
         return True
 
+    def outbox_window_pending(self, monitor: str, window_start: datetime) -> list[AlertRecord]:
+        return [r for fp in self._order if (r := self._rows[fp]).monitor == monitor
+                and r.window_start == window_start and r.state == "pending"]
+
     def all(self) -> list[AlertRecord]:
         """Every row in insertion order (tests)."""
         return [self._rows[fp] for fp in self._order]
@@ -202,6 +214,7 @@ class DeliveryReport:
     recovered: list[str] = field(default_factory=list)  #: found already in Slack, not re-posted
     deferred: list[str] = field(default_factory=list)  #: back to pending (outage, bad config, parent not sent)
     failed: list[str] = field(default_factory=list)
+    withdrawn: list[str] = field(default_factory=list)  #: replies whose parent alert was withdrawn (never sent)
     error: str | None = None
     #: when Slack rate-limited beyond the sender's wait cap: the UTC time to deliver again (nothing was posted)
     retry_at: datetime | None = None
@@ -244,6 +257,7 @@ class Outbox:
         backfill: bool = False,
         notify: bool = False,
         run_id: int | None = None,
+        raised: list[str] | None = None,
     ) -> list[str]:
         """Enqueue the window's messages: per channel, ONE message with the findings the policy marked
         ``notify`` at or above the channel's minimum severity (merged per phenomenon, see
@@ -252,7 +266,8 @@ class Outbox:
 
         ``channels`` is one channel name (minimum severity ``info``: the policy already filtered) or
         ``{channel: min_severity}``. Backfilled windows enqueue nothing unless ``notify`` is set
-        (their findings are stored by the pipeline either way). Returns the new fingerprints.
+        (their findings are stored by the pipeline either way). Returns the new fingerprints; ``raised``
+        (when given) receives every fingerprint the window raises, new or queued before.
         """
         if backfill and not notify:
             return []
@@ -262,6 +277,8 @@ class Outbox:
             chosen = [f for f in findings if f.notify and severity_at_least(f.severity, min_sev)]
             for plan in plan_messages(chosen):
                 fp = alert_fingerprint(plan.fingerprint, channel)
+                if raised is not None:
+                    raised.append(fp)
                 if plan.kind == "window":
                     msg = render_window(plan, ctx, fingerprint=fp)
                 else:
@@ -270,6 +287,27 @@ class Outbox:
                                 severity=plan.severity, run_id=run_id):
                     queued.append(fp)
         return queued
+
+    def withdraw_unraised(self, monitor: str, window_start: datetime, raised: Collection[str]) -> list[str]:
+        """Withdraw the window's still-pending alerts that this attempt did not raise; their fingerprints.
+
+        A window re-run (a data fix, an out-of-order run, a changed drift history) recomputes what it
+        says, but the first attempt's queued messages stayed in the outbox and the next delivery posted
+        them: "data validation failed" for a window that is now fine, a drift the re-run does not open.
+        They move to ``withdrawn`` (never sent; ``last_error`` says why) and come back to ``pending``
+        if raised again (:meth:`enqueue`; the FEU follow-up of this attempt, which is queued after the
+        findings). A message already sent stays sent.
+        """
+        out = []
+        reason = f"withdrawn: a later attempt of window {window_start:%Y-%m-%dT%H:%M}Z no longer raises it"
+        for rec in self.repository.outbox_window_pending(monitor, window_start):
+            if rec.fingerprint not in raised and self.repository.outbox_transition(
+                    rec.fingerprint, "pending", "withdrawn", error=reason):
+                out.append(rec.fingerprint)
+        if out:
+            _log.info("%s %s: withdrew %d queued alert(s) this attempt no longer raises", monitor,
+                      f"{window_start:%Y-%m-%dT%H:%M}Z", len(out))
+        return out
 
     def _parent_of(self, plan: MessagePlan, channel: str) -> str:
         """The outbox fingerprint a resolution replies to: the message of its ``since`` window, or — for a
@@ -331,6 +369,12 @@ class Outbox:
         repo, report = self.repository, DeliveryReport()
         for rec in repo.outbox_pending(limit, stale_after_s=stale_after_s, monitor=monitor):
             fp = rec.fingerprint
+            parent_fp = (rec.payload or {}).get("thread_of")
+            if rec.state == "pending" and parent_fp and (p := repo.outbox_get(parent_fp)) is not None and (
+                    p.state == "withdrawn"):
+                repo.outbox_transition(fp, "pending", "withdrawn", error="withdrawn: its parent alert was withdrawn")
+                report.withdrawn.append(fp)
+                continue
             if not repo.outbox_transition(fp, rec.state, "sending", expected_attempts=rec.attempts):
                 continue  # another worker claimed it
             msg = SlackMessage.from_payload(rec.payload)

@@ -42,7 +42,7 @@ RESULT_STATUSES: tuple[str, ...] = ("succeeded", "labels_pending")
 Severity = Literal["info", "warning", "critical"]
 FindingStatus = Literal["pending", "open", "ongoing", "resolved", "event"]
 AlertKind = Literal["fairness", "data"]
-AlertState = Literal["pending", "sending", "sent", "failed"]
+AlertState = Literal["pending", "sending", "sent", "failed", "withdrawn"]
 ExplanationFamily = Literal["gesd", "openxai"]
 
 ERR_FIELD = "{record}.{field}: {problem} (got {value!r})"

@@ -24,11 +24,13 @@ __all__ = ["ALLOWED_TRANSITIONS", "ERR_TRANSITION", "Outbox"]
 ERR_TRANSITION = "outbox transition {from_state} -> {to_state} is not allowed (allowed: {allowed})"
 
 #: outbox state machine: pending → sending → sent | failed | pending (retry); failed → pending (requeue);
-#: sending → sending (reclaim a stale claim; pass ``expected_attempts`` to make it a true CAS)
+#: sending → sending (reclaim a stale claim; pass ``expected_attempts`` to make it a true CAS); pending →
+#: withdrawn (a later attempt of its window no longer raises it) → pending (raised again)
 ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
-    "pending": ("sending",),
+    "pending": ("sending", "withdrawn"),
     "sending": ("sent", "failed", "pending", "sending"),
     "failed": ("pending",),
+    "withdrawn": ("pending",),
     "sent": (),
 }
 
@@ -59,7 +61,10 @@ class Outbox(StoreBase):
         """Insert the alert if its fingerprint is new; ``False`` (and no change) when it already exists.
 
         This is what makes a retried task never alert twice: the fingerprint is derived from (monitor,
-        window, finding), so a re-run enqueues the same fingerprint and gets ``False``.
+        window, finding), so a re-run enqueues the same fingerprint and gets ``False``. A ``withdrawn``
+        alert raised again is queued again, and a still ``pending`` one whose message changed (a re-run
+        found something else) takes the new message (both ``True``;
+        :meth:`fairmon.alerts.outbox.Outbox.withdraw_unraised`). A claimed or sent alert never changes.
 
         Examples
         --------
@@ -83,7 +88,15 @@ class Outbox(StoreBase):
                 slack_ts=alert.slack_ts,
                 thread_ts=alert.thread_ts,
             )
-            insert = stmt.on_conflict_do_nothing(index_elements=["fingerprint"]).returning(_A.alert_id)
+            # a fingerprint seen before is left alone, unless it was withdrawn (raised again: queued again)
+            # or is still pending with other content (a re-run's window message says what the re-run found)
+            insert = stmt.on_conflict_do_update(
+                index_elements=["fingerprint"],
+                set_={"state": "pending", "payload": stmt.excluded.payload, "run_id": stmt.excluded.run_id,
+                      "severity": stmt.excluded.severity, "last_error": None, "updated_at": sa.func.now()},
+                where=sa.or_(_A.state == "withdrawn",
+                             sa.and_(_A.state == "pending", _A.payload != stmt.excluded.payload)),
+            ).returning(_A.alert_id)
             return conn.execute(insert).first() is not None
 
     def outbox_get(self, fingerprint: str) -> AlertRecord | None:
@@ -115,6 +128,19 @@ class Outbox(StoreBase):
         if monitor is not None:
             stmt = stmt.where(monitors.c.name == monitor)
         stmt = stmt.order_by(_A.created_at, _A.alert_id).limit(int(limit))
+        with self._read(monitor) as conn:
+            return [alert_from_row(r) for r in conn.execute(stmt).mappings()]
+
+    def outbox_window_pending(self, monitor: str, window_start: datetime) -> list[AlertRecord]:
+        """The still-``pending`` alerts of one window of ``monitor``, oldest first.
+
+        Examples
+        --------
+        >>> store.outbox_window_pending("demo", datetime(2026, 1, 2, tzinfo=UTC))  # doctest: +SKIP
+        []
+        """
+        stmt = alert_select().where(monitors.c.name == monitor, _A.window_start == window_start,
+                                    _A.state == "pending").order_by(_A.created_at, _A.alert_id)
         with self._read(monitor) as conn:
             return [alert_from_row(r) for r in conn.execute(stmt).mappings()]
 

@@ -28,7 +28,7 @@ def alert(fp: str = "fp-1", **kw) -> AlertRecord:  # type: ignore[no-untyped-def
 
 def test_enqueue_is_idempotent_on_fingerprint(store: Store) -> None:
     assert store.outbox_enqueue(alert()) is True
-    assert store.outbox_enqueue(AlertRecord("fp-1", kind="data", payload={"text": "other"})) is False
+    assert store.outbox_enqueue(alert()) is False  # a retried task: nothing changes
     a = store.outbox_get("fp-1")
     assert a is not None
     assert (a.kind, a.payload, a.state, a.attempts, a.monitor, a.window_start) == (
@@ -40,6 +40,27 @@ def test_enqueue_is_idempotent_on_fingerprint(store: Store) -> None:
         day(3),
     )
     assert store.outbox_get("nope") is None
+    # a re-run that found something else while the message is still queued: it goes out with the new text
+    assert store.outbox_enqueue(AlertRecord("fp-1", kind="fairness", payload={"text": "DP difference 0.05 for sex"},
+                                            monitor="demo", window_start=day(3), severity="info")) is True
+    assert store.outbox_get("fp-1").payload == {"text": "DP difference 0.05 for sex"}  # type: ignore[union-attr]
+    # once claimed (or sent) it never changes
+    assert store.outbox_transition("fp-1", "pending", "sending") is True
+    assert store.outbox_enqueue(alert()) is False
+    assert store.outbox_get("fp-1").payload == {"text": "DP difference 0.05 for sex"}  # type: ignore[union-attr]
+
+
+def test_withdrawn_alerts_are_never_claimed_and_come_back_when_raised_again(store: Store) -> None:
+    """Session 23: a window's pending alert that a later attempt no longer raises is withdrawn, not sent."""
+    store.outbox_enqueue(alert())
+    assert [a.fingerprint for a in store.outbox_window_pending("demo", day(3))] == ["fp-1"]
+    assert store.outbox_window_pending("demo", day(4)) == [] and store.outbox_window_pending("other", day(3)) == []
+    assert store.outbox_transition("fp-1", "pending", "withdrawn", error="withdrawn: ...") is True
+    assert store.outbox_pending(monitor="demo") == [] and store.outbox_window_pending("demo", day(3)) == []
+    assert store.outbox_get("fp-1").last_error == "withdrawn: ..."  # type: ignore[union-attr]
+    assert store.outbox_enqueue(alert()) is True  # raised again
+    a = store.outbox_get("fp-1")
+    assert a is not None and (a.state, a.last_error) == ("pending", None)
 
 
 def test_transitions_are_compare_and_set(store: Store) -> None:

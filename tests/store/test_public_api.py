@@ -84,6 +84,7 @@ STORE_METHODS = {
     "outbox_pending",
     "outbox_claim",
     "outbox_transition",
+    "outbox_window_pending",
     "outbox_mark",
     "set_thread_ts",
     "alerts",
