@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -88,6 +88,10 @@ class FeatureSchema:
     """
 
     columns: tuple[ColumnSpec, ...]
+    #: what :meth:`transform` does with a category the schema was not fitted on: ``error`` (default), or
+    #: ``ignore`` (an all-zero block, as scikit-learn's ``OneHotEncoder(handle_unknown="ignore")``) for a
+    #: monitor whose validation allows unseen categories (:meth:`allowing_unseen`); not serialised
+    unknown: Literal["error", "ignore"] = field(default="error", compare=False)
     _offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -192,10 +196,12 @@ class FeatureSchema:
             raise SchemaError(ERR_MISSING_COLUMNS.format(columns=missing))
 
     def transform(
-        self, df: pd.DataFrame, *, handle_unknown: Literal["error", "ignore"] = "error"
+        self, df: pd.DataFrame, *, handle_unknown: Literal["error", "ignore"] | None = None
     ) -> np.ndarray:
-        """Encode raw rows into the float64 matrix every method works on."""
+        """Encode raw rows into the float64 matrix every method works on (``handle_unknown``: the
+        schema's :attr:`unknown` when not given)."""
 
+        handle_unknown = handle_unknown or self.unknown
         self.check_frame(df)
         out = np.zeros((len(df), self.n_encoded), dtype=np.float64)
         for col, off in zip(self.columns, self._offsets):
@@ -217,6 +223,16 @@ class FeatureSchema:
                 rows = np.nonzero(codes >= 0)[0]
                 out[rows, off + codes[rows]] = 1.0
         return out
+
+    def allowing_unseen(self) -> FeatureSchema:
+        """This schema encoding unseen categories as all-zero blocks (``validation.allow_unseen_categories``).
+
+        >>> import pandas as pd
+        >>> schema = FeatureSchema.fit(pd.DataFrame({"sex": ["f", "m"]})).allowing_unseen()
+        >>> schema.transform(pd.DataFrame({"sex": ["x"]})).tolist()
+        [[0.0, 0.0]]
+        """
+        return replace(self, unknown="ignore")
 
     def inverse_transform(self, Z: np.ndarray) -> pd.DataFrame:
         """Decode an encoded matrix back to raw columns (one-hot blocks by argmax)."""

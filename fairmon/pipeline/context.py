@@ -20,8 +20,8 @@ from fairmon.registry.model import Model
 from fairmon.store import Store, get_engine, require_head
 from fairmon.window import Window
 
-__all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE", "ENV_SLACK_TOKEN", "model_name", "model_registry",
-           "window_model"]
+__all__ = ["RunContext", "ENV_ARTIFACT_LOCATION", "ENV_DEVICE", "ENV_SLACK_TOKEN", "load_model", "model_name",
+           "model_registry", "window_model"]
 
 
 
@@ -154,4 +154,14 @@ def window_model(ctx: RunContext) -> Model:
     """The model version this window was scored with (the ``pull_snapshot`` step's record), on the
     window's device: the one model every later step of the window explains, diagnoses or compares."""
     snap = ctx.artifacts.get_json(A_SNAPSHOT)
-    return model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
+    return load_model(ctx, snap["name"], snap["version"])
+
+
+def load_model(ctx: RunContext, name: str, version: str | int) -> Model:
+    """A registered version on the window's device, encoding the window the way its validation allows: with
+    ``validation.allow_unseen_categories`` an unseen category is an all-zero block (a raw scikit-learn
+    pipeline with ``handle_unknown="ignore"`` scored it; the explain step crashed on it)."""
+    model = model_registry(ctx).load(name, version, device=ctx.device)
+    if ctx.spec.validation.allow_unseen_categories:
+        model.schema = model.schema.allowing_unseen()
+    return model

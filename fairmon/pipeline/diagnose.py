@@ -35,7 +35,7 @@ from fairmon.fairness.rescore import RUMIE_METRICS, Rescore, rescore_outcome, re
 from fairmon.pipeline.budget import explanations_within_budget
 from fairmon.pipeline.checks import check_favorable_class, favorable_from_scores
 from fairmon.pipeline.compute import reference_frame
-from fairmon.pipeline.context import RunContext, model_name, model_registry, window_model
+from fairmon.pipeline.context import RunContext, load_model, model_name, model_registry, window_model
 from fairmon.pipeline.frames import predict_proba as chunked_proba
 from fairmon.pipeline.records import read_outcome, read_rumie
 from fairmon.pipeline.table import A_DATA, A_PREDICTIONS, A_SNAPSHOT
@@ -182,7 +182,7 @@ def rescores(ctx: RunContext, findings: Sequence[Finding]) -> tuple[list[Rescore
                        new_version=new_version, value_fired=f.value, baseline=f.baseline, **kw)
 
     try:
-        old_model = model_registry(ctx).load(old_info.name, old_info.version, device=ctx.device)
+        old_model = load_model(ctx, old_info.name, old_info.version)
         fav_old = _favorable_of(ctx, old_model, frame, f"model {old_info.name}:{old_info.version}")
     except FairmonError as exc:  # an earlier version that cannot be loaded or scored: said, not guessed
         log.warning("%s %s: earlier version %s not scored: %s", ctx.monitor, ctx.window.key, old_info.version, exc)

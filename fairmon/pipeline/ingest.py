@@ -19,7 +19,7 @@ from fairmon.pipeline.checks import (
     favorable_from_scores,
     favorable_value_eq,
 )
-from fairmon.pipeline.context import RunContext, model_name, model_registry
+from fairmon.pipeline.context import RunContext, load_model, model_name, model_registry
 from fairmon.pipeline.frames import as_categories, window_columns
 from fairmon.pipeline.frames import predict_proba as chunked_proba
 from fairmon.pipeline.runs import timed
@@ -193,7 +193,7 @@ def predict(ctx: RunContext) -> dict[str, Any]:
                     fav.class_, Model.classes, what=f"the 0.5 rule on score column {cols.score!r}"
                 )
         else:
-            model = model_registry(ctx).load(snap["name"], snap["version"], device=ctx.device)
+            model = load_model(ctx, snap["name"], snap["version"])
             if fav.score_threshold is None:
                 check_favorable_class(fav.class_, model.classes, what=f"model {snap['name']}:{snap['version']}")
             score = chunked_proba(model, frame[list(cols.features)])[:, 1]

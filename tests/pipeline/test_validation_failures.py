@@ -217,3 +217,20 @@ def test_notifying_without_a_token_says_the_alert_stays_queued(
     run, _ = _run_and_alerts(fresh_database_url)
     assert run.status == "failed" and run.details["failed_step"] == "validate"
     assert {f["column"] for f in run.details["failed_expectations"]} == {"income"}
+
+
+def test_allowed_unseen_categories_are_scored_and_explained(
+    demo_template: tuple[Path, dict], tmp_path: Path, fresh_database_url: str,
+) -> None:
+    """Session 23 (a new user): with ``validation.allow_unseen_categories`` the window passed validation and
+    then failed in the explain step (``SchemaError: column 'purpose' has categories not seen when the schema
+    was fitted``), losing the window. The model's encoding now treats such a category as an all-zero block,
+    as a raw pipeline's ``OneHotEncoder(handle_unknown="ignore")`` does."""
+    from fairmon.pipeline import run_window
+
+    template, manifest = demo_template
+    spec, w = demo_copy(template, manifest, tmp_path / "demo", {**SMALL, "validation.allow_unseen_categories": True},
+                        fresh_database_url, _unseen_category)
+    o = run_window(spec, w["start"], db_url=fresh_database_url)
+    assert o.status == "succeeded", o.error
+    assert o.steps["explain"].get("enabled") is not False, o.steps["explain"]
