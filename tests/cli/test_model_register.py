@@ -142,3 +142,26 @@ def test_multiclass_is_refused(tmp_path: Path, reference: pd.DataFrame) -> None:
     with pytest.raises(Exception) as exc:
         register_estimator(est, registry=Registry(str(tmp_path / "r")), name="m", reference=reference)
     assert str(exc.value) == ERR_NOT_BINARY.format(cls="LogisticRegression", classes=[0, 1, 2])
+
+
+def test_a_forest_whose_votes_tie_registers_with_scikit_learns_rule(tmp_path: Path, reference: pd.DataFrame) -> None:
+    """Session 23 (a new user's 50-tree forest): rows with P(class 1) exactly 0.5 are class 0 for scikit-learn
+    (argmax takes the first class) and were class 1 for fairmon (P >= 0.5), so registration was refused at
+    99.6% agreement. The next float above 0.5 is scikit-learn's own rule: registered, every row agreeing."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    pre = ColumnTransformer([("num", "passthrough", credit.NUMERIC), ("cat", OneHotEncoder(), credit.CATEGORICAL)])
+    forest = Pipeline([("pre", pre), ("rf", RandomForestClassifier(n_estimators=4, random_state=0))])
+    forest.fit(reference[credit.FEATURES], reference[credit.LABEL])
+    ties = int((forest.predict_proba(reference[credit.FEATURES])[:, 1] == 0.5).sum())
+    assert ties > 0  # the case under test
+    info, check = register_estimator(forest, registry=Registry(str(tmp_path / "registry")), name="rf",
+                                     reference=reference, label=credit.LABEL)
+    assert check.agreement == 1.0
+    model = Registry(str(tmp_path / "registry")).load("rf", info.version)
+    assert model.threshold > 0.5 and model.threshold == np.nextafter(0.5, 1.0)
+    own = (forest.predict(reference[credit.FEATURES]) == 1).astype(int)
+    assert (model.predict(reference) == own).all()
