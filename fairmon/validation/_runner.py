@@ -52,7 +52,10 @@ MSG_NULLS = "column {column!r} has {fraction:.1%} nulls (allowed {allowed:.1%})"
 MSG_RANGE = "column {column!r}: {fraction:.1%} of values outside [{low:.6g}, {high:.6g}] (observed {obs_min} .. {obs_max})"
 MSG_DOMAIN = "column {column!r} has values not in the reference data: {values}"
 MSG_DOMAIN_TYPE = "column {column!r} is read as {dtype}: its values are the reference data's only as text"
-MSG_GROUPS = "column {column!r} is missing protected group(s) {groups}"
+MSG_GROUPS = (
+    "column {column!r} is missing protected group(s) {groups} that the reference data has; a window without "
+    "a rare group can still be measured for the groups it has: set validation.require_all_groups: false"
+)
 MSG_ROWS = "window has {rows} rows (at least {min_rows} required)"
 MSG_ERROR = "{expectation} on column {column!r} could not be evaluated: {error}"
 ERR_ENGINE = "Great Expectations could not run validation suite {suite!r}: {error}"
