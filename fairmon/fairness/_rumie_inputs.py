@@ -42,8 +42,8 @@ ERR_PARAM = "{name} must be {rule}; got {value!r}"
 REASON_ALL_FAVORABLE = "every row received the favorable decision: no group can be discriminated (DScore 0)"
 REASON_NONE_FAVORABLE = "no row received the favorable decision: no group can be discriminated (DScore 0)"
 REASON_NO_GROUP = (
-    "no group with size fraction within [{alpha}, {beta}] was found (n={n}); "
-    "widen the bounds or use bounds_repair='shift'"
+    "no group with size fraction within [{alpha}, {beta}] was found (n={n}); widen the bounds (a monitor's "
+    "rumie.alpha and rumie.beta: the group's share of the window)"
 )
 
 MIN_ROWS = 2

@@ -177,7 +177,8 @@ TEMPLATE = (
 <section id="rumie">
   <h2>Discriminated group (RUMIE)</h2>
   {% if evidence %}
-  {% if evidence.status != "ok" %}<p class="error">{{ evidence.status }}: {{ evidence.reason }}</p>{% endif %}
+  {% if evidence.status != "ok" %}<p class="error">{{ evidence.status }}: {{ evidence.reason }}</p>
+  <p class="muted">No group was measured in this window: no DScore, p-value or group size to show.</p>{% else %}
   <div class="cards">
     <div class="card"><div class="k">DScore held-out</div><div class="v">{{ evidence.honest }}</div>
       <div class="d">p-value {{ evidence.p_value }}</div></div>
@@ -187,7 +188,7 @@ TEMPLATE = (
       <div class="d">{{ evidence.fraction }} of {{ evidence.n }} rows</div></div>
     <div class="card"><div class="k">P(favorable) in / out</div><div class="v">{{ evidence.p_fav_in }} / {{ evidence.p_fav_out }}</div>
       <div class="d">{% if evidence.overlap %}overlap with previous group {{ evidence.overlap }}{% endif %}</div></div>
-  </div>
+  </div>{% endif %}
   <h3>Key attributes</h3>
   <p>{{ evidence.key_attributes | join(", ") or "none" }}
   {% if evidence.key_features %}<span class="muted"> — {% for k in evidence.key_features %}{{ k.encoded }} (θ {{ k.weight }}){% if not loop.last %}, {% endif %}{% endfor %}</span>{% endif %}</p>

@@ -275,3 +275,24 @@ def test_a_failed_rerun_says_its_results_were_stored_before(store: Any, tmp_path
                "failure (the window was then succeeded); they stay until an attempt succeeds." in html
     finally:
         store.mark_run(report_seed.MONITOR, start, end, run.status, error=None, details=run.details)
+
+
+def test_a_window_where_rumie_found_no_group_shows_no_dscore_cards() -> None:
+    """Session 23 (a new user): a window where no group fell within RUMIE's size bounds showed "p-value 1.000 ·
+    group 0.0%", which reads as "no evidence", beside the reason. Now only the reason and that nothing was
+    measured."""
+    from fairmon.fairness._rumie_inputs import REASON_NO_GROUP
+    from fairmon.report.data import ReportData
+    from fairmon.report.render import render_html
+    from fairmon.store.records import EvidenceRecord, RunRecord
+
+    reason = REASON_NO_GROUP.format(alpha=0.45, beta=0.55, n=368)
+    run = RunRecord("credit", report_seed.day(0), report_seed.day(1), status="succeeded", n_rows=368)
+    ev = EvidenceRecord("ie-dt", None, p_value=1.0, group_size=0, group_fraction=0.0, n=368,
+                        details={"status": "no_group_within_bounds", "reason": reason})
+    html = render_html(ReportData(run, evidence=(ev,)))
+    section = html[html.index('<section id="rumie">'):]
+    section = section[:section.index("</section>")]
+    assert "no_group_within_bounds" in section and "rumie.alpha and rumie.beta" in section
+    assert "No group was measured in this window" in section
+    assert "p-value 1.000" not in section and "0.0%" not in section and "DScore held-out" not in section
