@@ -223,5 +223,8 @@ def save_feu(ctx: RunContext, result: Mapping[str, Any]) -> int:
     """Store the FEU candidates and their baselines under this window's run; returns how many candidates."""
     run_id = int(ctx.artifacts.get_json(A_PERSIST)["run_id"])
     rows = feu_records(result)
-    ctx.store.save_feu_candidates(run_id, rows, baselines=result.get("baselines"), attempt_id=ctx.attempt_id)
+    baselines = result.get("baselines")
+    if baselines and result.get("target") is not None:  # what DP compares: the attribute, or the alert's group
+        baselines = {name: {**m, "target": result["target"]} for name, m in baselines.items()}
+    ctx.store.save_feu_candidates(run_id, rows, baselines=baselines, attempt_id=ctx.attempt_id)
     return len(rows)

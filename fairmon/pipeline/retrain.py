@@ -86,7 +86,7 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
                             "chebyshev": c.get("chebyshev"), "feasible": c.get("feasible"),
                             "constraints": c.get("constraints"), "dp_improvement_lb": c.get("dp_improvement_lb"),
                             "recommendation_gate": c.get("recommendation_gate"), "deployment": deployment,
-                            "target": target},
+                            "target": target, "evaluation": c["id"]},
                 "pareto": True,
                 "auc": test.get("auc"),
                 "balanced_accuracy": test.get("balanced_accuracy"),

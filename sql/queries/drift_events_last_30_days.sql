@@ -1,4 +1,8 @@
--- Drift events across all monitors in the last 30 days (onsets first), for the on-call overview.
+-- Drift events across all monitors in the last 30 days, newest first (is_onset marks where each opened),
+-- for the on-call overview. Data-validation failures are no drift event: they are runs with status
+-- 'data_invalid' and alerts of kind 'data' (alert_history). run_status / results_kept: a finding of a
+-- window whose later re-run failed (kept rows) is still listed; filter on run_status = 'succeeded' for
+-- the current answer.
 -- Relative to now(): events of windows older than 30 days are not returned.
 SELECT monitor,
        window_start,
@@ -13,7 +17,9 @@ SELECT monitor,
        numbers -> 'groups' -> 'advantaged' ->> 'group' AS advantaged_group,
        value,
        baseline,
-       message
+       message,
+       run_status,
+       results_kept
 FROM drift_events
 WHERE window_start >= now() - interval '30 days'
 ORDER BY window_start DESC, monitor, kind, metric;

@@ -1,9 +1,13 @@
 -- Each FEU recommendation beside what it was compared with (test split): production, approve-everyone
 -- and fairlearn's mitigators, with whether each mitigator kept FEU's positive-rate band on validation.
--- A window whose FEU recommended nothing still lists its baselines (candidate_index is NULL).
+-- A window whose FEU recommended nothing still lists its baselines (candidate_number is NULL).
+-- dp_target: what DP compares here — the declared attribute, or the window's RUMIE group against everyone
+-- else (retraining.target: auto, when the alert was about that group); it is NOT metric_series'
+-- dp_difference of an attribute. candidate_number is the "#N" of the Slack follow-up and the report.
 SELECT mo.name AS monitor,
        r.window_start,
-       c.candidate_index,
+       c.candidate_index + 1 AS candidate_number,
+       coalesce(c.metrics -> 'target', b.metrics -> 'target') AS dp_target,
        (c.metrics -> 'test' ->> 'balanced_accuracy')::double precision AS candidate_balanced_accuracy,
        (c.metrics -> 'test' ->> 'dp')::double precision AS candidate_dp,
        b.baseline,

@@ -158,12 +158,16 @@ def seed(store: Store) -> dict[str, Any]:
         ids[5],
         [
             FEUCandidateRecord(0, {"lr": 0.01}, {"auc": 0.7}, pareto=True),
-            FEUCandidateRecord(1, {"lr": 0.001}, {"auc": 0.72, "test": {"balanced_accuracy": 0.7, "dp": 0.03}},
-                               pareto=True, selected=True),
+            FEUCandidateRecord(1, {"lr": 0.001}, {"auc": 0.72, "test": {"balanced_accuracy": 0.7, "dp": 0.03},
+                                                  "target": {"kind": "attribute", "attribute": "sex"}, "evaluation": 17},
+                               pareto=True, selected=True, registry_version="v2"),
         ],
         baselines={"production": {"test": {"balanced_accuracy": 0.71, "dp": 0.12}},
                    "threshold_optimizer": {"validation": {"band_ok": False}, "test": {"balanced_accuracy": 0.73, "dp": 0.0}}},
     )
+    with store.engine.begin() as conn:  # the team deployed the recommendation: windows from 3 days ago use v2
+        conn.execute(sa.text("UPDATE runs SET model_version = 'v2' WHERE window_start >= :t AND monitor_id = "
+                             "(SELECT monitor_id FROM monitors WHERE name = 'demo')"), {"t": ago(3)})
     return ids
 
 
@@ -267,10 +271,10 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
         == [("demo", 1, 1, 2), ("other", 1, 0, 3)]
     ),
     "drift_events_last_30_days.sql": lambda rows: (
-        [(r["monitor"], r["window_start"], r["status"], r["disadvantaged_group"], r["advantaged_group"])
-         for r in rows]
-        == [("other", ago(2), "event", None, None), ("demo", ago(4), "ongoing", "Female", "Male"),
-            ("demo", ago(5), "open", "Female", "Male")]
+        [(r["monitor"], r["window_start"], r["status"], r["disadvantaged_group"], r["advantaged_group"],
+          r["results_kept"]) for r in rows]
+        == [("other", ago(2), "event", None, None, False), ("demo", ago(4), "ongoing", "Female", "Male", False),
+            ("demo", ago(5), "open", "Female", "Male", False)]
     ),
     "latest_dp_difference_all_monitors.sql": lambda rows: (
         [(r["monitor"], r["attribute"], float(r["dp_difference"])) for r in rows]
@@ -291,12 +295,20 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
         [(r["monitor"], r["state"]) for r in rows] == [("other", "pending")]
     ),
     "feu_recommended_candidates.sql": lambda rows: (
-        [(r["monitor"], r["window_start"], r["candidate_index"], r["run_status"]) for r in rows]
-        == [("demo", ago(5), 1, "succeeded")]
+        [(r["monitor"], r["window_start"], r["candidate_index"], r["candidate_number"], r["evaluation"],
+          r["dp_target"], r["run_status"]) for r in rows]
+        == [("demo", ago(5), 1, 2, 17, {"kind": "attribute", "attribute": "sex"}, "succeeded")]
     ),
     "feu_recommendation_vs_baselines.sql": lambda rows: (
-        [(r["baseline"], r["candidate_dp"], r["baseline_dp"], r["baseline_inside_band"]) for r in rows]
-        == [("production", 0.03, 0.12, None), ("threshold_optimizer", 0.03, 0.0, False)]
+        [(r["baseline"], r["candidate_number"], r["candidate_dp"], r["baseline_dp"], r["baseline_inside_band"],
+          r["dp_target"]) for r in rows]
+        == [("production", 2, 0.03, 0.12, None, {"kind": "attribute", "attribute": "sex"}),
+            ("threshold_optimizer", 2, 0.03, 0.0, False, {"kind": "attribute", "attribute": "sex"})]
+    ),
+    "feu_recommendation_deployed.sql": lambda rows: (
+        [(r["monitor"], r["recommended_in_window"], r["candidate_number"], r["registry_version"],
+          r["first_window_scored_with_it"], r["windows_scored_with_it"]) for r in rows]
+        == [("demo", ago(5), 2, "v2", ago(3), 3)]
     ),
 }
 
