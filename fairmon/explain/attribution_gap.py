@@ -9,9 +9,10 @@ feature
 * ``inside`` / ``outside``: the mean attribution of P(favorable) over the sampled rows of each side;
 * ``difference`` = ``inside - outside``, negative when the feature lowers P(favorable) more for the
   group's members than for everyone else;
-* a percentile bootstrap interval of the difference (``n_bootstrap`` replicates, each resampling the
-  inside rows and the outside rows independently with replacement; the explainer is not re-run, so
-  the interval covers the sampling of rows, not the explainer's own Monte-Carlo noise).
+* a bootstrap interval of the difference (``n_bootstrap`` replicates, each resampling the inside rows
+  and the outside rows independently with replacement; the explainer is not re-run, so the interval
+  covers the sampling of rows, not the explainer's own Monte-Carlo noise), max-t simultaneous over the
+  features (:func:`_simultaneous`; per-feature percentile intervals until session 23).
 
 Features are ranked by ``|difference|``. Attributions are of P(favorable): with a favorable class
 0 the attributions of P(class 1) are negated. A side with fewer than ``min_rows`` rows gives a result
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -262,8 +264,7 @@ def attribution_gap(
         b_in = rng.integers(0, len(a_in), size=(int(n_bootstrap), len(a_in)))
         b_out = rng.integers(0, len(a_out), size=(int(n_bootstrap), len(a_out)))
         reps = a_in[b_in].mean(axis=1) - a_out[b_out].mean(axis=1)  # (B, p)
-        q = (1.0 - confidence) / 2.0
-        lo, hi = np.quantile(reps, q, axis=0), np.quantile(reps, 1.0 - q, axis=0)
+        lo, hi = _simultaneous(diff, reps, confidence)
     order = np.argsort(-np.abs(diff), kind="stable")
     gaps = tuple(
         FeatureGap(feats[j], float(a_in[:, j].mean()), float(a_out[:, j].mean()), float(diff[j]),
@@ -271,6 +272,24 @@ def attribution_gap(
         for j in order
     )
     return GroupAttributionGap(**{**_fields(base), "n_inside": len(idx_in), "n_outside": len(idx_out), "features": gaps})
+
+
+def _simultaneous(diff: np.ndarray, reps: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Max-t bootstrap intervals of every feature's gap, holding for all features at once at ``confidence``.
+
+    Why not one percentile interval per feature: the alert shows the features with the largest gaps whose
+    interval excludes 0, i.e. it picks among ``p`` intervals; with a group drawn independently of every
+    feature, per-feature 95% intervals put at least one "why disfavored" line in 10 of 15 alerts (10
+    features; a statistician's review, session 23). ``c`` is the ``confidence`` quantile of
+    ``max_j |gap*_j - gap_j| / sd_j`` over the replicates (``sd_j`` the bootstrap standard deviation),
+    never below the pointwise normal quantile; a feature whose replicates do not move (a constant
+    attribution) gets the point itself.
+    """
+    sd = reps.std(axis=0, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(sd > 0, np.abs(reps - diff) / np.where(sd > 0, sd, 1.0), 0.0)
+    c = max(float(np.quantile(t.max(axis=1), confidence)), NormalDist().inv_cdf((1.0 + confidence) / 2.0))
+    return diff - c * sd, diff + c * sd
 
 
 def _fields(g: GroupAttributionGap) -> dict[str, Any]:
