@@ -49,7 +49,13 @@ from fairmon.drift.checks import level_text
 from fairmon.drift.findings import Finding, finding_fingerprint
 from fairmon.drift.window import gesd_by_attribute
 from fairmon.fairness.rumie import Evidence
-from fairmon.feu.labels import BASELINES, baseline_label, constraint_note, rumie_target_clause
+from fairmon.feu.labels import (
+    BASELINES,
+    baseline_label,
+    constraint_note,
+    left_out_clause,
+    rumie_target_clause,
+)
 
 __all__ = [
     "EVENT_TYPE",
@@ -276,7 +282,8 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
         names = ", ".join("`" + str(a).replace("`", "'") + "`" for a in ([attr] if isinstance(attr, str) else attr))
         why = f" ({target['reason']})" if target.get("reason") else ""
         head += (f". DP and GESD compare the groups of {names}, the attribute FEU retrains for "
-                 f"(explanations.gesd.attribute, else the first sensitive column); not a group RUMIE found{why}")
+                 f"(explanations.gesd.attribute, else the first sensitive column); not a group RUMIE found{why}"
+                 + left_out_clause(target))
     verdict = str(feu.get("recommendation") or "")
     base_lines = _baseline_lines(feu.get("baselines"))
     fp = finding_fingerprint(ctx.monitor, ctx.window_start, f"feu:{parent_fingerprint or 'on_demand'}", "event")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["BASELINES", "TUNED", "baseline_label", "constraint_note", "rumie_target_clause"]
+__all__ = ["BASELINES", "TUNED", "baseline_label", "constraint_note", "left_out_clause", "rumie_target_clause"]
 
 #: the baseline name of ThresholdOptimizer with its ``tol`` picked by FEU's constraints on validation
 TUNED = "threshold_optimizer_tuned"
@@ -62,6 +62,20 @@ def constraint_note(validation: Mapping[str, Any]) -> str:
     if validation.get("band_ok") is False:
         return "outside FEU's positive-rate band on validation"
     return "below FEU's utility floor on validation" if validation.get("utility_ok") is False else ""
+
+
+def left_out_clause(target: Mapping[str, Any]) -> str:
+    """The groups FEU left out for having too few training rows (:func:`fairmon.pipeline.feu_target.leave_out_small_groups`),
+    as a clause of the follow-up and the report ('' when none).
+
+    >>> left_out_clause({"left_out": {"Native American": 5}, "min_group_rows": 30})
+    '; groups with fewer than 30 training rows left out: Native American (5)'
+    """
+    left = target.get("left_out")
+    if not isinstance(left, Mapping) or not left:
+        return ""
+    named = ", ".join(f"{k} ({v})" for k, v in left.items())
+    return f"; groups with fewer than {target.get('min_group_rows')} training rows left out: {named}"
 
 
 def rumie_target_clause(target: Mapping[str, Any]) -> str | None:

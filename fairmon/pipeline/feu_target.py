@@ -83,6 +83,27 @@ def feu_target(ctx: RunContext, data: pd.DataFrame) -> tuple[str, pd.DataFrame, 
     return column, frame, {**said, "finding": alert, **({"model_inputs": inputs} if inputs else {})}
 
 
+def leave_out_small_groups(data: pd.DataFrame, column: str, min_rows: int) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``data`` without the rows of ``column``'s groups that have fewer than ``min_rows`` rows, and those groups.
+
+    Why: FEU's DP and EOD are ranges over the groups, so a group of 5 training rows (about one on the test
+    split) decided them — a new user's follow-up showed ThresholdOptimizer at DP 1.000 and "no candidate
+    better than production" from a 5-row group (session 23). The monitor's metrics leave such groups out
+    the same way (``outcome.min_group_size``); the follow-up and the report name them.
+
+    >>> frame = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 40 + ["c"] * 5})
+    >>> kept, left = leave_out_small_groups(frame, "g", 30)
+    >>> len(kept), left
+    (80, {'c': 5})
+    """
+    counts = data[column].astype("string").fillna("(missing)").value_counts()
+    small = counts[counts < min_rows]
+    if small.empty or len(counts) - len(small) < 2:  # two groups are needed to compare: leave all in then
+        return data, {}
+    keep = ~data[column].astype("string").fillna("(missing)").isin(small.index)
+    return data.loc[keep].reset_index(drop=True), {str(k): int(v) for k, v in small.items()}
+
+
 def rumie_group_column(
     data: pd.DataFrame, conditions: Sequence[Sequence[dict[str, Any]]] | RuleSet, *, window_share: float | None = None
 ) -> tuple[str, pd.DataFrame, dict[str, Any]]:

@@ -16,7 +16,7 @@ from fairmon.feu import search
 from fairmon.feu.settings import FEUSettings
 from fairmon.pipeline.compute import gesd_settings
 from fairmon.pipeline.context import RunContext, model_name, model_registry, window_model
-from fairmon.pipeline.feu_target import feu_target
+from fairmon.pipeline.feu_target import feu_target, leave_out_small_groups
 from fairmon.pipeline.table import A_SNAPSHOT
 from fairmon.registry.model import Model
 from fairmon.sources import file_format, load_file
@@ -34,6 +34,10 @@ def run_feu(ctx: RunContext) -> dict[str, Any]:
     p = ctx.spec.resolve_path(td.path)
     # whose groups DP and GESD compare: the RUMIE group the alert is about, or the declared attribute
     attr, data, target = feu_target(ctx, load_file(p, file_format(p, td.format)))
+    if target["kind"] == "attribute":  # (the RUMIE group has at least 100 rows a side)
+        data, left_out = leave_out_small_groups(data, attr, ctx.spec.outcome.min_group_size)
+        if left_out:
+            target = {**target, "left_out": left_out, "min_group_rows": ctx.spec.outcome.min_group_size}
     cols = [*ctx.spec.columns.features, attr, label]
     # The selected candidate is saved in the monitored model's registry (status ``candidate``: never
     # ``latest``, never deployed). A retried or re-run window reuses the candidate it already saved.

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from fairmon.drift.checks import level_text
-from fairmon.feu.labels import BASELINES, baseline_label, constraint_note, rumie_target_clause
+from fairmon.feu.labels import (
+    BASELINES,
+    baseline_label,
+    constraint_note,
+    left_out_clause,
+    rumie_target_clause,
+)
 from fairmon.report import charts
 from fairmon.report._diagnosis import diagnosis_context
 from fairmon.report._template import CSS, TEMPLATE
@@ -291,7 +297,7 @@ def _feu_target(data: ReportData) -> str:
     if group is not None:
         return f"{group}."
     why = f" ({t['reason']})" if t.get("reason") else ""
-    return f"DP and GESD compare the groups of {t.get('attribute')}{why}."
+    return f"DP and GESD compare the groups of {t.get('attribute')}{why}{left_out_clause(t)}."
 
 
 def _feu_rows(data: ReportData) -> list[dict[str, Any]]:

@@ -191,3 +191,12 @@ def test_feu_followup_names_the_rumie_group_it_retrained_for_and_its_model_input
     kept = {"kind": "attribute", "attribute": "sex", "reason": "the window's alert is not about a RUMIE group"}
     text = render_feu_followup({"candidates": [], "sensitive": "sex", "target": kept}, ctx(), parent_fingerprint="p").text
     assert "the groups of `sex`, the attribute FEU retrains for" in text and "(the window's alert is not about" in text
+
+
+def test_feu_followup_names_the_groups_left_out_for_too_few_training_rows() -> None:
+    """Session 23: a 5-row group decided FEU's DP (ThresholdOptimizer 'DP 1.000'); FEU now leaves groups below
+    outcome.min_group_size out (pipeline.feu_target.leave_out_small_groups) and the follow-up names them."""
+    target = {"kind": "attribute", "attribute": "race", "left_out": {"Native American": 5}, "min_group_rows": 30}
+    text = render_feu_followup({"candidates": [], "sensitive": "race", "target": target}, ctx(),
+                               parent_fingerprint="p").text
+    assert "groups with fewer than 30 training rows left out: Native American (5)" in text
