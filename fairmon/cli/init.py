@@ -154,7 +154,12 @@ def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
         raise ConfigError(ERR_LABEL_VALUES.format(label=args.label, n=len(values), values=values[:10]))
     label_class = _favorable_label(args, values)
     rumie = list(dict.fromkeys([*args.sensitive, *extra]))
-    return {"model": model_name, "from_model": from_model, "features": features, "extra": extra,
+    # GESD shares its sample among an attribute's groups and skips a group below min_group_size rows:
+    # enough rows for every group of the attribute with the most (6 race groups had 40 / 6 each: n/a)
+    groups = max(int(ref[c].nunique(dropna=True)) for c in args.sensitive)
+    gesd_sample = max(FIRST_RUN["gesd_sample_size"], groups * _DEFAULTS.gesd.min_group_size)
+    return {"gesd_sample_size": gesd_sample, "model": model_name, "from_model": from_model, "features": features,
+            "extra": extra,
             "kinds": kinds, "label_class": label_class, "rumie": rumie, "rows": len(ref),
             "decision_class": _decision_class(classes, label_class), "classes": classes}
 
@@ -264,7 +269,7 @@ explanations:
   lime_samples: {f['lime_samples']}            # LIME samples per explained row
   kernelshap_samples: {f['kernelshap_samples']}       # KernelSHAP coalitions per explained row
   gesd:
-    sample_size: {f['gesd_sample_size']}            # rows explained per window (shared among each attribute's groups)
+    sample_size: {roles['gesd_sample_size']}            # rows explained per window (shared among each attribute's groups)
     n_perturbations: {f['gesd_perturbations']}         # perturbed copies per row
   openxai:
     metrics: [PGI, PGU, RIS, ROS]   # RRS needs a model's internal representation (torch)

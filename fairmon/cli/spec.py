@@ -308,11 +308,48 @@ def spec_warnings(spec: Any, file: Path) -> list[str]:
     inputs = list(spec.rumie_model_inputs)
     if inputs and spec.rumie.enabled:
         advice.append(at("rumie.attributes") + WARN_RUMIE_INPUTS.format(columns=inputs))
+    advice += [at("explanations.gesd.sample_size") + w for w in _gesd_share_warnings(spec)]
     shortest, longest = spec.schedule.interval_lengths
     if spec.schedule.window is not None and spec.schedule.window < longest:
         advice.append(at("schedule.window") + WARN_WINDOW_GAPS.format(
             window=spec.schedule.window_label, cron=spec.schedule.cron, intervals=_span(shortest, longest)))
     return advice
+
+
+def _gesd_share_warnings(spec: Any) -> list[str]:
+    """GESD attributes whose reference groups share the stratified sample below ``min_group_size`` each.
+
+    Why: ``sample_size`` rows are shared equally among an attribute's groups, and a group with fewer than
+    ``min_group_size`` sampled rows is skipped; a new user's ``race`` with 6 groups got 40 / 6 rows each and
+    GESD was n/a in every window, with no word before the first run (session 23). Read from a local
+    ``validation.reference_data`` (its protected columns only); nothing said when it cannot be read."""
+    g = spec.explanations.gesd
+    ref = spec.validation.reference_data
+    if not (spec.explanations.enabled and g.enabled and g.stratify and ref):
+        return []
+    path = spec.resolve_path(ref)
+    attrs = [g.attribute] if g.attribute else list(spec.columns.sensitive)
+    try:
+        if _format(spec, "validation.reference_data", path) == "parquet":
+            frame = pd.read_parquet(path, columns=attrs)
+        else:
+            frame = pd.read_csv(path, usecols=attrs)
+    except Exception:  # noqa: BLE001 - the run reports an unreadable reference with its own error
+        return []
+    out = []
+    for a in attrs:
+        k = int(frame[a].nunique(dropna=True))
+        if k >= 2 and g.sample_size // k < g.min_group_size:
+            out.append(WARN_GESD_SHARE.format(attr=a, k=k, n=g.sample_size, each=g.sample_size // k,
+                                              min=g.min_group_size, need=k * g.min_group_size))
+    return out
+
+
+WARN_GESD_SHARE = (
+    "{n} GESD rows shared among the {k} groups of {attr!r} in the reference data give {each} each, below "
+    "explanations.gesd.min_group_size {min}: GESD for {attr!r} would be n/a in every window; raise "
+    "sample_size to at least {need}, or name explanations.gesd.attribute"
+)
 
 
 def _span(shortest: dt.timedelta, longest: dt.timedelta) -> str:

@@ -226,6 +226,31 @@ def test_spec_check_warns_when_windows_leave_rows_unmonitored(workdir: Path, cap
         assert "schedule.window" not in capsys.readouterr().err
 
 
+def test_gesd_sample_covers_every_group_of_a_many_group_attribute(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Session 23: GESD shares its sample equally among an attribute's groups and skips groups below
+    min_group_size; a new user's race (6 groups) got 40 / 6 rows each and GESD was n/a in every window.
+    init now sizes the sample for the attribute with the most groups, and spec check warns about a spec
+    whose sample cannot cover them."""
+    from fairmon.cli.spec import WARN_GESD_SHARE
+
+    ref = credit.applications(300, seed=1)
+    ref["race"] = [f"r{i % 6}" for i in range(300)]
+    ref.to_csv("reference.csv", index=False)
+    assert main(["init", "--reference", "reference.csv", "--label", "approved", "--sensitive", "sex", "race",
+                 "--start-date", "2026-01-01"]) == 0
+    spec_path = workdir / "monitors" / "reference.yaml"
+    assert load_spec(spec_path).explanations.gesd.sample_size == 60  # 6 groups x min_group_size 10
+    capsys.readouterr()
+    assert main(["spec", "check", str(spec_path)]) == 0
+    assert "explanations.gesd.sample_size" not in capsys.readouterr().err
+    spec_path.write_text(spec_path.read_text().replace("sample_size: 60 ", "sample_size: 40 "))
+    assert main(["spec", "check", str(spec_path)]) == 0
+    err = capsys.readouterr().err
+    assert "explanations.gesd.sample_size: " + WARN_GESD_SHARE.format(
+        attr="race", k=6, n=40, each=6, min=10, need=60) in err
+    assert "'sex'" not in err.split("explanations.gesd.sample_size")[1]  # 40 / 2 is enough for sex
+
+
 def test_spec_check_reaches_file_and_remote_uris(
     workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
