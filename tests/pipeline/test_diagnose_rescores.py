@@ -77,7 +77,7 @@ def ctx(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
                       "predictions": {"favorable": fav_new, "label_favorable": np.full(n, np.nan)}})
     monkeypatch.setattr(diagnose, "previous_version", lambda c: SimpleNamespace(name="demo", version="v1"))
     monkeypatch.setattr(diagnose, "read_rumie", lambda c: RumieOutput(ev))
-    monkeypatch.setattr(diagnose, "model_registry", lambda c: SimpleNamespace(load=lambda *a, **k: _OldModel()))
+    monkeypatch.setattr(diagnose, "load_model", lambda c, name, version: _OldModel())
     return SimpleNamespace(spec=spec, window=WINDOW, artifacts=art, device="cpu", monitor="demo")
 
 
@@ -108,7 +108,7 @@ def test_an_earlier_version_that_cannot_load_is_an_error_row(ctx: SimpleNamespac
     def broken(*a: Any, **k: Any) -> Any:
         raise SnapshotError("checksum mismatch for demo:v1")
 
-    monkeypatch.setattr(diagnose, "model_registry", lambda c: SimpleNamespace(load=broken))
+    monkeypatch.setattr(diagnose, "load_model", broken)
     out, _ = diagnose.rescores(ctx, [_finding("ci_outside_range")])  # type: ignore[arg-type]
     assert [(r.status, r.value_old, r.verdict) for r in out] == [("error", None, "undetermined")]
     assert "checksum mismatch" in out[0].reason
