@@ -99,7 +99,7 @@ def deliver(ctx: DispatchContext, outbox: Outbox) -> dict[str, Any]:
         if queued:
             log.warning("%s %s: Slack delivery skipped, %s", ctx.monitor, ctx.window.key, note)
         return {"delivered": False, "delivery": note}
-    rep = outbox.deliver(monitor=ctx.monitor)
+    rep = outbox.deliver(monitor=ctx.monitor, up_to=ctx.window.start)
     return {
         "delivered": True,
         "sent": len(rep.sent),
@@ -190,17 +190,12 @@ def send_alerts(
     if channel is None:
         return {"queued": 0, "reason": reason, "rendered": []}
     outbox = outbox_for(ctx)
-    raised: list[str] = []
     queued = outbox.notify_findings(
         findings, alert, channels={channel: ctx.spec.alerts.min_severity}, backfill=not ctx.notify,
-        notify=ctx.notify, run_id=run_id, raised=raised,
+        notify=ctx.notify, run_id=run_id,
     )
-    # what an earlier attempt of this window queued and this one no longer says is never sent (a
-    # backfill without --notify raises nothing, so it withdraws nothing either)
-    withdrawn = outbox.withdraw_unraised(ctx.monitor, ctx.window.start, raised) if ctx.notify else []
     delivery = _deliver_keeping_window(ctx, outbox, "fairness alert")
-    return {"queued": len(queued), "withdrawn": len(withdrawn), **delivery,
-            "rendered": rendered_alerts(ctx, kind="fairness", feu=False)}
+    return {"queued": len(queued), **delivery, "rendered": rendered_alerts(ctx, kind="fairness", feu=False)}
 
 
 def send_followup(

@@ -38,7 +38,7 @@ import dataclasses
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -63,6 +63,7 @@ __all__ = [
     "Outbox",
     "DeliveryReport",
     "alert_fingerprint",
+    "withdraw_window",
     "ERR_TRANSITION",
 ]
 
@@ -81,7 +82,8 @@ class OutboxRepository(Protocol):
     def outbox_get(self, fingerprint: str) -> AlertRecord | None: ...
 
     def outbox_pending(
-        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None
+        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None,
+        up_to: datetime | None = None,
     ) -> list[AlertRecord]: ...
 
     def outbox_transition(
@@ -149,13 +151,16 @@ class InMemoryOutboxRepository:
         return self._rows.get(fingerprint)
 
     def outbox_pending(
-        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None
+        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None,
+        up_to: datetime | None = None,
     ) -> list[AlertRecord]:
         now = self._clock()
         out = []
         for fp in self._order:
             r = self._rows[fp]
             if monitor is not None and r.monitor != monitor:
+                continue
+            if up_to is not None and r.window_start is not None and r.window_start > up_to:
                 continue
             if r.state == "pending" or (r.state == "sending" and now - self._claimed_at.get(fp, now) >= stale_after_s):
                 out.append(r)
@@ -204,6 +209,27 @@ class InMemoryOutboxRepository:
     def all(self) -> list[AlertRecord]:
         """Every row in insertion order (tests)."""
         return [self._rows[fp] for fp in self._order]
+
+
+def withdraw_window(repository: OutboxRepository, monitor: str, window_start: datetime) -> list[str]:
+    """Withdraw a window's still-queued alerts when a new attempt of the window starts; their fingerprints.
+
+    A window re-run (a data fix, an out-of-order run, a changed drift history) recomputes what it says,
+    but the first attempt's queued messages stayed in the outbox and the next delivery posted them: "data
+    validation failed" for a window that is now fine, a drift the re-run does not open (a new user,
+    session 23). They move to ``withdrawn`` (never sent; ``last_error`` says why); whatever the new
+    attempt raises again is queued again (:meth:`Outbox.enqueue`), with that attempt's text. An alert
+    being sent, or sent, stays as it is.
+    """
+    out = []
+    reason = f"withdrawn: a new attempt of window {window_start:%Y-%m-%dT%H:%M}Z started; it queues what it still finds"
+    for rec in repository.outbox_window_pending(monitor, window_start):
+        if repository.outbox_transition(rec.fingerprint, "pending", "withdrawn", error=reason):
+            out.append(rec.fingerprint)
+    if out:
+        _log.info("%s %s: withdrew %d queued alert(s) of the window's earlier attempt", monitor,
+                  f"{window_start:%Y-%m-%dT%H:%M}Z", len(out))
+    return out
 
 
 @dataclass
@@ -257,7 +283,6 @@ class Outbox:
         backfill: bool = False,
         notify: bool = False,
         run_id: int | None = None,
-        raised: list[str] | None = None,
     ) -> list[str]:
         """Enqueue the window's messages: per channel, ONE message with the findings the policy marked
         ``notify`` at or above the channel's minimum severity (merged per phenomenon, see
@@ -266,8 +291,8 @@ class Outbox:
 
         ``channels`` is one channel name (minimum severity ``info``: the policy already filtered) or
         ``{channel: min_severity}``. Backfilled windows enqueue nothing unless ``notify`` is set
-        (their findings are stored by the pipeline either way). Returns the new fingerprints; ``raised``
-        (when given) receives every fingerprint the window raises, new or queued before.
+        (their findings are stored by the pipeline either way). Returns the fingerprints queued (new, raised
+        again after a withdrawal, or a still-queued message given this attempt's text).
         """
         if backfill and not notify:
             return []
@@ -277,8 +302,6 @@ class Outbox:
             chosen = [f for f in findings if f.notify and severity_at_least(f.severity, min_sev)]
             for plan in plan_messages(chosen):
                 fp = alert_fingerprint(plan.fingerprint, channel)
-                if raised is not None:
-                    raised.append(fp)
                 if plan.kind == "window":
                     msg = render_window(plan, ctx, fingerprint=fp)
                 else:
@@ -287,27 +310,6 @@ class Outbox:
                                 severity=plan.severity, run_id=run_id):
                     queued.append(fp)
         return queued
-
-    def withdraw_unraised(self, monitor: str, window_start: datetime, raised: Collection[str]) -> list[str]:
-        """Withdraw the window's still-pending alerts that this attempt did not raise; their fingerprints.
-
-        A window re-run (a data fix, an out-of-order run, a changed drift history) recomputes what it
-        says, but the first attempt's queued messages stayed in the outbox and the next delivery posted
-        them: "data validation failed" for a window that is now fine, a drift the re-run does not open.
-        They move to ``withdrawn`` (never sent; ``last_error`` says why) and come back to ``pending``
-        if raised again (:meth:`enqueue`; the FEU follow-up of this attempt, which is queued after the
-        findings). A message already sent stays sent.
-        """
-        out = []
-        reason = f"withdrawn: a later attempt of window {window_start:%Y-%m-%dT%H:%M}Z no longer raises it"
-        for rec in self.repository.outbox_window_pending(monitor, window_start):
-            if rec.fingerprint not in raised and self.repository.outbox_transition(
-                    rec.fingerprint, "pending", "withdrawn", error=reason):
-                out.append(rec.fingerprint)
-        if out:
-            _log.info("%s %s: withdrew %d queued alert(s) this attempt no longer raises", monitor,
-                      f"{window_start:%Y-%m-%dT%H:%M}Z", len(out))
-        return out
 
     def _parent_of(self, plan: MessagePlan, channel: str) -> str:
         """The outbox fingerprint a resolution replies to: the message of its ``since`` window, or — for a
@@ -353,9 +355,13 @@ class Outbox:
 
     # ------------------------------------------------------------------ deliver
     def deliver(
-        self, *, monitor: str | None = None, limit: int = 100, stale_after_s: float = 600.0
+        self, *, monitor: str | None = None, limit: int = 100, stale_after_s: float = 600.0,
+        up_to: datetime | None = None,
     ) -> DeliveryReport:
-        """Send what is pending (and reclaim stale ``sending`` rows) — only ``monitor``'s alerts when given.
+        """Send what is pending (and reclaim stale ``sending`` rows) — only ``monitor``'s alerts when given,
+        and with ``up_to`` only those of windows starting at or before it (a window's run delivers its own
+        and earlier windows' alerts: re-running a range, the later windows' queued alerts wait for their
+        own attempt, which withdraws or re-raises them, instead of going out before it).
 
         A transient failure (outage, retries exhausted) puts the alert back to ``pending`` and ends this
         run (``report.error`` says why). A configuration failure (``invalid_auth``,
@@ -367,7 +373,7 @@ class Outbox:
         if self.sender is None:
             raise AlertDeliveryError("the outbox has no sender configured")
         repo, report = self.repository, DeliveryReport()
-        for rec in repo.outbox_pending(limit, stale_after_s=stale_after_s, monitor=monitor):
+        for rec in repo.outbox_pending(limit, stale_after_s=stale_after_s, monitor=monitor, up_to=up_to):
             fp = rec.fingerprint
             parent_fp = (rec.payload or {}).get("thread_of")
             if rec.state == "pending" and parent_fp and (p := repo.outbox_get(parent_fp)) is not None and (
@@ -377,7 +383,8 @@ class Outbox:
                 continue
             if not repo.outbox_transition(fp, rec.state, "sending", expected_attempts=rec.attempts):
                 continue  # another worker claimed it
-            msg = SlackMessage.from_payload(rec.payload)
+            claimed = repo.outbox_get(fp)  # the text as claimed: a re-run may have replaced it while queued
+            msg = SlackMessage.from_payload((claimed or rec).payload)
             channel = rec.channel or ""
             try:
                 # a reply is looked for in its thread: conversations.history does not list thread replies

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fairmon.alerts.outbox import withdraw_window
 from fairmon.errors import AttemptSupersededError, FairmonError
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.table import A_SNAPSHOT, STEP_ORDER
@@ -150,6 +151,9 @@ def start_run(ctx: RunContext) -> tuple[int, str | None]:
         details={"attempt": ctx.attempt}, carry=sorted(_RESULT_KEYS),
     )
     ctx.bind_attempt(attempt_id)
+    # what an earlier attempt of this window queued and never sent is withdrawn: this attempt queues what
+    # it still finds (a re-run after a data fix sent "data validation failed" for a window now fine)
+    withdraw_window(ctx.store, spec.name, ctx.window.start)
     if previous is not None:
         log.info("%s %s: attempt %s takes the window over from attempt %s", spec.name, ctx.window.key,
                  attempt_id, previous)

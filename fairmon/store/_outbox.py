@@ -64,7 +64,7 @@ class Outbox(StoreBase):
         window, finding), so a re-run enqueues the same fingerprint and gets ``False``. A ``withdrawn``
         alert raised again is queued again, and a still ``pending`` one whose message changed (a re-run
         found something else) takes the new message (both ``True``;
-        :meth:`fairmon.alerts.outbox.Outbox.withdraw_unraised`). A claimed or sent alert never changes.
+        :func:`fairmon.alerts.outbox.withdraw_window`). A claimed or sent alert never changes.
 
         Examples
         --------
@@ -112,10 +112,12 @@ class Outbox(StoreBase):
         return None if row is None else alert_from_row(row)
 
     def outbox_pending(
-        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None
+        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None,
+        up_to: datetime | None = None,
     ) -> list[AlertRecord]:
         """Alerts to deliver: ``pending`` ones plus ``sending`` ones whose claim is older than
-        ``stale_after_s`` (a worker died mid-send), oldest first; only ``monitor``'s when given.
+        ``stale_after_s`` (a worker died mid-send), oldest first; only ``monitor``'s when given, only
+        windows starting at or before ``up_to`` when given.
 
         Examples
         --------
@@ -127,6 +129,8 @@ class Outbox(StoreBase):
         )
         if monitor is not None:
             stmt = stmt.where(monitors.c.name == monitor)
+        if up_to is not None:  # windows starting at or before it (alerts without a window too)
+            stmt = stmt.where(sa.or_(_A.window_start.is_(None), _A.window_start <= up_to))
         stmt = stmt.order_by(_A.created_at, _A.alert_id).limit(int(limit))
         with self._read(monitor) as conn:
             return [alert_from_row(r) for r in conn.execute(stmt).mappings()]

@@ -274,3 +274,19 @@ def test_missing_token(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(AlertDeliveryError) as ei:
         SlackSender()
     assert str(ei.value) == ERR_NO_TOKEN
+
+
+def test_a_message_replaced_while_queued_goes_out_with_the_text_it_was_claimed_with(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """Session 23 (a review): a re-run may replace a still-queued window message's text; a worker that listed
+    the queue before that and then claimed the row must post the new text, not the one it listed."""
+    from fairmon.alerts import InMemoryOutboxRepository, Outbox
+
+    repo = InMemoryOutboxRepository()
+    ob = Outbox(repo, sender)
+    (fp,) = ob.notify_findings([rumie_finding(0)], ctx(0), channels="#fairness")
+    listed = repo.outbox_pending()
+    assert ob.notify_findings([dp_finding(0)], ctx(0), channels="#fairness") == [fp]  # the re-run's text
+    repo.outbox_pending = lambda *a, **k: listed  # type: ignore[method-assign]
+    assert ob.deliver().sent == [fp]
+    posted = slack_server.posted("#fairness")[-1]
+    assert "dp_difference" in posted["text"] + str(posted.get("blocks"))

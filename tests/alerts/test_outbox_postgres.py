@@ -106,34 +106,39 @@ def test_alert_history_has_one_row_per_message_and_one_per_finding(store, slack_
 
 
 def test_a_re_run_withdraws_what_it_no_longer_says(store, slack_server, sender) -> None:  # type: ignore[no-untyped-def]
-    """Session 23 (a new user re-running days after a data fix, Slack down meanwhile): the first attempts'
-    queued alerts went out afterwards — "data validation failed" for windows that were now fine. A window's
-    pending alerts that a later attempt does not raise are withdrawn; a still-queued window message takes
-    the re-run's text; a reply to a withdrawn message is withdrawn at delivery."""
-    first = Outbox(store)
-    fp_data = first.notify_data_validation([{"expectation": "expect_column_to_exist", "column": "x"}], ctx(0),
-                                           channel=CH)
-    raised: list[str] = []
-    (fp_win,) = first.notify_findings([rumie_finding(0)], ctx(0), channels=CH, raised=raised)
-    assert first.withdraw_unraised("credit", ctx(0).window_start, raised) == [fp_data]
-    fp_feu = first.notify_feu({"candidates": [{"auc": 0.8, "dp": 0.03, "gesd": 0.01}]}, ctx(0),
-                              parent_finding=rumie_finding(0), channel=CH)
+    """Session 23 (a new user re-running days after a data fix, Slack not configured meanwhile): the first
+    attempts' queued alerts went out afterwards — "data validation failed" for windows that were now fine.
+    A new attempt of a window withdraws the window's queued alerts; what it raises again is queued again
+    (a still-queued window message takes the new text); a reply to a withdrawn message is withdrawn at
+    delivery; a window's run delivers only alerts of windows up to its own (a re-run range's later windows
+    wait for their own attempt)."""
+    from fairmon.alerts.outbox import withdraw_window
+
+    ob = Outbox(store)
+    day0 = ctx(0).window_start
+    fp_data = ob.notify_data_validation([{"expectation": "expect_column_to_exist", "column": "x"}], ctx(0),
+                                        channel=CH)
+    assert withdraw_window(store, "credit", day0) == [fp_data]  # attempt 2 starts
+    (fp_win,) = ob.notify_findings([rumie_finding(0)], ctx(0), channels=CH)
+    fp_feu = ob.notify_feu({"candidates": [{"auc": 0.8, "dp": 0.03, "gesd": 0.01}]}, ctx(0),
+                           parent_finding=rumie_finding(0), channel=CH)
     old_text = store.outbox_get(fp_win).payload["text"]
-    # the re-run finds a DP drift instead: the same window message, new text; the follow-up is not raised
-    again: list[str] = []
-    assert first.notify_findings([dp_finding(0)], ctx(0), channels=CH, raised=again) == [fp_win]
-    assert again == [fp_win] and first.withdraw_unraised("credit", ctx(0).window_start, again) == [fp_feu]
+    assert sorted(withdraw_window(store, "credit", day0)) == sorted([fp_win, fp_feu])  # attempt 3 starts
+    assert ob.notify_findings([dp_finding(0)], ctx(0), channels=CH) == [fp_win]  # raised again, its new text
     assert store.outbox_get(fp_win).payload["text"] != old_text
     rec = store.outbox_get(fp_data)
-    assert rec.state == "withdrawn" and "no longer raises it" in rec.last_error
-    report = Outbox(store, sender).deliver()
+    assert rec.state == "withdrawn" and "new attempt of window" in rec.last_error
+    (fp_later,) = ob.notify_findings([rumie_finding(3)], ctx(3), channels=CH)  # an earlier attempt's, day 3
+    report = Outbox(store, sender).deliver(up_to=day0)
     assert report.sent == [fp_win] and len(slack_server.posted(CH)) == 1
+    assert store.outbox_get(fp_later).state == "pending"  # waits for day 3's own attempt
     assert "dp_difference" in slack_server.posted(CH)[0]["text"] + str(slack_server.posted(CH)[0].get("blocks"))
+    assert store.outbox_get(fp_feu).state == "withdrawn"
     # a reply queued under a message that is then withdrawn never goes out
-    lone = Outbox(store)
-    raised_2: list[str] = []
-    (fp_2,) = lone.notify_findings([rumie_finding(2)], ctx(2), channels=CH, raised=raised_2)
-    fp_reply = lone.notify_feu({"candidates": []}, ctx(2), parent_finding=rumie_finding(2), channel=CH)
-    store.outbox_transition(fp_2, "pending", "withdrawn", error="withdrawn: test")
-    report = Outbox(store, sender).deliver()
+    (fp_2,) = ob.notify_findings([rumie_finding(2)], ctx(2), channels=CH)
+    fp_reply = ob.notify_feu({"candidates": []}, ctx(2), parent_finding=rumie_finding(2), channel=CH)
+    assert set(withdraw_window(store, "credit", ctx(2).window_start)) == {fp_2, fp_reply}
+    fp_reply_again = ob.notify_feu({"candidates": []}, ctx(2), parent_finding=rumie_finding(2), channel=CH)
+    assert fp_reply_again == fp_reply  # re-raised without its parent
+    report = Outbox(store, sender).deliver(up_to=ctx(2).window_start)
     assert report.withdrawn == [fp_reply] and report.sent == [] and store.outbox_get(fp_reply).state == "withdrawn"
