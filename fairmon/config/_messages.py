@@ -85,7 +85,7 @@ ERR_FEU_BUDGET = (
     "{budget:g} s is more than {share:.0%} of the FEU step's limit of {limit} s, the lower of its task timeout "
     "({factor} x execution.task_timeout_s {task} = {heavy} s) and the window run's ({run_share:.0%} of the "
     "shortest schedule interval, {period} = {run} s): Airflow would stop the step before its budget and what follows it end, and the "
-    "window's FEU would fail; lower retraining.time_budget_s to at most {most:g}, or raise execution.task_timeout_s "
+    "window's FEU would fail; lower retraining.time_budget_s to at most {most:g}, or {raise_what} "
     "(the budget covers the whole FEU step, but the search stops on estimates of what follows it; their error, "
     "registration and, within the run, the steps before FEU need the rest)"
 )

@@ -134,7 +134,10 @@ class MonitorSpec(SpecSection):
             raise ValueError("retraining.time_budget_s: " + ERR_FEU_BUDGET.format(
                 budget=budget, share=FEU_BUDGET_SHARE, limit=limit, factor=HEAVY_TIMEOUT_FACTOR,
                 task=self.execution.task_timeout_s, heavy=heavy, run_share=RUN_TIMEOUT_SHARE,
-                period=format_duration(self.schedule.interval_lengths[0]), run=run, most=FEU_BUDGET_SHARE * limit))
+                period=format_duration(self.schedule.interval_lengths[0]), run=run, most=FEU_BUDGET_SHARE * limit,
+                raise_what="raise execution.task_timeout_s" if heavy <= run else
+                "run the monitor on a longer schedule interval (schedule.cron): the next window's run is due "
+                "one interval later, so no timeout may exceed it"))
 
     # ---- derived values ---------------------------------------------------------------------------
     @property

@@ -93,10 +93,13 @@ def test_a_feu_budget_the_airflow_timeouts_would_cut_is_refused_naming_the_field
     msg = str(info.value)
     assert "bad.yaml" in msg and "retraining.time_budget_s: 1921 s is more than 80% of the FEU step's limit of 2400 s" in msg
     assert "4 x execution.task_timeout_s 600 = 2400 s" in msg and "at most 1920" in msg
+    assert "raise execution.task_timeout_s" in msg
     hourly = base.replace("  start_date: 2026-01-01\n", "  start_date: 2026-01-01\n  cron: '0 * * * *'\n  window: 1h\n")
     with pytest.raises(ConfigError) as info:  # the run's limit, 3,240 s, is below the task's 14,400 s
         parse_spec(hourly + feu.format(3000), source="hourly.yaml")
     assert "limit of 3240 s" in str(info.value) and "90% of the shortest schedule interval, 1h = 3240 s" in str(info.value)
+    assert "longer schedule interval (schedule.cron)" in str(info.value)  # the binding limit's advice
+    assert "raise execution.task_timeout_s" not in str(info.value)
     assert parse_spec(hourly + feu.format(2592)).retraining.time_budget_s == 2592
     # the next run is due one schedule interval later, whatever the window: a daily cron's 1h window
     # may use the daily limit, a 7d rolling window on an hourly cron only the hour's
