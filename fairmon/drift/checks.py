@@ -161,8 +161,9 @@ class SignificantChange:
 
     A window whose own interval contains the baseline is never a significant change. With a symmetric
     95% interval and the default ``alpha`` (0.01) this never binds: the test's scale is at least the
-    interval's standard error, so significance already puts the baseline outside it. It binds where
-    the interval is skewed — a 30-row group with no favourable
+    interval's standard error, so significance already puts the baseline outside it (with a one-sided
+    ``alpha`` above 0.025 it can bind: a change is then claimed only beyond the window's own interval).
+    It binds where the interval is skewed — a 30-row group with no favourable
     decision has ``dp_ratio`` 0 with interval [0, 1] — and there the t-test on the interval's
     half-width called a ratio of 0 "significant" beside a baseline of 0.89 (12 notified openings in
     100 stationary windows without any disparity; session 23).

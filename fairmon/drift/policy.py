@@ -33,8 +33,11 @@ Policy (per finding key ``kind:metric:group``)
 * **Resolution**: an open drift resolves when fewer than ``persistence_m`` of the last
   ``persistence_n`` windows violated; the ``resolved`` finding is notified when the opening was.
   A window in which the series is not measured (a group below ``min_group_size``, no RUMIE evidence)
-  counts neither way: the drift stays ``ongoing`` and says so, and closes (saying it could not be
-  measured) only after ``persistence_n`` such windows in a row.
+  counts neither way: the drift stays ``ongoing`` and says why, and closes (saying it could not be
+  measured) only after ``persistence_n`` such windows in a row; a window whose labels are pending
+  never counts towards that. So "``m`` of the last ``n`` windows" means the last ``n`` *measured*
+  windows of the series: a series measured rarely (a small group on busy days only) can open a drift
+  from violations several windows apart.
 * **Trailing baseline**: a series' baseline is its last ``trailing_n`` earlier completed windows in
   which it was *not drifting* — windows whose finding for the same key was ``pending``, ``open`` or
   ``ongoing`` stay out (the window that resolved a drift is back in). A sustained shift therefore
@@ -214,18 +217,18 @@ class _Replay:
         drift stays ``ongoing``; after ``persistence_n`` such windows in a row it closes, saying so."""
         if not st.active:
             return None
-        st.unmeasured += 1
+        why = _unmeasured_reason(window, st.metric, st.group)
+        if why != LABELS_PENDING:  # labels arrive later: such windows never count towards closing the drift
+            st.unmeasured += 1
         label = f"{st.metric} for {st.group}" if st.group else st.metric
         if st.unmeasured <= self.policy.persistence_n:
-            message = (f"{label} not measured in this window (a group below min_group_size, or no evidence); "
-                       f"the drift since {st.since:%Y-%m-%d} stays open")
-            return self._finding(window, st, None, None, "ongoing", st.severity, False, {"unmeasured": st.unmeasured},
-                                 message=message)
+            message = f"{label} not measured in this window ({why}); the drift since {st.since:%Y-%m-%d} stays open"
+            return self._finding(window, st, None, None, "ongoing", st.severity, False,
+                                 {"unmeasured": st.unmeasured, "unmeasured_reason": why}, message=message)
         st.active, st.unmeasured = False, 0
         st.flags.clear()
-        message = (f"closed: {label} has not been measured for {self.policy.persistence_n + 1} windows (a group below "
-                   f"min_group_size, or no evidence), so it cannot be shown back within the rule; drifting since "
-                   f"{st.since:%Y-%m-%d}")
+        message = (f"closed: {label} has not been measured for {self.policy.persistence_n + 1} windows in a row "
+                   f"({why}), so it cannot be shown back within the rule; drifting since {st.since:%Y-%m-%d}")
         return self._finding(window, st, None, None, "resolved", st.severity,
                              self.policy.notify_resolution and st.opened_notified, {"unmeasured": True}, message=message)
 
@@ -281,6 +284,26 @@ class _Replay:
             numbers=numbers, status=status,  # type: ignore[arg-type]
             notify=notify, since=st.since,
         )
+
+
+LABELS_PENDING = "labels pending"
+
+
+def _unmeasured_reason(window: WindowSummary, metric: str, key: str) -> str:
+    """Why ``window`` has no value for the series ``(metric, key)``, from its stored row's status."""
+    for row in window.metrics:
+        group = row.get("group")
+        row_key = str(row.get("attribute")) if group is None or group == "" else f"{row.get('attribute')}={group}"
+        if row.get("metric") == metric and row_key == key:
+            status = str(row.get("status", "ok"))
+            if status == "labels_pending":
+                return LABELS_PENDING
+            if status == "insufficient":
+                return "a group below outcome.min_group_size"
+            return f"status {status}"
+    if metric.startswith("rumie") or metric == "gesd":
+        return "no RUMIE group or GESD value this window"
+    return "the metric was not computed"
 
 
 def _joins_baseline(ev: Evaluation | None, finding: Finding | None) -> bool:

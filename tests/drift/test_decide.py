@@ -423,3 +423,21 @@ def test_a_skewed_interval_holding_the_baseline_is_no_significant_change() -> No
     pol = AlertPolicy(persistence_m=1, persistence_n=1)
     assert decide(ratio(7, 0.0, 0.0, 1.0), hist, checks=check, policy=pol) == []
     assert _kinds(decide(ratio(7, 0.2, 0.05, 0.4), hist, checks=check, policy=pol), "significant_change") == ["open"]
+
+
+def test_a_drift_of_a_label_metric_waits_for_its_labels() -> None:
+    """A review of session 23's change: label metrics are unmeasured in every labels_pending window, so with
+    labels later than persistence_n windows an open EOP drift closed, blaming a small group. Windows whose
+    labels are pending never count towards closing it, and the finding says why it was not measured."""
+    pol = AlertPolicy(persistence_m=2, persistence_n=3)
+    checks = [CIOutsideRange(metric="eop_difference", high=0.1)]
+
+    def eop(i: int, value: float | None) -> WindowSummary:
+        row = {"metric": "eop_difference", "attribute": "sex", "group": None, "value": value,
+               "ci_low": None if value is None else value - 0.02, "ci_high": None if value is None else value + 0.02,
+               "n": 5000, "n_nan": 0, "status": "ok" if value is not None else "labels_pending"}
+        return WindowSummary("mon", T0 + timedelta(days=i), T0 + timedelta(days=i + 1), metrics=[row])
+
+    ws = [eop(i, 0.03) for i in range(3)] + [eop(i, 0.2) for i in range(3, 5)] + [eop(i, None) for i in range(5, 12)]
+    out = replay(ws, checks=checks, policy=pol)
+    assert [f.status for f in out[-1]] == ["ongoing"] and "(labels pending)" in out[-1][0].message
