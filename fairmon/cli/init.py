@@ -25,6 +25,7 @@ import pandas as pd
 from fairmon._uris import is_mlflow_uri
 from fairmon.cli._args import SubParsers, add_command
 from fairmon.config import ExplanationsSpec, load_spec
+from fairmon.config._limits import MAX_GESD_SAMPLE_SIZE
 from fairmon.errors import ConfigError
 from fairmon.registry import Registry
 from fairmon.registry.mlflow import MlflowRegistry
@@ -47,6 +48,11 @@ ERR_LABEL_VALUES = "--label {label!r} has {n} distinct values ({values}); fairmo
 ERR_FAVORABLE_NEEDED = (
     "--label {label!r} has the values {values}: which one is the favorable outcome (the one a person wants, "
     "e.g. approved, good credit)? say --favorable VALUE (only 0/1 and false/true labels default to 1/true)"
+)
+ERR_LABEL_NOT_A_CLASS = (
+    "the favorable label {label!r} is not one of the model's classes {classes} (its predict_proba columns): "
+    "the labels in --reference are not the ones the model was trained on; recode them, or name --favorable "
+    "as the model spells it"
 )
 ERR_FAVORABLE_VALUE = "--favorable {value!r} is not a value of --label {label!r} ({values})"
 _NAME_RE = re.compile(r"[^a-z0-9_-]+")
@@ -136,8 +142,13 @@ def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
     from_model = args.model is not None
     classes = None
     if from_model:
-        info = _registry(args).resolve(args.model)
+        registry = _registry(args)
+        info = registry.resolve(args.model)
         classes = info.metrics.get("classes")
+        if classes is None:  # registered before model register recorded them: the estimator says
+            est = getattr(registry.load(info.name, info.version), "estimator", None)
+            own = getattr(est, "classes_", None)
+            classes = None if own is None else [c.item() if hasattr(c, "item") else c for c in own]
         features = info.feature_schema.names
         missing = [c for c in features if c not in columns]
         if missing:
@@ -157,7 +168,7 @@ def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
     # GESD shares its sample among an attribute's groups and skips a group below min_group_size rows:
     # enough rows for every group of the attribute with the most (6 race groups had 40 / 6 each: n/a)
     groups = max(int(ref[c].nunique(dropna=True)) for c in args.sensitive)
-    gesd_sample = max(FIRST_RUN["gesd_sample_size"], groups * _DEFAULTS.gesd.min_group_size)
+    gesd_sample = min(max(FIRST_RUN["gesd_sample_size"], groups * _DEFAULTS.gesd.min_group_size), MAX_GESD_SAMPLE_SIZE)
     return {"gesd_sample_size": gesd_sample, "model": model_name, "from_model": from_model, "features": features,
             "extra": extra,
             "kinds": kinds, "label_class": label_class, "rumie": rumie, "rows": len(ref),
@@ -183,13 +194,15 @@ def _favorable_label(args: argparse.Namespace, values: list[Any]) -> Any:
 def _decision_class(classes: list[Any] | None, label_class: Any) -> int:
     """``favorable.class``: which of the model's two decisions is favorable — the position of the favorable
     label among the estimator's ``classes_`` (recorded by ``model register``; ``predict_proba[:, 1]`` is
-    ``classes[1]``), else 1."""
-    if classes and len(classes) == 2:
-        for i, c in enumerate(classes):
-            if str(c).lower() == str(label_class).lower() or (c in (0, 1) and label_class in (True, False) and
-                                                              bool(c) == bool(label_class)):
-                return i
-    return 1
+    ``classes[1]``); 1 for a model without ``classes_`` (a torch module's two logits). A favorable label
+    the model does not predict is refused: the mapping would be a guess."""
+    if not classes or len(classes) != 2:
+        return 1
+    for i, c in enumerate(classes):
+        if str(c).lower() == str(label_class).lower() or (c in (0, 1) and label_class in (True, False) and
+                                                          bool(c) == bool(label_class)):
+            return i
+    raise ConfigError(ERR_LABEL_NOT_A_CLASS.format(label=label_class, classes=classes))
 
 
 def render_spec(args: argparse.Namespace, name: str, roles: dict[str, Any], out_dir: Path) -> str:

@@ -101,6 +101,13 @@ def test_init_maps_the_favorable_label_onto_the_models_classes(workdir: Path, ca
     spec = load_spec(workdir / "monitors" / "words.yaml")
     assert (spec.favorable.class_, spec.favorable.label_value) == (1, "yes")  # classes_ ['no', 'yes']
     assert spec.columns.sensitive == ("sex", "region", "employment")  # a repeated --sensitive adds, not replaces
+    # labels the model never predicts (trained on 0/1, the reference says yes/no): refused, not guessed
+    zero_one = credit.applications(300, seed=1)
+    register_estimator(credit.raw_pipeline(zero_one), registry=Registry("registry"), name="zo", reference=zero_one,
+                       label=credit.LABEL)
+    with pytest.raises(Exception, match="is not one of the model's classes"):
+        main(["--debug", "init", "--reference", "reference.csv", "--label", "approved", "--sensitive", "sex",
+              "--model", "zo", "--favorable", "yes", "--force"])
 
 
 def test_init_without_a_model_guesses_inputs_and_refuses_bad_columns(workdir: Path) -> None:
