@@ -19,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    WithJsonSchema,
     WrapSerializer,
 )
 
@@ -198,7 +199,11 @@ def _window_json(value: dt.timedelta | None, handler: SerializerFunctionWrapHand
     return WINDOW_INTERVAL if value is None else handler(value)
 
 
-WindowLength = Annotated[dt.timedelta | None, BeforeValidator(parse_window), WrapSerializer(_window_json)]
+WindowLength = Annotated[
+    dt.timedelta | None, BeforeValidator(parse_window), WrapSerializer(_window_json),
+    WithJsonSchema({"anyOf": [{"type": "string", "format": "duration"}, {"const": WINDOW_INTERVAL}],
+                    "description": "a duration ('1d', '12h', 'P1D') or 'interval': the schedule interval itself"}),
+]
 
 
 class SpecSection(BaseModel):
