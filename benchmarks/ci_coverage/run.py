@@ -142,13 +142,10 @@ def _window(scn: Scenario, sizes: list[int], rng: np.random.Generator) -> tuple[
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
-    if n == 0:
-        return float("nan"), float("nan")
-    p, z = k / n, 1.959964
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return mid - half, mid + half
+    """The coverage's own 95% interval: fairmon's Wilson interval (the one its per-group rates use)."""
+    from fairmon.fairness._outcome_ci import wilson_ci
+
+    return wilson_ci(k, n, 0.95)
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -40,6 +39,7 @@ import numpy as np
 from fairmon._numbers import finite_float
 from fairmon.errors import MethodError
 from fairmon.explain._api import explain, to_columns
+from fairmon.fairness._outcome_ci import max_t_critical
 from fairmon.results import register
 
 if TYPE_CHECKING:
@@ -288,7 +288,7 @@ def _simultaneous(diff: np.ndarray, reps: np.ndarray, confidence: float) -> tupl
     sd = reps.std(axis=0, ddof=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(sd > 0, np.abs(reps - diff) / np.where(sd > 0, sd, 1.0), 0.0)
-    c = max(float(np.quantile(t.max(axis=1), confidence)), NormalDist().inv_cdf((1.0 + confidence) / 2.0))
+    c = max_t_critical(t.max(axis=1), confidence)
     return diff - c * sd, diff + c * sd
 
 

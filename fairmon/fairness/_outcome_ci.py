@@ -51,7 +51,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = [
-    "rates", "percentile_ci", "wilson_bounds", "wilson_ci", "spread", "binomial_se", "simultaneous_spread_ci",
+    "rates", "percentile_ci", "max_t_critical", "wilson_bounds", "wilson_ci", "spread", "binomial_se", "simultaneous_spread_ci",
     "simultaneous_ratio_ci", "MIN_DEFINED_REPLICATES",
 ]
 
@@ -87,6 +87,16 @@ def percentile_ci(samples: np.ndarray | None, confidence: float) -> tuple[float,
     tail = (1.0 - confidence) / 2.0 * 100.0
     lo, hi = np.percentile(finite, [tail, 100.0 - tail])
     return float(lo), float(hi), skipped
+
+
+def max_t_critical(t_max: np.ndarray, confidence: float) -> float:
+    """The ``confidence`` quantile of the replicates' largest studentized deviation, never below the
+    pointwise normal quantile (a simultaneous interval is at least as wide as each member's own).
+
+    >>> round(max_t_critical(np.zeros(100), 0.95), 2)
+    1.96
+    """
+    return max(float(np.quantile(t_max, confidence)), NormalDist().inv_cdf((1.0 + confidence) / 2.0))
 
 
 def wilson_bounds(x: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
@@ -200,7 +210,7 @@ def simultaneous_spread_ci(
     dev = np.abs(d_star - d_hat[:, None])
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(se_star > 0, dev / np.where(se_star > 0, se_star, 1.0), 0.0)
-    c = max(float(np.quantile(t.max(axis=0), confidence)), NormalDist().inv_cdf((1.0 + confidence) / 2.0))
+    c = max_t_critical(t.max(axis=0), confidence)
     lo_pair, hi_pair = d_hat - c * se, d_hat + c * se
     if counts is not None:
         lo_nc, hi_nc = _newcombe_pairs(counts, c)

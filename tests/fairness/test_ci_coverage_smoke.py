@@ -21,7 +21,8 @@ def test_ci_coverage_benchmark_smoke(tmp_path: Path) -> None:
     assert data["settings"]["smoke"] is True and data["commit"] and "loadavg" in data["machine"]
     rows = data["rows"]
     scenarios = {r["scenario"] for r in rows}
-    assert len(scenarios) == 5 and any("8 intersectional" in s for s in scenarios)
+    assert len(scenarios) == 6 and any("8 intersectional" in s for s in scenarios)
+    assert any("30-row group" in s for s in scenarios)  # session 23: a small group at a low rate
     assert {r["metric"] for r in rows} == {"dp_difference", "dp_ratio", "eop_difference", "eodds_difference"}
     assert {r["method"] for r in rows} == {"simultaneous", "percentile"}
     assert all(r["windows"] == 8 and 0.0 <= r["coverage"] <= 1.0 for r in rows)
