@@ -88,8 +88,11 @@ def leave_out_small_groups(data: pd.DataFrame, column: str, min_rows: int) -> tu
 
     Why: FEU's DP and EOD are ranges over the groups, so a group of 5 training rows (about one on the test
     split) decided them — a new user's follow-up showed ThresholdOptimizer at DP 1.000 and "no candidate
-    better than production" from a 5-row group (session 23). The monitor's metrics leave such groups out
-    the same way (``outcome.min_group_size``); the follow-up and the report name them.
+    better than production" from a 5-row group (session 23). The monitor's metrics leave such groups out of
+    their comparisons (``outcome.min_group_size``); FEU leaves their rows out of its data, so the
+    candidates are also trained and validated without them (a few dozen rows at most per group; masking
+    them only in DP, EOD, the training penalty, the mitigators and GESD would keep them in training, and
+    is not done). The follow-up and the report name them.
 
     >>> frame = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 40 + ["c"] * 5})
     >>> kept, left = leave_out_small_groups(frame, "g", 30)

@@ -15,7 +15,7 @@ from fairmon.errors import ConfigError
 from fairmon.feu import search
 from fairmon.feu.settings import FEUSettings
 from fairmon.pipeline.compute import gesd_settings
-from fairmon.pipeline.context import RunContext, model_name, model_registry, window_model
+from fairmon.pipeline.context import RunContext, load_model, model_name, model_registry, window_model
 from fairmon.pipeline.feu_target import feu_target, leave_out_small_groups
 from fairmon.pipeline.table import A_SNAPSHOT
 from fairmon.registry.model import Model
@@ -129,6 +129,5 @@ def _production_model(ctx: RunContext) -> Model | None:
         return None
     if ctx.artifacts.exists(A_SNAPSHOT):  # the version this window was scored with
         return window_model(ctx)
-    registry = model_registry(ctx)
-    info = registry.resolve(model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
-    return registry.load(info.name, info.version, device=ctx.device)
+    info = model_registry(ctx).resolve(model_name(ctx), ctx.spec.model.version, as_of=ctx.window.start)
+    return load_model(ctx, info.name, str(info.version))
