@@ -182,20 +182,25 @@ def test_spec_check_names_each_missing_path(workdir: Path, capsys: pytest.Captur
     assert msg in capsys.readouterr().err
 
 
+_SPEC_HEAD = ("spec_version: 1\nidentity: {name: m}\nmodel:\n  registry_uri: registry\n  name: credit\n"
+              "data:\n  files: {pattern: 'data/{start:%Y-%m-%d}.csv'}\n")
+
+
+def _checked_spec(workdir: Path) -> Path:
+    """Where a spec-check test writes its spec, beside the registry folder and data folder it names."""
+    (workdir / "registry" / "credit").mkdir(parents=True)
+    (workdir / "data").mkdir()
+    return workdir / "m.yaml"
+
+
 def test_spec_check_warns_when_rumie_searches_model_inputs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 22 item 2: listing non-sensitive model inputs in rumie.attributes is a warning (never with
     --strict an error: it is a choice, demo.yaml makes it), naming the file, line, field and columns."""
     from fairmon.cli.spec import WARN_RUMIE_INPUTS
 
-    (workdir / "registry" / "credit").mkdir(parents=True)
-    (workdir / "data").mkdir()
-    spec = workdir / "m.yaml"
-    head = (
-        "spec_version: 1\nidentity: {name: m}\nmodel:\n  registry_uri: registry\n  name: credit\n"
-        "data:\n  files: {pattern: 'data/{start:%Y-%m-%d}.csv'}\n"
-        "columns: {features: [age, bureau_score, sex], extra: [region], sensitive: [sex]}\n"
-        "schedule: {start_date: 2026-01-01}\n"
-    )
+    spec = _checked_spec(workdir)
+    head = _SPEC_HEAD + "columns: {features: [age, bureau_score, sex], extra: [region], sensitive: [sex]}\n" + (
+        "schedule: {start_date: 2026-01-01}\n")
     spec.write_text(head)  # the default: sex and region only
     assert main(["spec", "check", str(spec), "--strict"]) == 0
     assert "warning" not in capsys.readouterr().err
@@ -213,12 +218,8 @@ def test_spec_check_warns_when_windows_leave_rows_unmonitored(workdir: Path, cap
     are quiet."""
     from fairmon.cli.spec import WARN_WINDOW_GAPS
 
-    (workdir / "registry" / "credit").mkdir(parents=True)
-    (workdir / "data").mkdir()
-    spec = workdir / "m.yaml"
-    head = (
-        "spec_version: 1\nidentity: {name: m}\nmodel:\n  registry_uri: registry\n  name: credit\n"
-        "data:\n  files: {pattern: 'data/{start:%Y-%m-%d}.csv'}\n"
+    spec = _checked_spec(workdir)
+    head = _SPEC_HEAD + (
         "columns: {features: [age, sex], sensitive: [sex]}\n"
         "schedule:\n  start_date: 2026-01-01\n  cron: '0 0 1 * *'\n  window: {}\n"
     )
