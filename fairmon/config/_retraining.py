@@ -169,7 +169,7 @@ class RetrainingSpec(SpecSection):
     the candidates whose refits fit are refit, in order of validation DP).
     With retraining enabled, ``time_budget_s`` may be at most 80% of the FEU step's Airflow limit, the
     lower of its task timeout (4 x ``execution.task_timeout_s``) and the window run's (90% of
-    ``schedule.window``); a longer budget would be cut, and the spec is refused.
+    the shortest schedule interval, when the next run is due); a longer budget would be cut, and the spec is refused.
 
     What makes a candidate deployable (issue 16; :class:`fairmon.feu.FEUSettings` has the same
     defaults): ``utility`` is the utility objective (``balanced_accuracy`` by default, ``f1``,

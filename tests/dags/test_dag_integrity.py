@@ -85,7 +85,7 @@ def _check_policies(dag_id: str, d: dict, spec: Any) -> None:
     assert d["doc_md"] and "fairmon" in d["tags"] and f"monitor:{spec.name}" in d["tags"]
     assert d["dagrun_timeout"] and d["dagrun_timeout"] > 0
     assert set(d["tasks"]) == set(rows) | ({"wait_for_data"} if spec.data.max_lateness_s else set())
-    assert d["dagrun_timeout"] < spec.schedule.window.total_seconds()
+    assert d["dagrun_timeout"] < spec.schedule.interval_lengths[0].total_seconds()  # before the next run is due
     for task_id, t in d["tasks"].items():
         assert t["retries"] == spec.execution.retries
         assert t["timeout"] and t["timeout"] > 0
