@@ -3,15 +3,16 @@
 -- Before, a window re-run after a data fix (or out of order) left the first attempt's still-pending
 -- alerts in the outbox, and the next delivery posted what the stored results no longer say ("data
 -- validation failed" for a window that is now fine, a drift that the re-run does not open).
--- The alert step of every attempt moves its window's pending alerts that it did not raise again to
--- 'withdrawn' (last_error says why); a reply whose parent was withdrawn is withdrawn with it. An alert
--- already sent stays sent: Slack cannot unsay it.
+-- A new attempt of a window moves the window's pending alerts to 'withdrawn' when it starts (last_error
+-- says why); what the attempt raises again is queued again, with its text; a reply whose parent was
+-- withdrawn is withdrawn with it. An alert already sent stays sent: Slack cannot unsay it.
 
 ALTER TABLE alerts DROP CONSTRAINT alerts_state_check;
 ALTER TABLE alerts ADD CONSTRAINT alerts_state_check
     CHECK (state IN ('pending', 'sending', 'sent', 'failed', 'withdrawn'));
 COMMENT ON COLUMN alerts.state IS 'pending -> sending -> sent | failed (Slack refused it) | pending (retry); '
-    'pending -> withdrawn (a later attempt of its window no longer raises it; never sent; last_error says why).';
+    'pending -> withdrawn (a new attempt of its window started and did not raise it again; never sent; '
+    'last_error says why).';
 
 -- drift_events: a window whose re-run failed keeps its findings (results_kept), and they were listed as
 -- if current; run_status and results_kept say so (appended: CREATE OR REPLACE keeps the columns before).
