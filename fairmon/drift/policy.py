@@ -291,16 +291,12 @@ LABELS_PENDING = "labels pending"
 
 def _unmeasured_reason(window: WindowSummary, metric: str, key: str) -> str:
     """Why ``window`` has no value for the series ``(metric, key)``, from its stored row's status."""
-    for row in window.metrics:
-        group = row.get("group")
-        row_key = str(row.get("attribute")) if group is None or group == "" else f"{row.get('attribute')}={group}"
-        if row.get("metric") == metric and row_key == key:
-            status = str(row.get("status", "ok"))
-            if status == "labels_pending":
-                return LABELS_PENDING
-            if status == "insufficient":
-                return "a group below outcome.min_group_size"
-            return f"status {status}"
+    row = window.metric_row(metric, key)
+    if row is not None:
+        status = str(row.get("status", "ok"))
+        if status == "labels_pending":
+            return LABELS_PENDING
+        return "a group below outcome.min_group_size" if status == "insufficient" else f"status {status}"
     if metric.startswith("rumie") or metric == "gesd":
         return "no RUMIE group or GESD value this window"
     return "the metric was not computed"

@@ -101,6 +101,16 @@ def honest_dscore_se(
     return None
 
 
+def series_key(row: Mapping[str, Any]) -> str:
+    """The group part of an outcome row's series key: the attribute (``sex``), or ``sex=Female``.
+
+    >>> series_key({"attribute": "sex", "group": None}), series_key({"attribute": "sex", "group": "F"})
+    ('sex', 'sex=F')
+    """
+    attr, group = str(row.get("attribute")), row.get("group")
+    return attr if group is None or group == "" else f"{attr}={group}"
+
+
 @dataclass(frozen=True)
 class Measurement:
     """One number of one window with its uncertainty (any of the extras may be missing).
@@ -217,6 +227,10 @@ class WindowSummary:
             ci_level=level if level is not None else 0.95,
         )
 
+    def metric_row(self, metric: str, key: str) -> Mapping[str, Any] | None:
+        """The stored outcome row of the series ``(metric, key)`` (any status), or None."""
+        return next((r for r in self.metrics if r.get("metric") == metric and series_key(r) == key), None)
+
     def measurements(self) -> dict[tuple[str, str], Measurement]:
         """All series of this window keyed by ``(metric, group)`` (see module docstring)."""
         out: dict[tuple[str, str], Measurement] = {}
@@ -226,10 +240,7 @@ class WindowSummary:
             value = finite_float(row.get("value"))
             if value is None:
                 continue
-            attr = str(row.get("attribute"))
-            group = row.get("group")
-            key = attr if group is None or group == "" else f"{attr}={group}"
-            out[(str(row["metric"]), key)] = Measurement(
+            out[(str(row["metric"]), series_key(row))] = Measurement(
                 value, finite_float(row.get("ci_low")), finite_float(row.get("ci_high")), row.get("n"), None, level=self.ci_level
             )
         ev = self.evidence

@@ -99,11 +99,12 @@ def leave_out_small_groups(data: pd.DataFrame, column: str, min_rows: int) -> tu
     >>> len(kept), left
     (80, {'c': 5})
     """
-    counts = data[column].astype("string").fillna("(missing)").value_counts()
+    groups = data[column].astype("string").fillna("(missing)")
+    counts = groups.value_counts()
     small = counts[counts < min_rows]
     if small.empty or len(counts) - len(small) < 2:  # two groups are needed to compare: leave all in then
         return data, {}
-    keep = ~data[column].astype("string").fillna("(missing)").isin(small.index)
+    keep = ~groups.isin(small.index)
     return data.loc[keep].reset_index(drop=True), {str(k): int(v) for k, v in small.items()}
 
 
