@@ -28,6 +28,7 @@ from fairmon.config import ExplanationsSpec, load_spec
 from fairmon.config._limits import MAX_GESD_SAMPLE_SIZE
 from fairmon.errors import ConfigError
 from fairmon.registry import Registry
+from fairmon.registry._import import estimator_classes
 from fairmon.registry.mlflow import MlflowRegistry
 from fairmon.sources import load_file
 
@@ -146,9 +147,7 @@ def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
         info = registry.resolve(args.model)
         classes = info.metrics.get("classes")
         if classes is None:  # registered before model register recorded them: the estimator says
-            est = getattr(registry.load(info.name, info.version), "estimator", None)
-            own = getattr(est, "classes_", None)
-            classes = None if own is None else [c.item() if hasattr(c, "item") else c for c in own]
+            classes = estimator_classes(getattr(registry.load(info.name, info.version), "estimator", None))
         features = info.feature_schema.names
         missing = [c for c in features if c not in columns]
         if missing:
@@ -170,8 +169,7 @@ def _roles(args: argparse.Namespace, ref: Any) -> dict[str, Any]:
     groups = max(int(ref[c].nunique(dropna=True)) for c in args.sensitive)
     gesd_sample = min(max(FIRST_RUN["gesd_sample_size"], groups * _DEFAULTS.gesd.min_group_size), MAX_GESD_SAMPLE_SIZE)
     return {"gesd_sample_size": gesd_sample, "model": model_name, "from_model": from_model, "features": features,
-            "extra": extra,
-            "kinds": kinds, "label_class": label_class, "rumie": rumie, "rows": len(ref),
+            "extra": extra, "kinds": kinds, "label_class": label_class, "rumie": rumie, "rows": len(ref),
             "decision_class": _decision_class(classes, label_class), "classes": classes}
 
 

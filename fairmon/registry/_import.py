@@ -181,12 +181,23 @@ def check_agreement(
     return RegistrationCheck(model.input, own_input, len(reference), int(np.sum(own == ours)), tolerance)
 
 
+def estimator_classes(estimator: Any) -> list[Any] | None:
+    """The estimator's ``classes_`` as plain Python values (JSON-able), or None without them.
+
+    >>> from sklearn.dummy import DummyClassifier
+    >>> estimator_classes(DummyClassifier().fit([[0], [1]], [1, 2]))
+    [1, 2]
+    """
+    classes = getattr(estimator, "classes_", None)
+    return None if classes is None else [c.item() if hasattr(c, "item") else c for c in classes]
+
+
 def _check_binary(estimator: Any) -> None:
     if not (callable(getattr(estimator, "predict_proba", None)) and callable(getattr(estimator, "predict", None))):
         raise SnapshotError(ERR_NO_PREDICT.format(cls=type(estimator).__name__))
-    classes = getattr(estimator, "classes_", None)
+    classes = estimator_classes(estimator)
     if classes is not None and len(classes) != 2:
-        raise SnapshotError(ERR_NOT_BINARY.format(cls=type(estimator).__name__, classes=[c.item() if hasattr(c, "item") else c for c in classes]))
+        raise SnapshotError(ERR_NOT_BINARY.format(cls=type(estimator).__name__, classes=classes))
 
 
 def _check_encoded_width(estimator: Any, schema: FeatureSchema) -> None:
@@ -250,10 +261,10 @@ def register_estimator(
         if alt.passed:
             raise SnapshotError(ERR_DISAGREE.format(**fmt))
         raise SnapshotError(ERR_DISAGREE_BOTH.format(**fmt, other_rate=alt.agreement))
-    classes = getattr(estimator, "classes_", None)
+    classes = estimator_classes(estimator)
     metrics: dict[str, Any] = {"registration_check": check.to_dict()}
     if classes is not None:  # fairmon's decision 1 is classes[1] (predict_proba[:, 1]); `fairmon init` maps labels by it
-        metrics["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
+        metrics["classes"] = classes
     info = registry.register(
         _wrap(estimator, schema, mode, threshold),
         name=name,
