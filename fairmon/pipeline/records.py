@@ -20,9 +20,10 @@ from fairmon.fairness.outcome import OutcomeResult
 from fairmon.fairness.rumie import Evidence
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.runs import model_version, timings
-from fairmon.pipeline.table import A_EXPLAIN, A_OUTCOME, A_PERSIST, A_RUMIE
+from fairmon.pipeline.table import A_EXPLAIN, A_OUTCOME, A_PERSIST, A_RUMIE, step_after
 from fairmon.results import decode, encode, evidence_from_record, evidence_record, outcome_from_dict
 from fairmon.store.records import (
+    NEXT_STEP,
     EvidenceRecord,
     ExplanationMetricRecord,
     FEUCandidateRecord,
@@ -178,6 +179,9 @@ def window_records(ctx: RunContext, *, findings: Sequence[Finding] = ()) -> Wind
             "prediction_source": pred.get("source"),
             "favorable_rate": pred.get("favorable_rate"),
             "artifacts": ctx.artifacts.base_uri,
+            # the window is stored, its drift, alerts and FEU still to come: a process dying before they
+            # finish leaves a stale window for the monitor's next run, not a silent "succeeded"
+            NEXT_STEP: step_after("persist"),
         },
         attempt_id=ctx.attempt_id,
     )

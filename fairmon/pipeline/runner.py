@@ -160,6 +160,7 @@ def run_step(
         log.info("%s %s %s: %s", ctx.monitor, ctx.window.key, step, result)
         if step in AFTER_PERSIST:  # a retry that succeeded gives the run back its persisted status
             runs.clear_failure(ctx, step=step)
+            runs.advance(ctx, step)
         elif step != "resolve_window":  # progress of a running window: it is not taken for stale
             runs.heartbeat(ctx)
         return result

@@ -16,7 +16,7 @@ from typing import Any
 from fairmon.alerts.outbox import withdraw_window
 from fairmon.errors import AttemptSupersededError, FairmonError
 from fairmon.pipeline.context import RunContext
-from fairmon.pipeline.table import A_SNAPSHOT, STEP_ORDER
+from fairmon.pipeline.table import A_SNAPSHOT, STEP_ORDER, step_after
 from fairmon.store.repository import ERR_SUPERSEDED
 
 log = logging.getLogger(__name__)
@@ -26,6 +26,7 @@ __all__ = [
     "check_attempt",
     "spec_owner_path",
     "heartbeat",
+    "advance",
     "stale_after_s",
     "STALE_AFTER_TASK_TIMEOUTS",
     "mark_failed",
@@ -92,7 +93,8 @@ STALE_AFTER_TASK_TIMEOUTS = 4
 
 
 def stale_after_s(ctx: RunContext) -> float:
-    """Seconds without progress after which a ``running`` run of this monitor is failed as stale."""
+    """Seconds without progress after which a ``running`` run of this monitor, or a stored window whose
+    later steps stopped, is failed as stale."""
     return float(STALE_AFTER_TASK_TIMEOUTS * ctx.spec.execution.task_timeout_s)
 
 
@@ -101,6 +103,16 @@ def heartbeat(ctx: RunContext) -> None:
     run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     if run is not None and run.run_id is not None and run.status == "running":
         ctx.store.heartbeat_run(int(run.run_id), ctx.attempt_id)
+
+
+def advance(ctx: RunContext, step: str) -> None:
+    """``step`` (after persist) finished: record the step the stored window still has to run, or that it
+    is complete (:meth:`~fairmon.store.Store.advance_run`). Persist wrote the first one; a process that
+    dies before the last step leaves it there, and the monitor's next run fails the window as stale
+    instead of leaving it ``succeeded`` with its alerts never sent."""
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    if run is not None and run.run_id is not None:
+        ctx.store.advance_run(int(run.run_id), step_after(step), ctx.attempt_id)
 
 
 def check_attempt(ctx: RunContext) -> None:
@@ -124,8 +136,9 @@ def spec_owner_path(ctx: RunContext) -> str | None:
 
 def start_run(ctx: RunContext) -> tuple[int, str | None]:
     """Claim the monitor name for the spec file (refused when another file owns it, unless
-    ``ctx.take_over_monitor``), register the monitor (spec + fingerprint), fail its stale ``running``
-    runs (a crashed worker or a database that went away mid-write left them), and start a new attempt
+    ``ctx.take_over_monitor``), register the monitor (spec + fingerprint), fail its stale runs
+    (``running``, or stored with steps left: a crashed worker or a database that went away mid-write
+    left them), and start a new attempt
     of the window (``running``, held by the attempt; ``ctx`` is bound to it). Returns ``(run_id,
     previous attempt id)``: the attempt taken over, which may still be running."""
     spec = ctx.spec
@@ -135,8 +148,7 @@ def start_run(ctx: RunContext) -> tuple[int, str | None]:
         if previous_owner is not None and previous_owner != path:
             log.warning("monitor %s taken over by %s (was %s)", spec.name, path, previous_owner)
     for stale in ctx.store.fail_stale_runs(spec.name, stale_after_s(ctx)):
-        log.warning("%s: window %s was still 'running' with no progress for %.0f s: marked failed (stale)",
-                    spec.name, stale.window_start, stale_after_s(ctx))
+        log.warning("%s: window %s marked failed: %s", spec.name, stale.window_start.isoformat(), stale.error)
     ctx.store.upsert_monitor(
         spec.name,
         owner=spec.identity.owner,

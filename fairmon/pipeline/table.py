@@ -29,6 +29,7 @@ __all__ = [
     "HEAVY_STEPS",
     "AFTER_PERSIST",
     "step",
+    "step_after",
     "A_SNAPSHOT",
     "A_DATA",
     "A_VALIDATION",
@@ -126,3 +127,15 @@ def step(name: str) -> Step:
         return _BY_NAME[name]
     except KeyError:
         raise KeyError(ERR_UNKNOWN_STEP.format(name=name, known=", ".join(STEP_ORDER))) from None
+
+
+def step_after(name: str) -> str | None:
+    """The step that follows ``name`` in :data:`STEP_ORDER` (None after the last one).
+
+    Examples
+    --------
+    >>> step_after("persist"), step_after("followup")
+    ('drift', None)
+    """
+    i = STEP_ORDER.index(step(name).name)
+    return STEP_ORDER[i + 1] if i + 1 < len(STEP_ORDER) else None

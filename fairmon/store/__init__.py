@@ -17,6 +17,7 @@ from fairmon.store._diagnosis import AttributionGapRecord, RescoreRecord
 from fairmon.store.engine import describe_url, embedded_url, get_engine, normalize_url, ping
 from fairmon.store.migrations import current_version, head_version, require_head, upgrade
 from fairmon.store.records import (
+    NEXT_STEP,
     RESULT_STATUSES,
     AlertRecord,
     EvidenceRecord,
@@ -44,6 +45,7 @@ __all__ = [
     "open_store",
     "ALLOWED_TRANSITIONS",
     "RESULT_STATUSES",
+    "NEXT_STEP",
     "RecordError",
     "RunRecord",
     "MetricRecord",

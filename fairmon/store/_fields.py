@@ -17,6 +17,7 @@ from fairmon.errors import StoreError
 __all__ = [
     "RunStatus",
     "RESULT_STATUSES",
+    "NEXT_STEP",
     "Severity",
     "FindingStatus",
     "AlertKind",
@@ -39,6 +40,9 @@ RunStatus = Literal["running", "succeeded", "failed", "data_invalid", "skipped",
 #: statuses a window is written with (its result rows: metrics, evidence, ...); a run in another status
 #: may still hold an earlier attempt's rows, see :func:`stored_results_status`
 RESULT_STATUSES: tuple[str, ...] = ("succeeded", "labels_pending")
+#: the run-details key naming the step a stored window still has to run (absent once its last step
+#: finished; see :mod:`fairmon.store._liveness`)
+NEXT_STEP = "next_step"
 Severity = Literal["info", "warning", "critical"]
 FindingStatus = Literal["pending", "open", "ongoing", "resolved", "event"]
 AlertKind = Literal["fairness", "data"]

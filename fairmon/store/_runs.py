@@ -1,4 +1,5 @@
-"""Run bookkeeping: monitors, the run row of a window, status marks, heartbeats and stale runs.
+"""Run bookkeeping: monitors, the run row of a window and its status marks (heartbeats and stale runs:
+:mod:`fairmon.store._liveness`).
 
 Why here, together: a status mark and a window write upsert the same run row, and both keep the
 window's result rows consistent with it — a write replaces them (:mod:`fairmon.store._windows` builds
@@ -18,7 +19,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Connection
 
 from fairmon.store._base import StoreBase
-from fairmon.store._rows import jsonable, run_from_row, run_select
+from fairmon.store._rows import jsonable
 from fairmon.store._tables import (
     attribution_gaps,
     evidence,
@@ -35,17 +36,12 @@ from fairmon.store._tables import (
 from fairmon.store.records import RESULT_STATUSES, RecordError, RunRecord, RunStatus, stored_results_status
 
 __all__ = [
-    "ERR_STALE_RUN",
-    "ERR_STALE_AGE",
     "ERR_EMPTY_MONITOR",
     "LATEST_COLUMNS",
     "RunWrites",
     "latest_source",
 ]
 
-#: ``error`` and ``details.error`` of a run that :meth:`RunWrites.fail_stale_runs` marked failed
-ERR_STALE_RUN = "stale: no progress for {seconds:.0f} s (process crashed?)"
-ERR_STALE_AGE = "fail_stale_runs: older_than_s must be a number of seconds >= 0 (got {value!r})"
 ERR_EMPTY_MONITOR = "upsert_monitor: name is empty"
 _KNOWN = ("model_version", "spec_fingerprint", "n_rows")
 LATEST_COLUMNS = (
@@ -94,7 +90,7 @@ def _kept_details(status: str, stored: str | None) -> dict[str, Any]:
 
 
 class RunWrites(StoreBase):
-    """Monitors and run rows: :meth:`upsert_monitor`, :meth:`delete_monitor`, :meth:`mark_run`, :meth:`fail_stale_runs`, …"""
+    """Monitors and run rows: :meth:`upsert_monitor`, :meth:`delete_monitor`, :meth:`mark_run`, …"""
 
     # ------------------------------------------------------------------ monitors
     def upsert_monitor(
@@ -320,87 +316,3 @@ class RunWrites(StoreBase):
             )
             # fields left None keep what an earlier attempt stored only when they describe rows the run holds
             return self._upsert_run(conn, mid, run, keep_known=held is not None or status == "running")
-
-    def heartbeat_run(self, run_id: int, attempt_id: str | None = None) -> bool:
-        """Record progress of a ``running`` run (its ``updated_at``), so it is not taken for stale.
-
-        Call it between long steps; :meth:`fail_stale_runs` fails runs without progress. Returns
-        whether a running run was touched (``False`` once it finished or was failed as stale, or when
-        ``attempt_id`` is given and another attempt holds the run).
-
-        Examples
-        --------
-        >>> store.heartbeat_run(run_id)  # doctest: +SKIP
-        True
-        """
-        cond = [runs.c.run_id == run_id, runs.c.status == "running"]
-        if attempt_id is not None:
-            cond.append(sa.or_(runs.c.attempt_id.is_(None), runs.c.attempt_id == attempt_id))
-        stmt = sa.update(runs).where(*cond).values(updated_at=sa.func.now())
-        with self._tx() as conn:
-            return conn.execute(stmt).rowcount == 1
-
-    def _fail_stale(self, conn: Connection, row: sa.RowMapping) -> None:
-        reason = ERR_STALE_RUN.format(seconds=float(row["age_s"]))
-        held = stored_results_status("running", row["details"])
-        extra = {"error": reason, "stale_since": row["updated_at"], **_kept_details("failed", held)}
-        # without rows, an older attempt's model version and row count would describe nothing here
-        unknown = {"model_version": None, "n_rows": None} if held is None else {}
-        details = runs.c.details
-        conn.execute(
-            sa.update(runs)
-            .where(runs.c.run_id == int(row["run_id"]))
-            .values(
-                status="failed",
-                error=reason,
-                **unknown,
-                details=details.op("||", return_type=details.type)(
-                    sa.bindparam("extra", jsonable(extra), type_=details.type)
-                ),
-                updated_at=sa.func.now(),
-            )
-        )
-
-    def fail_stale_runs(self, monitor: str, older_than_s: float) -> list[RunRecord]:
-        """Mark the monitor's ``running`` runs without progress for ``older_than_s`` seconds ``failed``.
-
-        A run is stale when its ``updated_at`` (set by every status mark, window write and
-        :meth:`heartbeat_run`) is older than ``older_than_s``: its process died (a Postgres crash
-        mid-write, an OOM kill) and nothing else will ever finish it. Each becomes ``failed`` with
-        ``error`` and ``details.error`` = ``"stale: no progress for N s (process crashed?)"`` (N the
-        measured age) and ``details.stale_since`` its last progress; an earlier attempt's result rows
-        stay, marked as :meth:`mark_run` marks them. Call it when a run of the monitor starts. Returns
-        the runs it failed, as stored now, oldest window first.
-
-        Examples
-        --------
-        >>> [r.error for r in store.fail_stale_runs("demo", 3600)]  # doctest: +SKIP
-        ['stale: no progress for 21600 s (process crashed?)']
-        """
-        if not older_than_s >= 0:
-            raise RecordError(ERR_STALE_AGE.format(value=older_than_s))
-        with self._tx(monitor) as conn:
-            known = conn.execute(sa.select(monitors.c.monitor_id).where(monitors.c.name == monitor)).scalar()
-            if known is None:
-                return []  # no such monitor: nothing to fail, and no row created for it
-            mid = self._lock_monitor(conn, monitor)
-            cutoff = sa.func.now() - sa.func.make_interval(0, 0, 0, 0, 0, 0, float(older_than_s))
-            age = sa.func.extract("epoch", sa.func.now() - runs.c.updated_at)
-            stale = (
-                conn.execute(
-                    sa.select(runs.c.run_id, runs.c.updated_at, runs.c.details, age.label("age_s"))
-                    .where(runs.c.monitor_id == mid, runs.c.status == "running", runs.c.updated_at < cutoff)
-                    .order_by(runs.c.window_start, runs.c.window_end)
-                )
-                .mappings()
-                .all()
-            )
-            for row in stale:
-                self._fail_stale(conn, row)
-            ids = [int(r["run_id"]) for r in stale]
-            if not ids:
-                return []
-            failed = conn.execute(
-                run_select().where(runs.c.run_id.in_(ids)).order_by(runs.c.window_start, runs.c.window_end)
-            ).mappings()
-            return [run_from_row(r) for r in failed]

@@ -26,6 +26,7 @@ from fairmon.store._fields import (
     ERR_DUPLICATE_KEY,
     ERR_FIELD,
     ERR_NAIVE_TIME,
+    NEXT_STEP,
     RESULT_STATUSES,
     AlertKind,
     AlertState,
@@ -47,6 +48,7 @@ from fairmon.store._lifecycle_records import AlertRecord, FEUCandidateRecord
 __all__ = [
     "RunStatus",
     "RESULT_STATUSES",
+    "NEXT_STEP",
     "stored_results_status",
     "Severity",
     "FindingStatus",

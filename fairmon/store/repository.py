@@ -41,9 +41,9 @@ from fairmon.store._base import ERR_LOCK_TIMEOUT, ERR_STATEMENT_TIMEOUT, ERR_SUP
 from fairmon.store._diagnosis import DiagnosisRows
 from fairmon.store._feu import ERR_TWO_SELECTED, FEUCandidates
 from fairmon.store._history import HistoryReads
+from fairmon.store._liveness import ERR_STALE_RUN, RunLiveness
 from fairmon.store._outbox import ALLOWED_TRANSITIONS, ERR_TRANSITION, Outbox
 from fairmon.store._reads import RunReads
-from fairmon.store._runs import ERR_STALE_RUN
 from fairmon.store._settings import StoreTimeouts
 from fairmon.store._spec_changes import SpecChanges
 from fairmon.store._windows import WindowWrites
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 
-class Store(WindowWrites, AttemptWrites, RunReads, HistoryReads, Outbox, FEUCandidates, DiagnosisRows, SpecChanges):
+class Store(WindowWrites, AttemptWrites, RunLiveness, RunReads, HistoryReads, Outbox, FEUCandidates, DiagnosisRows, SpecChanges):
     """Repository over the fairmon schema (``sql/migrations``).
 
     Parameters

@@ -252,3 +252,55 @@ def test_the_cli_says_take_over_explicitly() -> None:
     args = build_parser().parse_args(["run", "--monitor", "m.yaml", "--logical-date", "2026-01-03",
                                       "--take-over-monitor"])
     assert args.take_over_monitor is True
+
+
+@pytest.mark.slow
+def test_a_process_killed_after_persist_is_found_stale_and_a_rerun_sends_the_alert(
+    demo: tuple[Path, str], fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process dies after persist (kill -9 of ``fairmon run`` during drift): the window held its
+    result status and looked complete, its alert never sent. Persist records the step still to run, each
+    later step advances it, and the monitor's next run fails the window as stale naming that step; the
+    re-run its error asks for completes it and sends the alert once."""
+    spec, day = demo
+    url = fresh_database_url
+    open_store(url, upgrade=True).engine.dispose()
+    eng = sa.create_engine(url)
+
+    def run_row() -> Any:
+        with eng.connect() as c:
+            return c.execute(sa.text("SELECT status, error, details FROM runs WHERE window_start = :d"),
+                             {"d": day}).one()
+
+    try:
+        with SlackTestServer(channels=("#fairness-demo", "#fairness")) as slack:
+            monkeypatch.setenv("FAIRMON_SLACK_BASE_URL", slack.base_url)
+            a = _Attempt(spec, day, url, slack.token)
+            while STEP_ORDER[a.next - 1] != "persist":
+                a.step()
+            row = run_row()  # the process dies here
+            assert row.status == "succeeded" and row.details["next_step"] == "drift" and _posts(slack) == []
+            with eng.begin() as c:  # ... and stays dead for longer than any step may run
+                c.execute(sa.text("UPDATE runs SET updated_at = now() - interval '2 days'"))
+            # the monitor's next run (another window's first step) finds it
+            run_step("resolve_window", str(spec), {"logical_date": "2026-01-01"}, db_url=url, slack_token=slack.token)
+            row = run_row()
+            assert row.status == "failed" and row.error.startswith("stale: results stored, then no progress for ")
+            assert "before step 'drift' finished" in row.error and row.details["failed_step"] == "drift"
+            assert row.details["results_kept"] is True and row.details["persisted_status"] == "succeeded"
+            assert _snapshot(url)["metrics"]  # the computed window is kept
+
+            b = _Attempt(spec, day, url, slack.token)  # the re-run
+            seen = []
+            while not b.done:
+                name = STEP_ORDER[b.next]
+                b.step()
+                if STEP_ORDER.index(name) >= STEP_ORDER.index("persist"):
+                    seen.append(run_row().details.get("next_step"))
+            # persist wrote 'drift', each later step the one after it, the last one removed it
+            assert seen == [*STEP_ORDER[STEP_ORDER.index("drift"):], None]
+            row = run_row()
+            assert row.status == "succeeded" and row.error is None
+            assert len(_posts(slack)) == 1  # the alert the dead process never sent, once
+    finally:
+        eng.dispose()

@@ -21,6 +21,7 @@ PUBLIC = {
     "open_store",
     "ALLOWED_TRANSITIONS",
     "RESULT_STATUSES",
+    "NEXT_STEP",
     "RecordError",
     "RunRecord",
     "MetricRecord",
@@ -50,6 +51,7 @@ STORE_METHODS = {
     "rebuild_latest_metrics",
     # run bookkeeping (issue 15: stale runs are failed by the next run of the monitor)
     "heartbeat_run",
+    "advance_run",
     "fail_stale_runs",
     # attempts of a window and the spec file owning a monitor name (issue 15 items 2 and 5)
     "begin_attempt",

@@ -6,8 +6,8 @@ import pytest
 import sqlalchemy as sa
 from store_seed import day, window
 
-from fairmon.store import RecordError, Store
-from fairmon.store._runs import ERR_STALE_AGE, ERR_STALE_RUN
+from fairmon.store import NEXT_STEP, RecordError, Store
+from fairmon.store._liveness import ERR_STALE_AGE, ERR_STALE_RUN, ERR_STALE_UNFINISHED
 
 pytestmark = pytest.mark.postgres
 
@@ -74,3 +74,41 @@ def test_status_marks_count_as_progress(store: Store, engine) -> None:  # type: 
     with pytest.raises(RecordError) as info:
         store.fail_stale_runs("demo", -1)
     assert str(info.value) == ERR_STALE_AGE.format(value=-1)
+
+
+def test_a_stored_window_whose_later_steps_stopped_is_failed_naming_the_step(
+    store: Store, engine  # type: ignore[no-untyped-def]
+) -> None:
+    """A process killed after persist (its drift, alerts and FEU never ran) left the window 'succeeded'
+    with nothing to say its alert was never sent; persist now records the step still to run."""
+    done = store.write_window(window("demo", 0, dp=0.10))
+    stopped = store.write_window(window("demo", 1, dp=0.20))
+    store.advance_run(stopped, "alert")  # drift and the report finished, then the process died
+    moving = store.write_window(window("demo", 2, dp=0.30))
+    store.advance_run(moving, "feu")
+    assert store.get_run_by_id(stopped).details[NEXT_STEP] == "alert"  # type: ignore[union-attr]
+    store.advance_run(done, None)  # its last step finished
+    assert NEXT_STEP not in store.get_run_by_id(done).details  # type: ignore[union-attr]
+    for i in (0, 1):
+        _age(engine, "demo", i, 2)
+
+    failed = store.fail_stale_runs("demo", 3600)
+
+    assert [r.run_id for r in failed] == [stopped]
+    run = failed[0]
+    assert run.status == "failed" and run.error is not None
+    assert run.error.startswith("stale: results stored, then no progress for 72")
+    assert run.error.endswith(" s before step 'alert' finished (process crashed?); the window's later steps "
+                              "(drift, alerts, FEU) may not have run: re-run the window")
+    assert run.error == ERR_STALE_UNFINISHED.format(seconds=float(run.error.split()[7]), step="alert")
+    assert run.details["failed_step"] == "alert" and run.details["results_kept"] is True
+    assert run.details["persisted_status"] == "succeeded" and run.model_version is not None
+    assert len(store.metrics_of_run(stopped)) == 4  # the stored window loses nothing
+    assert [r.status for r in store.runs("demo")] == ["succeeded", "failed", "succeeded"]  # the live one stays
+
+
+def test_advance_run_is_the_holding_attempts(store: Store) -> None:
+    run_id, attempt, _ = store.begin_attempt("demo", day(0), day(1))
+    assert store.advance_run(run_id, "drift", "someone-else") is False
+    assert store.advance_run(run_id, "drift", attempt) is True
+    assert store.get_run_by_id(run_id).details[NEXT_STEP] == "drift"  # type: ignore[union-attr]
