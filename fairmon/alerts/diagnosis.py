@@ -19,11 +19,11 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from fairmon._numbers import finite_float
 from fairmon.alerts.message import mrkdwn_escape
-from fairmon.explain.attribution_gap import gap_sentence
+from fairmon.explain.attribution_gap import MIN_GAP, gap_sentence, worth_a_sentence
 from fairmon.fairness.rescore import RUMIE_METRICS, rescore_sentence
 from fairmon.store import AttributionGapRecord, RescoreRecord
 
@@ -31,9 +31,6 @@ __all__ = ["why_lines", "cause_line", "TOP_FEATURES", "MIN_GAP"]
 
 #: features per group in the alert (the report lists them all)
 TOP_FEATURES = 3
-#: smallest gap of P(favorable) an alert names: a smaller one, however certain, moves no decision worth a
-#: page (the demo's declared group showed "+0.002 [0.00, 0.00]")
-MIN_GAP = 0.01
 
 
 def _ci(lo: object, hi: object) -> str:
@@ -41,14 +38,6 @@ def _ci(lo: object, hi: object) -> str:
     if a is None or b is None:
         return ""
     return f" [{a:.2f}, {b:.2f}]"
-
-
-def _worth_a_line(f: Mapping[str, object]) -> bool:
-    """Whether a feature's gap is worth a line: at least :data:`MIN_GAP` and its interval excludes 0
-    (or it has none to say otherwise)."""
-    size = finite_float(f.get("difference"))
-    lo, hi = finite_float(f.get("ci_low")), finite_float(f.get("ci_high"))
-    return size is not None and abs(size) >= MIN_GAP and (lo is None or hi is None or not lo <= 0 <= hi)
 
 
 def why_lines(gaps: Sequence[AttributionGapRecord], *, top: int = TOP_FEATURES) -> tuple[str, ...]:
@@ -60,7 +49,7 @@ def why_lines(gaps: Sequence[AttributionGapRecord], *, top: int = TOP_FEATURES) 
     for g in sorted(gaps, key=lambda g: g.group_kind != "rumie"):
         if g.status != "ok" or not g.features:
             continue
-        shown = [f for f in g.features if _worth_a_line(f)][:top]
+        shown = [f for f in g.features if worth_a_sentence(f)][:top]
         if not shown:
             continue
         who = "the RUMIE group" if g.group_kind == "rumie" else f"`{g.group_label}`, lowest favorable rate"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fairmon.explain.attribution_gap import gap_sentence
+from fairmon.alerts.diagnosis import TOP_FEATURES
+from fairmon.explain.attribution_gap import MIN_GAP, gap_sentence, worth_a_sentence
 from fairmon.fairness.rescore import describe_series, rescore_sentence
 from fairmon.report.charts import fmt_num
 from fairmon.report.charts._gap import attribution_gap_chart
@@ -19,6 +20,7 @@ def _ci(lo: Any, hi: Any) -> str:
 
 
 def _gap(g: AttributionGapRecord, draw: Callable[..., str | None]) -> dict[str, Any]:
+    named = [f for f in g.features if worth_a_sentence(f)][:TOP_FEATURES]  # what the alert names, no more
     who = "RUMIE group" if g.group_kind == "rumie" else "declared group with the lowest favorable rate"
     return {
         "title": f"{who}: {g.group_label}",
@@ -28,12 +30,14 @@ def _gap(g: AttributionGapRecord, draw: Callable[..., str | None]) -> dict[str, 
         "sizes": f"{g.n_inside or 0:,} / {g.n_outside or 0:,} rows explained "
                  f"(of {g.population_inside or 0:,} / {g.population_outside or 0:,} in the window)",
         "rates": f"{fmt_num(g.favorable_rate_inside)} / {fmt_num(g.favorable_rate_outside)}",
-        "interval": f"{(g.confidence or 0.95):.0%} percentile bootstrap, {g.n_bootstrap or 0} replicates",
+        "interval": f"{(g.confidence or 0.95):.0%} bootstrap intervals ({g.n_bootstrap or 0} replicates) holding "
+                    f"for all {len(g.features)} features at once (max-t); a sentence for the "
+                    f"{TOP_FEATURES} largest gaps of at least {MIN_GAP} whose interval excludes 0, as in the alert",
         "img": draw(attribution_gap_chart, list(g.features), title=g.group_label[:80]),
         "rows": [
             {"feature": f["feature"], "inside": fmt_num(f.get("inside")), "outside": fmt_num(f.get("outside")),
              "difference": fmt_num(f.get("difference")), "ci": _ci(f.get("ci_low"), f.get("ci_high")),
-             "sentence": gap_sentence(str(f["feature"]), float(f["difference"]), quote="")}
+             "sentence": gap_sentence(str(f["feature"]), float(f["difference"]), quote="") if f in named else ""}
             for f in g.features
         ],
     }

@@ -195,6 +195,7 @@ TEMPLATE = (
   <h3>Decision tree (IE-DT){% if evidence.tree_leaves %} · {{ evidence.tree_leaves }} leaves{% endif %}</h3>
   {% if evidence.tree_img %}
   <div class="fig scroll"><img src="{{ evidence.tree_img }}" alt="RUMIE decision tree with leaf sizes and P(fav)"></div>
+  {% if evidence.tree_note %}<p class="muted tree-note">{{ evidence.tree_note }}</p>{% endif %}
   {% else %}<p class="muted">No decision-tree picture for this window (method {{ evidence.method }}: a tree is stored by IE-DT only); the rules below describe the group.</p>{% endif %}
   <h3>Rules (group = any of)</h3>
   {% for r in evidence.rules %}<div class="rule">{{ r }}</div>{% else %}<p class="muted">no rules</p>{% endfor %}
@@ -214,7 +215,7 @@ TEMPLATE = (
   {% if g.img %}<div class="fig"><img src="{{ g.img }}" alt="attribution gap per feature"></div>{% endif %}
   <table><tr><th>feature</th><th>inside</th><th>outside</th><th>difference</th><th>interval</th><th></th></tr>
   {% for f in g.rows %}<tr><td>{{ f.feature }}</td><td class="num">{{ f.inside }}</td><td class="num">{{ f.outside }}</td>
-    <td class="num">{{ f.difference }}</td><td class="num">{{ f.ci }}</td><td>{% if loop.index <= 3 %}{{ f.sentence }}{% endif %}</td></tr>{% endfor %}
+    <td class="num">{{ f.difference }}</td><td class="num">{{ f.ci }}</td><td>{{ f.sentence }}</td></tr>{% endfor %}
   </table>
   {% endif %}
   {% else %}<p class="muted">No attribution gap for this window (explanations or attribution gaps disabled, no RUMIE

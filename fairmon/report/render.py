@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import functools
 import logging
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +25,9 @@ from fairmon.feu.labels import (
 )
 from fairmon.report import charts
 from fairmon.report._diagnosis import diagnosis_context
+from fairmon.report._evidence import evidence_context
 from fairmon.report._template import CSS, TEMPLATE
-from fairmon.report.charts import GroupStabilityRow, fmt_num
-from fairmon.results import evidence_from_record
+from fairmon.report.charts import GroupStabilityRow, fmt_num, fmt_p
 
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2
@@ -77,13 +76,6 @@ def _ci(lo: Any, hi: Any) -> str:
     if lo is None or hi is None:
         return ""
     return f"[{fmt_num(lo)}, {fmt_num(hi)}]"
-
-
-def _p(p: Any) -> str:
-    if p is None or (isinstance(p, float) and not math.isfinite(p)):
-        return "n/a"
-    p = float(p)
-    return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
 
 
 #: how a range is judged, in the report's words (``drift.allowed_ranges.<metric>.judge``)
@@ -230,7 +222,7 @@ def _gesd_context(data: ReportData, attr: str, gesd: ExplanationMetricRecord, dr
     comps = gd.get("components") or {}
     return {
         "value": fmt_num(gesd.value),
-        "p_value": _p(gesd.p_value),
+        "p_value": fmt_p(gesd.p_value),
         "explainer": gesd.explainer,
         "attribute": attr,
         "status": gd.get("status", ""),
@@ -243,12 +235,12 @@ def _gesd_context(data: ReportData, attr: str, gesd: ExplanationMetricRecord, dr
             for r in rows
         ],
         "components": [
-            {"name": k, "value": fmt_num((v or {}).get("value")), "p_value": _p((v or {}).get("p_value"))}
+            {"name": k, "value": fmt_num((v or {}).get("value")), "p_value": fmt_p((v or {}).get("p_value"))}
             for k, v in sorted(comps.items())
             if isinstance(v, Mapping)
         ],
         "pairwise": [
-            {"a": t.get("group_a"), "b": t.get("group_b"), "p": _p(t.get("p_adjusted", t.get("p_value")))}
+            {"a": t.get("group_a"), "b": t.get("group_b"), "p": fmt_p(t.get("p_adjusted", t.get("p_value")))}
             for t in (gd.get("pairwise") or [])
             if isinstance(t, Mapping)
         ],
@@ -375,33 +367,6 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
     ev = data.main_evidence
     details = dict(run.details or {})
     disparities, group_rows = _metric_rows(data.metrics, data.allowed_ranges)
-    ev_ctx: dict[str, Any] | None = None
-    if ev is not None:
-        e = evidence_from_record(ev)  # the Evidence the window computed
-        rules = list(e.rules) or ([e.rule] if e.rule else [])
-        ev_ctx = {
-            "method": e.method,
-            "status": e.status,
-            "reason": e.reason,
-            "dscore": fmt_num(e.dscore),
-            "honest": fmt_num(e.honest_dscore),
-            "p_value": _p(e.p_value),
-            "group_size": f"{e.group_size:,}" if e.group_size or e.status == "ok" else "",
-            "fraction": f"{e.fraction:.1%}" if ev.group_fraction is not None else "",
-            "n": f"{e.n_rows:,}" if e.n_rows else "",
-            "p_fav_in": fmt_num(e.p_fav_in),
-            "p_fav_out": fmt_num(e.p_fav_out),
-            "key_attributes": list(e.key_attributes),
-            "key_features": [
-                {"encoded": k.get("encoded", ""), "weight": fmt_num(k.get("weight"))}
-                for k in e.key_features
-                if isinstance(k, Mapping)
-            ],
-            "rules": rules,
-            "overlap": fmt_num(ev.group_overlap) if ev.group_overlap is not None else "",
-            "tree_img": draw(charts.tree_chart, e.tree if isinstance(e.tree, Mapping) else None),
-            "tree_leaves": e.tree.get("n_leaves") if isinstance(e.tree, Mapping) else None,
-        }
     gesd_ctx = [_gesd_context(data, attr, rec, draw) for attr, rec in data.gesd.items()]
     findings = _finding_rows(data.findings)
     return {
@@ -419,7 +384,7 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "n_rows": "n/a" if run.n_rows is None else f"{run.n_rows:,}",
         "favorable_rate": fmt_num(details.get("favorable_rate")),
         "headline": _headline_outcome(data.metrics),
-        "evidence": ev_ctx,
+        "evidence": evidence_context(ev, draw),
         "diagnosis": diagnosis_context(data.attribution_gaps, data.rescores, draw),
         "gesd_list": gesd_ctx,
         "n_findings": len(findings),

@@ -296,3 +296,56 @@ def test_a_window_where_rumie_found_no_group_shows_no_dscore_cards() -> None:
     assert "no_group_within_bounds" in section and "rumie.alpha and rumie.beta" in section
     assert "No group was measured in this window" in section
     assert "p-value 1.000" not in section and "0.0%" not in section and "DScore held-out" not in section
+
+
+def _section(html: str, name: str) -> str:
+    s = html[html.index(f'<section id="{name}">'):]
+    return s[:s.index("</section>")]
+
+
+def test_the_tree_says_whose_group_it_shades_when_the_rule_search_chose_another() -> None:
+    """Session 24 (an ML lead auditing the report): the cards and rules showed the rule search's group
+    (DScore 0.195, 2 rules) above IE-DT's tree, whose shaded "discriminated" leaves were IE-DT's own group
+    (DScore 0.143, 41 rules) and held rows the rules leave out. The page now says whose each part is."""
+    from fairmon.report.data import ReportData
+    from fairmon.report.render import render_html
+    from fairmon.store.records import EvidenceRecord, RunRecord
+
+    run = RunRecord("credit", report_seed.day(0), report_seed.day(1), status="succeeded", n_rows=2000)
+    same = {"status": "ok", "search": {"rule_search": {"ie_dt_dscore": 0.34, "ie_dt_n_rules": 2}}}
+    other = {"status": "ok", "search": {"rule_search": {"ie_dt_dscore": 0.1433, "ie_dt_n_rules": 41}}}
+    for details, differs in ((same, False), (other, True)):
+        ev = EvidenceRecord("ie-dt", 0.34, honest_dscore=0.3, p_value=1e-6, rules=["age <= 30", "region = north"],
+                            rules_text="age <= 30 OR region = north", tree=report_seed.tree_json(), group_size=970,
+                            group_fraction=0.485, p_fav_in=0.3, p_fav_out=0.64, n=2000, details=details)
+        section = _section(render_html(ReportData(run, evidence=(ev,))), "rumie")
+        assert ("tree-note" in section) is differs
+        assert ("ie-dt + rule search" in section) is differs
+        if differs:
+            assert "The shaded leaves are IE-DT&#39;s own group: " in section
+            assert "in-sample DScore 0.143, 41 rules" in section
+            assert "the rule search&#39;s group instead (in-sample DScore 0.34, 2 rules)" in section
+
+
+def test_why_disfavored_sentences_only_for_gaps_whose_interval_excludes_zero() -> None:
+    """Session 24: the report wrote a sentence for the three largest gaps whatever their interval ("income
+    lowers P(favorable) by 0.02 more inside the group" with [-0.05, 0.012]) while the alert named only
+    gaps excluding 0; and it called the simultaneous max-t intervals "percentile bootstrap"."""
+    from fairmon.report.data import ReportData
+    from fairmon.report.render import render_html
+    from fairmon.store import AttributionGapRecord
+    from fairmon.store.records import RunRecord
+
+    feats = (
+        {"feature": "income", "inside": -0.03, "outside": -0.01, "difference": -0.02, "ci_low": -0.05, "ci_high": 0.012},
+        {"feature": "region", "inside": -0.08, "outside": 0.0, "difference": -0.08, "ci_low": -0.10, "ci_high": -0.06},
+        {"feature": "age", "inside": 0.01, "outside": 0.005, "difference": 0.005, "ci_low": 0.001, "ci_high": 0.009},
+    )
+    gap = AttributionGapRecord("rumie", "ok", group_label="region = north", explainer="kernelshap", features=feats,
+                               n_bootstrap=200, confidence=0.95)
+    run = RunRecord("credit", report_seed.day(0), report_seed.day(1), status="succeeded", n_rows=2000)
+    section = _section(render_html(ReportData(run, attribution_gaps=(gap,))), "diagnosis")
+    assert "region lowers P(favorable) by 0.08 more inside the group" in section
+    assert "income lowers" not in section  # its interval holds 0
+    assert "age raises" not in section  # below the smallest gap worth a sentence
+    assert "percentile" not in section and "holding for all 3 features at once (max-t)" in section

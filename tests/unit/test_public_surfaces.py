@@ -67,7 +67,7 @@ METHODS_SURFACE: dict[str, frozenset[str] | None] = {
         "load_reference load_suite raise_for_failures save_suite suite_from_spec validate validate_window"
     ),
     "fairmon.report.charts": _names(
-        "DPI GROUP_COLOR GroupStabilityRow PER_GROUP_METRICS REST_COLOR fmt_num gesd_chart outcome_chart "
+        "DPI GROUP_COLOR GroupStabilityRow PER_GROUP_METRICS REST_COLOR fmt_num fmt_p gesd_chart outcome_chart "
         "pareto_chart png tree_chart tree_layout trend_chart"
     ),
 }
@@ -127,7 +127,7 @@ OTHER_SURFACE: dict[str, frozenset[str] | None] = {
     ),
     "fairmon.store": _names(
         "ALLOWED_TRANSITIONS AlertRecord AttributionGapRecord EvidenceRecord ExplanationMetricRecord FEUCandidateRecord "
-        "FindingRecord MetricRecord RESULT_STATUSES RecordError RescoreRecord RunRecord Store WindowRecords "
+        "FindingRecord MetricRecord NEXT_STEP RESULT_STATUSES RecordError RescoreRecord RunRecord Store WindowRecords "
         "current_version describe_url embedded_url get_engine head_version normalize_url open_store ping "
         "require_head upgrade"
     ),

@@ -12,7 +12,7 @@ threads); matplotlib is imported inside the functions so ``import fairmon.report
 
 from __future__ import annotations
 
-from fairmon.report.charts._base import DPI, GROUP_COLOR, PER_GROUP_METRICS, REST_COLOR, fmt_num, png
+from fairmon.report.charts._base import DPI, GROUP_COLOR, PER_GROUP_METRICS, REST_COLOR, fmt_num, fmt_p, png
 from fairmon.report.charts._outcome import GroupStabilityRow, gesd_chart, outcome_chart
 from fairmon.report.charts._tree import tree_chart, tree_layout
 from fairmon.report.charts._trend import pareto_chart, trend_chart
@@ -29,6 +29,7 @@ __all__ = [
     "DPI",
     "PER_GROUP_METRICS",
     "fmt_num",
+    "fmt_p",
     "GROUP_COLOR",
     "REST_COLOR",
 ]

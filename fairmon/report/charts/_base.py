@@ -186,6 +186,18 @@ def _ok(v: Any) -> TypeGuard[float]:
         return False
 
 
+def fmt_p(p: Any) -> str:
+    """A p-value as the report prints it: three decimals, scientific below 0.001; ``n/a`` for missing.
+
+    >>> fmt_p(0.04321), fmt_p(2.8e-5), fmt_p(None)
+    ('0.043', '2.8e-05', 'n/a')
+    """
+    if p is None or (isinstance(p, float) and not math.isfinite(p)):
+        return "n/a"
+    p = float(p)
+    return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
+
+
 def fmt_num(v: Any, digits: int = 3) -> str:
     """Compact number text: ``30``, ``0.412``, ``1.2e-05``; ``n/a`` for missing.
 

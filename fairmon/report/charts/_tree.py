@@ -100,8 +100,8 @@ def tree_chart(tree: Mapping[str, Any] | None) -> bytes | None:
     """The IE-DT decision tree like the RUMIE paper's Fig. 1.
 
     Internal nodes name the split attribute, edges carry the condition in original units, leaves show
-    their size (rows and share of the window) and P(favorable); leaves inside the discriminated group
-    S' are highlighted.
+    their size (rows and share of the window) and P(favorable); IE-DT's group S' (the leaves where most
+    rows are in IE's group, whatever the leaf's own P(favorable)) is highlighted.
 
     >>> t = {"root": {"split": {"column": "age", "threshold": 30, "left": "<=", "right": ">"},
     ...      "left": {"leaf": 1, "size": 4, "fraction": 0.4, "p_fav": 0.25, "in_group": True},
@@ -149,7 +149,7 @@ def tree_chart(tree: Mapping[str, Any] | None) -> bytes | None:
                 f"n = {int(size):,}" if size is not None else "n = ?"
             ) + (f" ({_pct(frac)})" if _ok(frac) else "") + f"\nP(fav) = {fmt_num(node.get('p_fav'), 2)}"
             if in_group:
-                text = "discriminated\n" + text
+                text = "in S'\n" + text
             style = {
                 "boxstyle": "round,pad=0.45",
                 "fc": "#fbe3e6" if in_group else "#eef1f5",
@@ -164,7 +164,7 @@ def tree_chart(tree: Mapping[str, Any] | None) -> bytes | None:
                     fontweight="bold", bbox={"boxstyle": "round,pad=0.4", "fc": _ACCENT, "ec": _ACCENT})
     ax.legend(
         handles=[
-            Patch(fc="#fbe3e6", ec=GROUP_COLOR, lw=2, label="leaf in the discriminated group S'"),
+            Patch(fc="#fbe3e6", ec=GROUP_COLOR, lw=2, label="leaf in IE-DT's group S' (most of its rows in IE's group)"),
             Patch(fc="#eef1f5", ec=REST_COLOR, label="other leaves"),
         ],
         loc="upper left", fontsize=8, frameon=False,
