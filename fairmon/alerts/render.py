@@ -54,6 +54,9 @@ from fairmon.feu.labels import (
     baseline_label,
     constraint_note,
     left_out_clause,
+    recipe_repeats,
+    registered_note,
+    repeat_note,
     rumie_target_clause,
 )
 
@@ -253,9 +256,13 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
     sel_id = sel.get("id") if isinstance(sel, Mapping) else None
     snap = feu.get("snapshot") if isinstance(feu.get("snapshot"), Mapping) else None
     lines = []
+    repeats = recipe_repeats([c.get("hyperparameters") or {} for c in cands])
     for i, c in enumerate(cands):
         chosen = bool(c.get("selected")) or (sel_id is not None and c.get("id") == sel_id) or (
             isinstance(sel, int) and not isinstance(sel, bool) and sel == i)
+        deployment = (c.get("metrics") or {}).get("deployment") or (sel.get("deployment") if chosen and isinstance(
+            sel, Mapping) else None)
+        notes = "; ".join(n for n in (registered_note(deployment), repeat_note(i, repeats)) if n)
         mark = " ← recommended" if chosen else ""
         version = c.get("registry_version") or (snap.get("version") if chosen and snap else None)
         ver = f" [{version}]" if version else ""
@@ -267,11 +274,14 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
                                                                         else "")
         infeasible = " (outside the constraints)" if c.get("feasible") is False else ""
         lines.append(f"#{i + 1}{ver}: AUC {num(_cand_value(c, 'auc'))}{extra}, DP {num(_cand_value(c, 'dp'))}, "
-                     f"GESD {num(_cand_value(c, 'gesd'))}{mark}{infeasible}" + (f" ({hp_txt})" if hp_txt else ""))
+                     f"GESD {num(_cand_value(c, 'gesd'))}{mark}{infeasible}" + (f" ({notes})" if notes else "")
+                     + (f" ({hp_txt})" if hp_txt else ""))
     why = "" if parent_fingerprint is not None else ", requested on demand"
-    head = (f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front{why}; "
-            "proposed, not deployed; every figure below is on the test split, the recommendation was decided "
-            "on validation or out-of-fold rows)")
+    recipes = f", {len(cands) - len(repeats)} distinct recipes" if repeats else ""
+    head = (f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front{recipes}{why}; "
+            "proposed, not deployed: production changes only when someone promotes the registered version; "
+            "the recommendation's figures are out of fold or on validation, the candidates' and baselines' on "
+            "the test split)")
     attr = feu.get("sensitive") or (feu.get("data") or {}).get("sensitive")
     raw_target = feu.get("target")
     target: Mapping[str, Any] = raw_target if isinstance(raw_target, Mapping) else {}

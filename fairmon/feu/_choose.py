@@ -213,7 +213,7 @@ def _recommend(
             return _Recommendation(None, NESTED_FAILED.format(id=archive[front[pos]]["id"], rows=check["oof_rows"],
                                                               members=check["members"], why=check["why"]),
                                    {}, dp_lb, floor, gate, selection)
-        deployed = (f"; deployed: the fold ensemble of its {len(members[j])} fold models, its positive rate checked on "
+        deployed = (f"; registered for review: the fold ensemble of its {len(members[j])} fold models, its positive rate checked on "
                     f"nested out-of-fold rows ({check['rate_diff']:+.3f} from production's, margin "
                     f"{check['rate_margin']:.3f}; recorded there: DP {check['oof']['dp']:.3f}, {st.utility} "
                     f"{check['oof'][st.utility]:.3f})")

@@ -16,10 +16,20 @@ row of that name in the report. Importing this module loads nothing heavy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["BASELINES", "TUNED", "baseline_label", "constraint_note", "left_out_clause", "rumie_target_clause"]
+__all__ = [
+    "BASELINES",
+    "TUNED",
+    "baseline_label",
+    "constraint_note",
+    "left_out_clause",
+    "rumie_target_clause",
+    "recipe_repeats",
+    "repeat_note",
+    "registered_note",
+]
 
 #: the baseline name of ThresholdOptimizer with its ``tol`` picked by FEU's constraints on validation
 TUNED = "threshold_optimizer_tuned"
@@ -96,3 +106,54 @@ def rumie_target_clause(target: Mapping[str, Any]) -> str | None:
         text += (f"; its rules use model inputs ({', '.join(map(str, inputs))}): if the model is meant to "
                  "separate this group, equalising its approval rate is not the fix (rumie.attributes)")
     return text
+
+
+def recipe_repeats(hyperparameters: Sequence[Mapping[str, Any]]) -> dict[int, int]:
+    """Position → the first earlier position with the same hyperparameters, for every repeat.
+
+    NSGA-II can evaluate one recipe twice (a child that copies a parent dropped from the population);
+    each evaluation trains with its own seed, so two points of the front may be one recipe whose
+    difference is training noise, not another trade-off. The follow-up and the report say so.
+
+    >>> recipe_repeats([{"lr": 0.1, "epochs": 5}, {"lr": 0.2, "epochs": 5}, {"epochs": 5, "lr": 0.1}])
+    {2: 0}
+    """
+    first: dict[tuple[tuple[str, Any], ...], int] = {}
+    out: dict[int, int] = {}
+    for i, hp in enumerate(hyperparameters):
+        key = tuple(sorted((str(k), v) for k, v in hp.items()))
+        if key in first:
+            out[i] = first[key]
+        else:
+            first[key] = i
+    return out
+
+
+def repeat_note(position: int, repeats: Mapping[int, int]) -> str:
+    """'' or "the recipe of #k again (another training seed)" for the candidate at ``position``
+    (numbered from 1 as the follow-up and the report show them).
+
+    >>> repeat_note(2, {2: 0}), repeat_note(1, {2: 0})
+    ('the recipe of #1 again (another training seed)', '')
+    """
+    return f"the recipe of #{repeats[position] + 1} again (another training seed)" if position in repeats else ""
+
+
+def registered_note(deployment: Any) -> str:
+    """'' unless the candidate's figures are its registered fold ensemble's (``metrics.deployment``):
+    then what was registered and the searched network's own test figures, which the other rows show.
+
+    >>> registered_note({"model": "fold_ensemble", "members": 5,
+    ...                  "searched": {"test": {"dp": 0.0232, "balanced_accuracy": 0.6366}}})
+    'as registered: the fold ensemble of its 5 fold models; the searched network itself: DP 0.023, bal. acc. 0.637'
+    >>> registered_note({"model": "searched"})
+    ''
+    """
+    if not isinstance(deployment, Mapping) or deployment.get("model") != "fold_ensemble":
+        return ""
+    searched = deployment.get("searched")
+    test = searched.get("test") if isinstance(searched, Mapping) else None
+    own = ""
+    if isinstance(test, Mapping) and test.get("dp") is not None and test.get("balanced_accuracy") is not None:
+        own = f"; the searched network itself: DP {float(test['dp']):.3f}, bal. acc. {float(test['balanced_accuracy']):.3f}"
+    return f"as registered: the fold ensemble of its {deployment.get('members')} fold models{own}"

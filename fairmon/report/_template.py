@@ -329,7 +329,7 @@ TEMPLATE = (
         <th class="num">AUC</th><th class="num">F1</th><th class="num">DP</th><th class="num">EOD</th><th class="num">GESD</th></tr>
       {% for c in feu_rows %}
       <tr{% if c.selected %} class="selected"{% endif %}><td>{{ c.index }}{% if c.selected %} ★{% endif %}</td>
-        <td>{{ c.hyper }}</td><td class="num">{{ c.balanced_accuracy }}</td><td class="num">{{ c.selection_rate }}</td>
+        <td>{{ c.hyper }}{% if c.note %}<br><span class="muted">{{ c.note }}</span>{% endif %}</td><td class="num">{{ c.balanced_accuracy }}</td><td class="num">{{ c.selection_rate }}</td>
         <td class="num">{{ c.auc }}</td><td class="num">{{ c.f1 }}</td>
         <td class="num">{{ c.dp }}</td><td class="num">{{ c.eod }}</td><td class="num">{{ c.gesd }}</td></tr>
       {% endfor %}
@@ -342,9 +342,11 @@ TEMPLATE = (
       {% endfor %}
       </table>
       <p class="muted">NSGA-II Pareto set trading utility (balanced accuracy by default, AUC in paper mode)
-         against DP difference and GESD (test split); ★ = the recommended candidate (default: the lowest
-         validation DP among feasible candidates whose DP gain beats its bootstrap noise; paper mode:
-         Chebyshev scalarisation). Candidates are proposed, never deployed.</p>
+         against DP difference and GESD (test split); ★ = the recommended candidate (default: the lowest DP
+         among feasible candidates whose DP gain beats its bootstrap noise, judged on out-of-fold rows below
+         retraining.cv_below_rows validation rows, else on validation; paper mode: Chebyshev
+         scalarisation). Candidates are proposed, never deployed: production changes only when someone
+         promotes the registered version.</p>
     </div>
   </div>
   {% else %}

@@ -21,6 +21,9 @@ from fairmon.feu.labels import (
     baseline_label,
     constraint_note,
     left_out_clause,
+    recipe_repeats,
+    registered_note,
+    repeat_note,
     rumie_target_clause,
 )
 from fairmon.report import charts
@@ -294,7 +297,10 @@ def _feu_target(data: ReportData) -> str:
 
 def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
     out = []
-    for c in data.feu:
+    # numbered as shown: #candidate_index + 1
+    repeats = {i: data.feu[j].candidate_index for i, j in recipe_repeats([dict(c.hyperparameters or {})
+                                                                        for c in data.feu]).items()}
+    for i, c in enumerate(data.feu):
         m = dict(c.metrics or {})
         test: Mapping[str, Any] = m["test"] if isinstance(m.get("test"), Mapping) else m
         hp = dict(c.hyperparameters or {})
@@ -312,6 +318,7 @@ def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
                 "eod": fmt_num(test.get("eod")),
                 "gesd": fmt_num(test.get("gesd")),
                 "registry_version": c.registry_version or "",
+                "note": "; ".join(n for n in (registered_note(m.get("deployment")), repeat_note(i, repeats)) if n),
             }
         )
     return out

@@ -200,3 +200,29 @@ def test_feu_followup_names_the_groups_left_out_for_too_few_training_rows() -> N
     text = render_feu_followup({"candidates": [], "sensitive": "race", "target": target}, ctx(),
                                parent_fingerprint="p").text
     assert "groups with fewer than 30 training rows left out: Native American (5)" in text
+
+
+def test_feu_followup_names_a_repeated_recipe_and_the_registered_ensemble() -> None:
+    """Session 24 (an ML lead auditing the demo): the follow-up listed "6 on the Pareto front" where #1, #3 and
+    #6 were one recipe trained with different seeds, showed the recommended row with its fold ensemble's test
+    figures beside the other rows' single networks without saying so, and called the figures "on the test
+    split" above a recommendation judged out of fold."""
+    hp = {"epochs": 10, "lr": 0.00018736483, "threshold": 0.65668382}
+    ensemble = {"model": "fold_ensemble", "members": 5,
+                "searched": {"test": {"dp": 0.0232, "balanced_accuracy": 0.6366}}}
+    feu = {"candidates": [
+        {"auc": 0.712, "dp": 0.003, "gesd": 0.006, "hyperparameters": hp},
+        {"auc": 0.713, "dp": 0.010, "gesd": 0.006, "hyperparameters": {**hp, "lr": 0.000192}},
+        {"auc": 0.712, "dp": 0.004, "gesd": 0.005, "hyperparameters": dict(hp), "selected": True,
+         "registry_version": "v3", "metrics": {"deployment": ensemble}},
+    ]}
+    text = render_feu_followup(feu, ctx(), parent_fingerprint="p").text
+    assert "(3 on the Pareto front, 2 distinct recipes; proposed, not deployed" in text
+    assert "the recommendation's figures are out of fold or on validation, the candidates' and baselines' on the " \
+           "test split" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("#3 [v3]"))
+    assert ("← recommended (as registered: the fold ensemble of its 5 fold models; the searched network itself: "
+            "DP 0.023, bal. acc. 0.637; the recipe of #1 again (another training seed))") in line
+    assert "again" not in next(ln for ln in text.splitlines() if ln.startswith("#2"))
+    single = render_feu_followup({"candidates": feu["candidates"][:2]}, ctx(), parent_fingerprint="p").text
+    assert "distinct recipes" not in single and "registered" not in single.split("\n", 1)[1]

@@ -349,3 +349,24 @@ def test_why_disfavored_sentences_only_for_gaps_whose_interval_excludes_zero() -
     assert "income lowers" not in section  # its interval holds 0
     assert "age raises" not in section  # below the smallest gap worth a sentence
     assert "percentile" not in section and "holding for all 3 features at once (max-t)" in section
+
+
+def test_feu_rows_name_a_repeated_recipe_and_the_registered_ensemble() -> None:
+    """Session 24: the report's FEU table showed one recipe as three Pareto points and the recommended row's
+    fold-ensemble figures beside single networks; its caption called the out-of-fold choice "validation"."""
+    from fairmon.report.data import ReportData
+    from fairmon.report.render import render_html
+    from fairmon.store.records import FEUCandidateRecord, RunRecord
+
+    hp = {"epochs": 10, "lr": 0.00018736483, "threshold": 0.65668382}
+    test = {"auc": 0.71, "dp": 0.004, "balanced_accuracy": 0.64, "selection_rate": 0.76}
+    ensemble = {"model": "fold_ensemble", "members": 5, "searched": {"test": {"dp": 0.0232, "balanced_accuracy": 0.6366}}}
+    feu = (FEUCandidateRecord(0, hp, {"test": test}, pareto=True),
+           FEUCandidateRecord(1, {**hp, "lr": 0.000192}, {"test": test}, pareto=True),
+           FEUCandidateRecord(2, dict(hp), {"test": test, "deployment": ensemble}, pareto=True, selected=True,
+                              registry_version="v3"))
+    run = RunRecord("credit", report_seed.day(0), report_seed.day(1), status="succeeded", n_rows=2000)
+    section = _section(render_html(ReportData(run, feu=feu)), "feu")
+    assert section.count("the recipe of #1 again (another training seed)") == 1
+    assert "as registered: the fold ensemble of its 5 fold models; the searched network itself: DP 0.023" in section
+    assert "judged on out-of-fold rows" in section and "lowest\n         validation DP" not in section
