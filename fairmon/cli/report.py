@@ -6,6 +6,7 @@ import argparse
 import json
 import posixpath
 import sys
+from pathlib import Path
 
 from fairmon.cli._args import SubParsers, add_command, add_db_argument
 from fairmon.config import load_spec
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
             store, args.monitor, args.windows, location=location,
             rumie_method=spec.rumie.method if spec is not None else None,
             allowed_ranges=spec.drift.allowed_ranges if spec is not None else None,
+            spec_path=str(Path(args.spec).resolve()) if args.spec else None,
         )
     finally:
         engine.dispose()

@@ -356,7 +356,8 @@ TEMPLATE = (
 
 </main>
 <footer>fairmon run {{ run_id }} · spec {{ spec_fingerprint }} · stored {{ updated_at }}{% if timings %} · {{ timings }}{% endif %}
-{% if rebuild_command %}<br>rebuild: <code>{{ rebuild_command }}</code>{% endif %}</footer>
+{% if rebuild_command %}<br>rebuild: <code>{{ rebuild_command }}</code> (against the store it was built from:
+  <code>--db URL</code> or <code>FAIRMON_DATABASE_URL</code>){% endif %}</footer>
 </body>
 </html>
 """

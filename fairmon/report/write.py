@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fairmon.alerts.render import report_path
 from fairmon.config import ENV_REPORT_LOCATION
 from fairmon.errors import ConfigError
+from fairmon.pipeline.runs import spec_owner_path
 from fairmon.report._template import CSS, INDEX_TEMPLATE
 from fairmon.report.data import DEFAULT_HISTORY, ERR_NO_RUNS, load_report_data, report_status
 from fairmon.report.render import render_html
@@ -102,10 +103,18 @@ def _write_text(location: str, relpath: str, text: str) -> str:
     return uri
 
 
-def _rebuild_command(monitor: str, window_start: datetime, location: str) -> str:
+def _rebuild_command(monitor: str, window_start: datetime, location: str, spec_path: str | None) -> str:
     """The command that writes this report again, at this place (without ``--output`` it would go to the
-    default location, which a demo's or a spec's reports are not in)."""
-    return f"fairmon report --monitor {monitor} --window {window_start:%Y-%m-%d} --output {shlex.quote(location)}"
+    default location, which a demo's or a spec's reports are not in; without ``--spec`` the page loses the
+    allowed ranges the spec declares). The store is the reader's to name: a URL may hold a password.
+
+    >>> from datetime import datetime
+    >>> _rebuild_command("demo", datetime(2026, 1, 8), "out/reports", "/m/demo.yaml")
+    'fairmon report --monitor demo --window 2026-01-08 --spec /m/demo.yaml --output out/reports'
+    """
+    spec = f" --spec {shlex.quote(spec_path)}" if spec_path else ""
+    return (f"fairmon report --monitor {shlex.quote(monitor)} --window {window_start:%Y-%m-%d}{spec} "
+            f"--output {shlex.quote(location)}")
 
 
 def write_window_report(
@@ -117,6 +126,7 @@ def write_window_report(
     rumie_method: str | None = None,
     history: int | None = None,
     allowed_ranges: Mapping[str, Any] | None = None,
+    spec_path: str | None = None,
 ) -> WrittenReport:
     """Render one window's report from the store and write it at its stable path under ``location``.
 
@@ -131,7 +141,7 @@ def write_window_report(
         store, monitor, window, rumie_method=rumie_method, history=history or DEFAULT_HISTORY,
         allowed_ranges=allowed_ranges,
     )
-    html = render_html(data, rebuild_command=_rebuild_command(monitor, data.run.window_start, location))
+    html = render_html(data, rebuild_command=_rebuild_command(monitor, data.run.window_start, location, spec_path))
     uri = _write_text(location, report_path(monitor, data.run.window_start), html)
     return WrittenReport(monitor, data.run.window_start, data.status, uri, len(html.encode("utf-8")))
 
@@ -169,6 +179,7 @@ def rebuild_reports(
     location: str,
     rumie_method: str | None = None,
     allowed_ranges: Mapping[str, Any] | None = None,
+    spec_path: str | None = None,
 ) -> list[WrittenReport]:
     """Rebuild reports from the store (every window of the monitor when ``windows`` is None) + index."""
     if windows is None:
@@ -180,7 +191,7 @@ def rebuild_reports(
         targets = list(windows)
     out = [
         write_window_report(store, monitor, w, location=location, rumie_method=rumie_method,
-                            allowed_ranges=allowed_ranges)
+                            allowed_ranges=allowed_ranges, spec_path=spec_path)
         for w in targets
     ]
     write_index(store, monitor, location=location)
@@ -196,7 +207,7 @@ def write_report(ctx: RunContext) -> str:
     location = report_location(ctx.spec)
     written = write_window_report(
         ctx.store, ctx.monitor, ctx.window.start, location=location, rumie_method=ctx.spec.rumie.method,
-        allowed_ranges=ctx.spec.drift.allowed_ranges,
+        allowed_ranges=ctx.spec.drift.allowed_ranges, spec_path=spec_owner_path(ctx),
     )
     write_index(ctx.store, ctx.monitor, location=location)
     return written.path

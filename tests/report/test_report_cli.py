@@ -35,3 +35,19 @@ def test_report_cli_json_and_errors(seeded_db: str, tmp_path: Path, capsys: pyte
                "--output", str(tmp_path)])
     assert rc == 2
     assert "has no run for the window starting 2030-01-01" in capsys.readouterr().err
+
+
+def test_the_rebuild_line_names_the_spec_it_was_built_with(seeded_db: str, tmp_path: Path) -> None:
+    """Session 24: the footer's command dropped --spec, so run as printed it rebuilt the page without the
+    spec's allowed ranges; the store is named beside it (a URL may hold a password)."""
+    spec = tmp_path / "credit.yaml"
+    spec.write_text(
+        "spec_version: 1\nidentity: {name: " + report_seed.MONITOR + "}\nmodel: {registry_uri: r}\n"
+        "data: {files: {pattern: 'd/{start:%Y-%m-%d}.csv'}}\ncolumns: {features: [a], sensitive: [a]}\n"
+        "schedule: {start_date: '2026-01-01'}\n")
+    out = tmp_path / "reports"
+    assert main(["report", "--monitor", report_seed.MONITOR, "--window", "2026-01-04", "--db", seeded_db,
+                 "--output", str(out), "--spec", str(spec)]) == 0
+    html = (out / report_seed.MONITOR / "2026-01-04.html").read_text()
+    assert (f"rebuild: <code>fairmon report --monitor {report_seed.MONITOR} --window 2026-01-04 --spec "
+            f"{spec.resolve()} --output {out}</code> (against the store it was built from") in html
