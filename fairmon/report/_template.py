@@ -350,7 +350,9 @@ TEMPLATE = (
     </div>
   </div>
   {% else %}
-  <p class="muted">No retraining candidates for this window (FEU runs when discrimination drifts).</p>
+  <p class="muted">No retraining candidates for this window: FEU runs at the window where a drift opens
+     (not again while it stays open) or on request (<code>fairmon feu</code>).{% if feu_latest %} The latest
+     candidates for this monitor are in the report of <a href="{{ feu_latest.href }}">{{ feu_latest.day }}</a>.{% endif %}</p>
   {% endif %}
 </section>
 

@@ -101,6 +101,9 @@ class ReportData:
     allowed_ranges: tuple[tuple[str, float, float, str], ...] = ()
     attribution_gaps: tuple[AttributionGapRecord, ...] = ()
     rescores: tuple[RescoreRecord, ...] = ()
+    #: without candidates of its own: the latest earlier window (within the trend's history) that has FEU
+    #: candidates — FEU runs when a drift opens, not on every window it stays open
+    feu_latest_window: datetime | None = None
 
     @property
     def monitor(self) -> str:
@@ -239,13 +242,19 @@ def load_report_data(
         for a in store.alerts(monitor, since=run.window_start)
         if a.window_start is not None and a.window_start == run.window_start
     )
+    feu = tuple(store.feu_candidates(rid))
+    feu_latest = None
+    if not feu:
+        feu_latest = next((r.window_start for r in reversed(earlier[:-1])
+                           if r.run_id is not None and store.feu_candidates(int(r.run_id))), None)
     return ReportData(
         run=run,
         metrics=tuple(store.metrics_of_run(rid)),
         evidence=tuple(store.evidence_of_run(rid)),
         explanations=tuple(store.explanation_metrics_of_run(rid)),
         findings=tuple(store.findings_of_run(rid)),
-        feu=tuple(store.feu_candidates(rid)),
+        feu=feu,
+        feu_latest_window=feu_latest,
         feu_baselines=store.feu_baselines(rid),
         alerts=alerts,
         trend=trend,

@@ -10,11 +10,13 @@ from __future__ import annotations
 import base64
 import functools
 import logging
+import posixpath
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from fairmon.alerts.render import report_path
 from fairmon.drift.checks import level_text
 from fairmon.feu.labels import (
     BASELINES,
@@ -425,6 +427,9 @@ def _context(data: ReportData, *, rebuild_command: str | None) -> dict[str, Any]
         "updated_at": f"{run.updated_at:%Y-%m-%d %H:%M:%S} UTC" if run.updated_at else "",
         "timings": ", ".join(f"{k} {v:.1f}s" for k, v in run.timings.items()),
         "rebuild_command": rebuild_command or "",
+        "feu_latest": None if data.feu_latest_window is None else {
+            "day": f"{data.feu_latest_window:%Y-%m-%d}",
+            "href": posixpath.basename(report_path(data.monitor, data.feu_latest_window))},
         "css": Markup(CSS),
         "chart_errors": chart_errors,
     }

@@ -98,6 +98,17 @@ def test_window_without_feu_or_instances_says_so(reports: tuple[Path, list[Any]]
     assert "per-instance values not stored" in html  # GESD falls back to group bars
     assert "No drift finding at this window" in html
     assert len(_images(html)) == 4
+    assert "The latest candidates for this monitor" not in html  # none before it
+
+
+def test_a_window_after_feu_points_at_the_latest_candidates(reports: tuple[Path, list[Any]]) -> None:
+    """Session 24: windows after the drift opened said "No retraining candidates for this window (FEU runs
+    when discrimination drifts)" under three active findings, which reads as "no drift"."""
+    location, _ = reports
+    day = f"{report_seed.day(report_seed.DRIFT_WINDOW):%Y-%m-%d}"
+    text = " ".join(_html(location, report_seed.DRIFT_WINDOW + 1).split())
+    assert "FEU runs at the window where a drift opens (not again while it stays open)" in text
+    assert f'The latest candidates for this monitor are in the report of <a href="{day}.html">{day}</a>.' in text
 
 
 def test_self_contained_and_escaped(reports: tuple[Path, list[Any]]) -> None:
