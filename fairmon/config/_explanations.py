@@ -118,6 +118,12 @@ class OpenXAISpec(SpecSection):
     Defaults 30 rows x 10 perturbations (OpenXAI's reference: 100 of 1000 draws): the stability metrics
     re-explain every kept perturbation, so their cost is ``sample_size x n_perturbations`` explained
     rows per explainer (monitors/README.md, "Explanation cost").
+
+    ``min_group_size`` (default 10): the fewest sampled rows a protected group needs to take part in a
+    ``<METRIC>_fairness`` gap. OpenXAI compares every group mean, so among 50 sampled rows one row of a
+    small group decided the demo's race gap; such a group keeps its own row, is named in the gap's note,
+    and a gap left with fewer than two groups is NULL with the reason. Raise ``sample_size`` to measure
+    small groups.
     """
 
     enabled: bool = True
@@ -125,6 +131,7 @@ class OpenXAISpec(SpecSection):
     k_fraction: Annotated[float, Field(gt=0.0, le=1.0)] = 0.25
     n_perturbations: Annotated[int, Field(ge=1, le=MAX_OPENXAI_PERTURBATIONS)] = 10
     sample_size: Annotated[int, Field(ge=1, le=MAX_OPENXAI_SAMPLE_SIZE)] = 30
+    min_group_size: Annotated[int, Field(ge=1)] = 10
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -147,9 +154,9 @@ class AttributionGapSpec(SpecSection):
     For the window's RUMIE group and the declared group with the lowest favourable rate,
     ``sample_size`` seeded rows inside the group and as many outside it are explained with
     ``explainer`` (the ``explanations`` background and sample settings, ``random_state``); the
-    difference of the mean attributions of P(favourable) gets a percentile-bootstrap interval of
-    ``bootstrap`` replicates (:func:`fairmon.explain.attribution_gap.attribution_gap`). The cost is
-    ``2 x sample_size`` explanations per group.
+    difference of the mean attributions of P(favourable) gets a bootstrap interval of ``bootstrap``
+    replicates, max-t simultaneous over the features (:func:`fairmon.explain.attribution_gap.attribution_gap`).
+    The cost is ``2 x sample_size`` explanations per group.
     """
 
     enabled: bool = True

@@ -275,7 +275,7 @@ def _openxai_rows(
                     random_state=e.random_state, device=ctx.device, **params)
         table = evaluate(
             model, Z, E, metrics=list(ox.metrics), groups=groups, k=ox.k_fraction,
-            random_state=e.random_state, explainer=method,
+            random_state=e.random_state, explainer=method, min_group_size=ox.min_group_size,
             # re-explanations of the stability perturbations use the same background as the rows'
             explainer_params={**params, "background": background},
             n_samples=ox.n_perturbations, stability_draws=10 * ox.n_perturbations,

@@ -270,7 +270,7 @@ TEMPLATE = (
   {% if openxai %}
   <table>
     <tr><th>explainer</th><th>metric</th><th class="num">all rows</th>
-      {% for g in openxai.group_cols %}<th class="num">{{ g }}</th>{% endfor %}
+      {% for g in openxai.group_cols %}<th class="num">{{ g }}<br><span class="muted">{{ openxai.sizes[loop.index0] }}</span></th>{% endfor %}
       {% for a in openxai.fair_cols %}<th class="num">gap {{ a }}</th>{% endfor %}</tr>
     {% for r in openxai.rows %}
     <tr><td>{{ r.explainer }}</td><td>{{ r.metric }}</td><td class="num">{{ r.all }}</td>

@@ -262,6 +262,8 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
     fair_cols = sorted({x.group for x in rows if x.metric.endswith("_fairness")})
     table: dict[tuple[str, str], dict[str, str]] = {}
     undefined: dict[tuple[str, str], str] = {}
+    sizes = {x.group: x.n for x in rows if x.group in group_cols and x.n is not None}
+    left_out: dict[str, str] = {}  # attribute -> the gap's note on the groups too small to compare
     for x in rows:
         base = x.metric[: -len("_fairness")] if x.metric.endswith("_fairness") else x.metric
         cell = table.setdefault((x.explainer, base), {})
@@ -269,6 +271,10 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
         text = fmt_num(x.value) if x.value is not None or not status.startswith("undefined") else "undefined"
         if x.metric.endswith("_fairness"):
             cell[f"gap:{x.group}"] = text
+            note = str((x.details or {}).get("note") or "")
+            for marker in ("groups with fewer than", "undefined: fewer than two groups"):
+                if marker in note:
+                    left_out[x.group] = note[note.index(marker):].split(";")[0]
         elif x.group:
             cell[x.group] = text
         else:
@@ -281,7 +287,9 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
         for (e, m), c in sorted(table.items())
     ]
     notes = [f"{m} ({e}): {why}" for (e, m), why in sorted(undefined.items())]
+    notes += [f"gap {a}: {why}" for a, why in sorted(left_out.items())]
     return {"group_cols": group_cols, "fair_cols": fair_cols, "rows": out_rows, "undefined": notes,
+            "sizes": [f"n {sizes[g]}" if g in sizes else "" for g in group_cols],
             "stability": any(m in ("RIS", "RRS", "ROS") for _e, m in table)}
 
 

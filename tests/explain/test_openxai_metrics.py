@@ -196,3 +196,29 @@ def test_sklearn_model_ros_uses_log_odds_and_rrs_is_reported_as_ros():
     assert np.isnan(rows.loc["RRS", "value"]) and rows.loc["RRS", "n_nan"] == 8  # a sklearn model: undefined
     assert rows.loc["RRS", "note"] == RRS_UNDEFINED_NOTE and rows.loc["ROS", "note"] == ""
     assert np.isfinite(rows.loc[["PGI", "RIS", "ROS"], "value"]).all()
+
+
+def test_a_gap_leaves_out_groups_below_min_group_size(mixed_model):  # type: ignore[no-untyped-def]
+    """Session 24 (an ML lead auditing the demo's report): the race gap among 50 sampled rows was decided by a
+    group of one row (race=other). Groups below ``min_group_size`` keep their own rows, leave the gap and are
+    named in its note; with fewer than two left the gap is NaN and the note says why."""
+    model, Z = mixed_model
+    Zs = Z[:40]
+    E = explain(model, Zs, method="gradient", device="cpu")
+    labels = np.array(["a"] * 20 + ["b"] * 17 + ["c"] * 3)
+    t = evaluate(model, Zs, E, metrics=["PGI"], groups={"g": labels}, min_group_size=10)
+    rows = t[t["metric"] == "PGI"].set_index("group")
+    assert set(rows.index) == {"all", "g=a", "g=b", "g=c"}  # the small group's own mean stays
+    fair = t[t["metric"] == "PGI_fairness"].iloc[0]
+    assert fair["value"] == pytest.approx(abs(rows.loc["g=a", "value"] - rows.loc["g=b", "value"]))
+    c_rows = int(rows.loc["g=c", "n"] - rows.loc["g=c", "n_nan"])  # rows with a value
+    assert f"groups with fewer than 10 rows left out: c ({c_rows})" in fair["note"]
+    assert "|majority - minority|" in fair["note"]
+    everyone = evaluate(model, Zs, E, metrics=["PGI"], groups={"g": labels})  # OpenXAI's definition: every group
+    means = rows.loc[["g=a", "g=b", "g=c"], "value"]
+    assert everyone[everyone["metric"] == "PGI_fairness"].iloc[0]["value"] == pytest.approx(means.max() - means.min())
+    lone = evaluate(model, Zs, E, metrics=["PGI"], groups={"g": labels}, min_group_size=18)
+    gap = lone[lone["metric"] == "PGI_fairness"].iloc[0]
+    assert np.isnan(gap["value"])
+    b_rows = int(rows.loc["g=b", "n"] - rows.loc["g=b", "n_nan"])
+    assert f"undefined: fewer than two groups with at least 18 rows (b ({b_rows}), c ({c_rows}))" in gap["note"]

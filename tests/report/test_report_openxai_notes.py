@@ -30,3 +30,18 @@ def test_undefined_rrs_is_shown_as_undefined_with_its_reason_and_a_scale_note() 
 def test_no_scale_note_without_stability_metrics() -> None:
     html = render_html(ReportData(run=RUN, explanations=(_row("PGI", 0.12),)))
     assert "openxai-scale" not in html and "openxai-undefined" not in html
+
+
+def test_group_columns_show_their_size_and_a_gap_names_the_groups_left_out() -> None:
+    """Session 24: per-group OpenXAI means of 1-7 rows were shown without their size, beside a bold gap they
+    decided."""
+    note = "range of group means; majority=white; groups with fewer than 10 rows left out: other (1), asian (4)"
+    rows = (
+        ExplanationMetricRecord(family="openxai", metric="PGI", value=0.02, explainer="lime", group="race=white", n=33),
+        ExplanationMetricRecord(family="openxai", metric="PGI", value=0.04, explainer="lime", group="race=other", n=1),
+        ExplanationMetricRecord(family="openxai", metric="PGI_fairness", value=0.01, explainer="lime", group="race",
+                                n=50, details={"note": note}),
+    )
+    html = render_html(ReportData(run=RUN, explanations=rows))
+    assert '<th class="num">race=other<br><span class="muted">n 1</span></th>' in html
+    assert "gap race: groups with fewer than 10 rows left out: other (1), asian (4)" in html

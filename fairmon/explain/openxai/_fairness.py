@@ -46,10 +46,28 @@ class GroupMeans:
         >>> disparity(np.array([1.0, 0.0, 1.0, 1.0]), ["a", "a", "b", "b"])
         0.5
         """
-        m = self.means[~np.isnan(self.means)]
+        return self.disparity_among(1)
+
+    def disparity_among(self, min_rows: int) -> float:
+        """:attr:`disparity` over the groups with at least ``min_rows`` rows with a value (NaN when fewer
+        than two are left): a group of one or four explained rows is noise, not a group mean to compare.
+
+        Examples
+        --------
+        >>> gm = group_means(np.array([0.1, 0.2, 0.3, 0.4, 0.9]), ["a", "a", "b", "b", "c"])
+        >>> round(gm.disparity, 2), round(gm.disparity_among(2), 2)
+        (0.75, 0.2)
+        """
+        keep = ~np.isnan(self.means) & (self.n - self.n_nan >= min_rows)
+        m = self.means[keep]
         if len(m) < 2:
             return float("nan")
         return float(m.max() - m.min())
+
+    def small(self, min_rows: int) -> list[tuple[str, int]]:
+        """``(label, rows with a value)`` of the groups :meth:`disparity_among` leaves out."""
+        return [(lab, int(c - nn)) for lab, c, nn in zip(self.labels, self.n, self.n_nan, strict=True)
+                if c - nn < min_rows]
 
 
 def group_means(values: np.ndarray, groups: Sequence[object] | np.ndarray, *, name: str = "group") -> GroupMeans:

@@ -116,6 +116,7 @@ def evaluate(
     k: float | int = 0.25,
     auc: bool = False,
     random_state: int | None = 0,
+    min_group_size: int = 1,
     **kwargs: Any,
 ) -> pd.DataFrame:
     """OpenXAI metrics of ``explanations`` of ``model`` on rows ``Z`` as a tidy table.
@@ -140,6 +141,10 @@ def evaluate(
         True importances for the ground-truth metrics.
     k : float or int
         Top-k as a fraction of d (rounded up) or a count; ``auc`` integrates over k = 1..k.
+    min_group_size : int
+        Fewest rows with a value a group needs to take part in ``<METRIC>_fairness`` (default 1:
+        OpenXAI's definition). A group below it keeps its own row and is named in the fairness row's
+        note; with fewer than two groups left the fairness value is NaN, its note saying why.
     **kwargs
         ``explainer`` (method name or callable, needed by RIS/RRS/ROS), ``explainer_params``,
         ``n_samples`` (100), ``std`` (0.1), ``stability_std`` (1e-5), ``stability_draws`` (1000),
@@ -184,10 +189,18 @@ def evaluate(
             for lab, mean, cnt, nn in zip(gm.labels, gm.means, gm.n, gm.n_nan):
                 rows.append({"metric": m, "group": f"{attr}={lab}", "value": float(mean), "n": int(cnt),
                              "n_nan": int(nn), "note": note})
-            how = "|majority - minority|" if len(gm.labels) == 2 else "range of group means"
-            rows.append({"metric": f"{m}_fairness", "group": attr, "value": gm.disparity, "n": int(gm.n.sum()),
-                         "n_nan": int(gm.n_nan.sum()), "note": f"{how}; majority={gm.labels[0]}"
-                         + (f"; {note}" if note else "")})
+            small = gm.small(min_group_size)
+            kept = len(gm.labels) - len(small)
+            how = "|majority - minority|" if kept == 2 else "range of group means"
+            left = ""
+            if small:
+                named = ", ".join(f"{lab} ({c})" for lab, c in small)
+                left = f"; groups with fewer than {min_group_size} rows left out: {named}"
+                if kept < 2:
+                    left = f"; undefined: fewer than two groups with at least {min_group_size} rows ({named})"
+            rows.append({"metric": f"{m}_fairness", "group": attr, "value": gm.disparity_among(min_group_size),
+                         "n": int(gm.n.sum()), "n_nan": int(gm.n_nan.sum()),
+                         "note": f"{how}; majority={gm.labels[0]}{left}" + (f"; {note}" if note else "")})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
