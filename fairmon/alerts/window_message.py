@@ -90,7 +90,7 @@ def p_label(finding: Finding) -> str | None:
         label = "z test against the reference window"
     else:
         hist = n.get("history")
-        label = f"t test against the last {hist} windows" if isinstance(hist, int) else "t test against the baseline"
+        label = f"t test against those {hist} baseline windows" if isinstance(hist, int) else "t test against the baseline"
     if finding.kind in ("significant_change", "rumie_rise", "gesd_rise") and n.get("direction") != "both":
         label = "one-sided " + label
     n_tests = n.get("n_tests")

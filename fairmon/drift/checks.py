@@ -249,7 +249,7 @@ class SignificantChange:
         crit = self.critical_alpha if self.critical_alpha is not None else alpha / 10
         sev: Severity = "critical" if p <= crit else self.severity
         word = "rose" if diff > 0 else "fell"
-        where = "the reference window" if dist == "z" else f"the last {k} windows"
+        where = "the reference window" if dist == "z" else f"the last {k} earlier windows it was not drifting in"
         return Violation(
             sev,
             f"{word} to {_fmt(meas.value)} from a baseline of {_fmt(base)} "

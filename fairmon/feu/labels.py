@@ -95,12 +95,13 @@ def rumie_target_clause(target: Mapping[str, Any]) -> str | None:
 
     >>> print(rumie_target_clause({"kind": "rumie_group", "rules": "age <= 30", "inside_rows": 400,
     ...                            "outside_rows": 600, "model_inputs": ["age"]}))
-    DP and GESD compare the group this alert is about (RUMIE's rules age <= 30; 400 training rows inside, 600 outside) with everyone else; its rules use model inputs (age): if the model is meant to separate this group, equalising its approval rate is not the fix (rumie.attributes)
+    DP and GESD compare the group this alert is about (RUMIE's rules age <= 30; 400 rows of the retraining data inside, 600 outside) with everyone else; its rules use model inputs (age): if the model is meant to separate this group, equalising its approval rate is not the fix (rumie.attributes)
     """
     if target.get("kind") != "rumie_group":
         return None
     text = (f"DP and GESD compare the group this alert is about (RUMIE's rules {target.get('rules')}; "
-            f"{target.get('inside_rows')} training rows inside, {target.get('outside_rows')} outside) with everyone else")
+            f"{target.get('inside_rows')} rows of the retraining data inside, {target.get('outside_rows')} outside) "
+            "with everyone else")
     inputs = target.get("model_inputs")
     if inputs:  # the spec check's warning, where the reader decides
         text += (f"; its rules use model inputs ({', '.join(map(str, inputs))}): if the model is meant to "

@@ -21,7 +21,7 @@ def _ci(lo: Any, hi: Any) -> str:
 
 def _gap(g: AttributionGapRecord, draw: Callable[..., str | None]) -> dict[str, Any]:
     named = [f for f in g.features if worth_a_sentence(f)][:TOP_FEATURES]  # what the alert names, no more
-    who = "RUMIE group" if g.group_kind == "rumie" else "declared group with the lowest favorable rate"
+    who = "RUMIE group" if g.group_kind == "rumie" else "group of one declared attribute with the lowest favorable rate"
     return {
         "title": f"{who}: {g.group_label}",
         "status": g.status,

@@ -187,7 +187,7 @@ def test_feu_followup_names_the_rumie_group_it_retrained_for_and_its_model_input
     text = render_feu_followup({"candidates": [], "sensitive": "rumie_group", "target": target}, ctx(),
                                parent_fingerprint="p").text
     assert ("DP and GESD compare the group this alert is about (RUMIE's rules region = north OR age &lt;= 30; "
-            "4662 training rows inside, 5338 outside) with everyone else; its rules use model inputs (age, region)") in text
+            "4662 rows of the retraining data inside, 5338 outside) with everyone else; its rules use model inputs (age, region)") in text
     kept = {"kind": "attribute", "attribute": "sex", "reason": "the window's alert is not about a RUMIE group"}
     text = render_feu_followup({"candidates": [], "sensitive": "sex", "target": kept}, ctx(), parent_fingerprint="p").text
     assert "the groups of `sex`, the attribute FEU retrains for" in text and "(the window's alert is not about" in text

@@ -93,7 +93,7 @@ def test_every_p_value_says_which_test_it_comes_from() -> None:
     ps = re.findall(r"(.{0,40})p = [0-9.e+-]+( by )?", m.text)
     assert len(ps) == 3 and all(by or before.endswith("test's ") for before, by in ps), ps
     assert "p = 1.2e-11 by a one-sided Wald test of DScore ≤ 0.1" in m.text
-    assert "p = 4e-05 by a one-sided t test against the last 14 windows" in m.text
+    assert "p = 4e-05 by a one-sided t test against those 14 baseline windows" in m.text
     assert "the held-out two-proportion z test's p = 0.0004" in m.text
     assert "1.2e-13" not in m.text  # the threshold rule's copy of the held-out p is not repeated
 
