@@ -304,7 +304,8 @@ TEMPLATE = (
   {% if trend_img %}
   <div class="fig"><img src="{{ trend_img }}" alt="key metrics across windows"></div>
   <p class="muted">{{ n_trend }} window(s) from the store up to this one. Shaded column: this window; red lines:
-     windows with an active drift finding; dashed lines: model version changes; dotted lines: spec changes.</p>
+     windows with an active drift finding; dashed lines: model version changes; dotted lines: spec changes. The DP
+     panels draw each declared attribute and the intersection with the largest DP difference in this window.</p>
   <table><tr><th>window</th><th>status</th><th>model</th><th class="num">max DP difference</th>
     <th class="num">DScore held-out</th><th class="num">max GESD</th><th>drift</th></tr>
   {% for r in trend_rows %}

@@ -34,6 +34,24 @@ __all__ = ["trend_chart", "pareto_chart"]
 _SPEC_COLOR = "#9c6500"
 
 
+def trend_attributes(trend: Sequence[TrendPoint]) -> list[str]:
+    """The groupings the DP panels draw: every declared attribute (at most four) and the intersection with
+    the largest DP difference in the last window, where disparity often is largest (the table's
+    "max DP difference" is over all of them; a chart without it showed a lower worst case).
+
+    >>> from datetime import datetime, UTC
+    >>> from fairmon.report.data import TrendPoint
+    >>> p = TrendPoint(datetime(2026, 1, 1, tzinfo=UTC), "succeeded", "v1", dp_difference={
+    ...     "race": (0.05, 0.0, 0.1), "sex": (0.02, 0.0, 0.05), "race&sex": (0.09, 0.0, 0.2), "age&sex": (0.07, 0, 0.1)})
+    >>> trend_attributes([p])
+    ['race', 'sex', 'race&sex']
+    """
+    singles = sorted({a for p in trend for a in (*p.dp_difference, *p.dp_ratio) if "&" not in a})[:4]
+    last = trend[-1].dp_difference if trend else {}
+    crossed = [(v[0], a) for a, v in last.items() if "&" in a and v and v[0] is not None]
+    return singles + ([max(crossed)[1]] if crossed else [])
+
+
 def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None) -> bytes | None:
     """The key metrics across windows (from the store): DP difference and ratio per attribute (CI
     bands), RUMIE DScore (held-out and in-sample) and GESD per attribute; the current window, model-version changes,
@@ -50,7 +68,7 @@ def trend_chart(trend: Sequence[TrendPoint], *, current: datetime | None = None)
     import matplotlib.dates as mdates
 
     xs = [p.window_start for p in trend]
-    attrs = sorted({a for p in trend for a in (*p.dp_difference, *p.dp_ratio) if "&" not in a})[:4]
+    attrs = trend_attributes(trend)
     fig = _figure(11.5, 5.6, layout=False)
     axes = fig.subplots(2, 2, sharex=True).ravel()
     panels: list[tuple[Any, str]] = [
