@@ -82,8 +82,25 @@ def parse_group_key(key: str) -> tuple[str, ...]:
 
 
 def as_binary(values: Any, what: str) -> np.ndarray:
-    """Float 0/1 vector with NaN for missing; MethodError naming the first non-binary value."""
+    """Float 0/1 vector with NaN for missing; MethodError naming the first non-binary value.
+
+    Missing is NaN, None or pandas' ``pd.NA`` (a nullable ``boolean`` / ``Int64`` column holds it).
+
+    >>> as_binary(pd.array([True, None, False], dtype="boolean"), "y_pred").tolist()
+    [1.0, nan, 0.0]
+    """
+    if isinstance(values, pd.Series | pd.Index):
+        values = values.array
+    if isinstance(values, pd.api.extensions.ExtensionArray) and not isinstance(values, pd.Categorical):
+        try:
+            values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            values = np.asarray(values, dtype=object)  # words: named below
     arr = np.asarray(values)
+    if arr.dtype == object:
+        missing = pd.isna(arr)
+        if missing.any():
+            arr = np.where(missing, np.nan, arr)
     if arr.dtype == bool:
         return arr.astype(np.float64).ravel()
     try:

@@ -185,3 +185,22 @@ def test_zero_disparity_when_predictions_ignore_the_group(pattern, k) -> None:  
     assert demographic_parity_ratio(y, sensitive_features=g) == 1.0
     eo = equalized_odds_difference(labels, y, sensitive_features=g)
     assert eo == 0.0 or math.isnan(eo)
+
+
+def test_pandas_nullable_missing_is_missing_not_an_error() -> None:
+    """A nullable boolean / Int64 column (``pd.NA`` for missing) was refused as "not binary"; it is the same
+    as NaN for missing."""
+    rng = np.random.default_rng(3)
+    s = pd.Series(rng.choice(["a", "b"], 400), name="grp")
+    pred = rng.random(400) < 0.4
+    label = rng.random(400) < 0.5
+    gone = rng.random(400) < 0.1
+    nullable = pd.array(np.where(gone, None, pred), dtype="boolean")
+    floats = np.where(gone, np.nan, pred.astype(float))
+    labels = pd.Series(np.where(rng.random(400) < 0.05, None, label.astype(int)), dtype="Int64")
+    want = outcome_metrics(floats, sensitive_features=s, y_true=labels.astype("float64").to_numpy(),
+                           n_bootstrap=0, min_group_size=10)
+    got = outcome_metrics(nullable, sensitive_features=s, y_true=labels, n_bootstrap=0, min_group_size=10)
+    assert [(r.metric, r.group, r.n, r.n_nan) for r in got.rows] == [(r.metric, r.group, r.n, r.n_nan) for r in want.rows]
+    assert np.allclose([r.value for r in got.rows], [r.value for r in want.rows], equal_nan=True)
+    assert got.get("dp_difference", "grp").n_nan == int(gone.sum())
