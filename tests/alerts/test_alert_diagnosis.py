@@ -60,6 +60,12 @@ def test_one_series_rescored_for_several_rules_is_one_answer() -> None:
 
     rows = diagnosis_context([], same, lambda *a, **k: None)["rescores"]
     assert len(rows) == 1 and rows[0]["kind"] == "rumie_dscore, rumie_rise, ci_outside_range"
+    # rules that define their series differently keep each definition (the first one's stood for all)
+    defined = [RescoreRecord(kind, "rumie_honest_dscore", old_version="v1", new_version="v2", value_old=0.04,
+                             value_new=0.2, verdict="model", definition=d)
+               for kind, d in (("rumie_dscore", "held-out"), ("rumie_rise", "in-sample"), ("ci_outside_range", "held-out"))]
+    rows = diagnosis_context([], defined, lambda *a, **k: None)["rescores"]
+    assert len(rows) == 1 and rows[0]["definition"] == "held-out · in-sample"
 
 
 def test_alert_context_carries_the_fields() -> None:
