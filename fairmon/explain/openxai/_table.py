@@ -189,7 +189,7 @@ def evaluate(
             for lab, mean, cnt, nn in zip(gm.labels, gm.means, gm.n, gm.n_nan):
                 rows.append({"metric": m, "group": f"{attr}={lab}", "value": float(mean), "n": int(cnt),
                              "n_nan": int(nn), "note": note})
-            small = gm.small(min_group_size)
+            small = gm.small(min_group_size) if len(ok) else []  # no value at all: the metric's own note says why
             kept = len(gm.labels) - len(small)
             how = "|majority - minority|" if kept == 2 else "range of group means"
             left = ""
