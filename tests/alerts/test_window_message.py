@@ -180,6 +180,32 @@ def test_resolutions_one_per_earlier_message_in_its_thread(slack_server, sender)
     assert repo.outbox_get(fp).payload["thread_of"] == alert_fingerprint(window_fingerprint("credit", T0), CH)  # type: ignore[union-attr]
 
 
+def test_a_drift_that_clears_while_its_messages_other_drift_is_open_waits_for_it(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """Session 24: each rule of one message resolved on its own (the DScore threshold one window before the
+    DScore rise), so one drift event got two resolution messages (alert_quality: 1.25 per event). A
+    resolution now waits until no drift of its message is open; the one posted says so."""
+    repo = InMemoryOutboxRepository()
+    ob = Outbox(repo, sender)
+    assert len(ob.notify_findings([rumie_finding(0), dp_finding(0)], ctx(0), channels=CH)) == 1
+    ob.deliver()
+    still = dataclasses.replace(rumie_finding(3, status="ongoing", since_day=0), notify=False)
+    cleared = dataclasses.replace(dp_finding(3), status="resolved", since=T0)
+    assert ob.notify_findings([cleared, still], ctx(3), channels=CH) == []  # the RUMIE drift is still on
+    assert plan_messages([cleared, still]) == []
+    assert [p.kind for p in plan_messages([cleared])] == ["resolution"]  # nothing else open: it goes out
+    (fp,) = ob.notify_findings([rumie_finding(5, status="resolved", since_day=0)], ctx(5), channels=CH)
+    ob.deliver()
+    first, res = slack_server.posted(CH)
+    assert res["thread_ts"] == first["ts"] and "1 rule cleared on 1 phenomenon" in res["text"]
+    assert "No drift of this thread's alert is open any more; rules that cleared earlier waited for this one." in res["text"]
+    # a channel that only takes critical findings never saw the warning one, which does not hold it back
+    crit = Outbox(InMemoryOutboxRepository(), sender)
+    crit.notify_findings([rumie_finding(0), dp_finding(0)], ctx(0), channels={CH: "critical"})
+    ongoing_warning = dataclasses.replace(dp_finding(3), status="ongoing", notify=False, since=T0)
+    assert len(crit.notify_findings([rumie_finding(3, status="resolved", since_day=0), ongoing_warning], ctx(3),
+                                    channels={CH: "critical"})) == 1
+
+
 def test_resolution_of_a_drift_opened_before_grouping_threads_under_its_old_message(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
     """A drift whose opening message was one per finding (before issue 19) still gets its thread."""
     from fairmon.alerts import render_finding
