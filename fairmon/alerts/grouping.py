@@ -1,11 +1,9 @@
 """Which findings of one monitor-window go into which Slack message, and which into one entry of it.
 
 One window posts **one** message with every notified finding that is not a resolution (severity: the
-highest of them), plus **one resolution message per earlier message** whose drifts have all cleared at
-this window (in that message's thread). A drift of a message that clears while another drift of the
-same message is still open says nothing yet: one problem gets one resolution, when its last rule is back
-(the alert_quality benchmark counted 1.25 resolutions per drift event when each rule resolved on its own,
-e.g. the DScore threshold one window before the DScore rise). Inside a message, findings about the same phenomenon are merged
+highest of them), plus **one resolution message per earlier message** whose drifts cleared at this
+window (in that message's thread). The drift policy notifies a message's resolution only once its last
+drift cleared (:meth:`fairmon.drift.policy._Replay._one_resolution_per_alert`). Inside a message, findings about the same phenomenon are merged
 into one entry that lists every rule that fired:
 
 * every RUMIE finding (``rumie_*`` kinds) and every rule on a RUMIE series (``metric`` starting with
@@ -160,15 +158,12 @@ class MessagePlan:
 
 
 def plan_messages(findings: Sequence[Finding]) -> list[MessagePlan]:
-    """The messages of one window's findings: the notified ones (``notify`` set) are posted, the others
-    only tell which earlier messages still have an open drift (pass every finding of the window).
+    """The messages of one window's notified findings (``notify`` set; others are left out).
 
     The window's alert first (when any non-resolution finding notifies), then one resolution per
-    opening window (oldest first) whose drifts are all resolved: none of the window's findings with that
-    ``since`` is still ``open`` or ``ongoing``. A resolved finding without ``since`` replies to nothing
-    and is reported in a resolution message of its own window.
+    opening window (oldest first). A resolved finding without ``since`` replies to nothing and is
+    reported in a resolution message of its own window.
     """
-    still_open = {f.since for f in findings if f.status in ("open", "ongoing") and f.since is not None}
     notified = [f for f in findings if f.notify]
     if not notified:
         return []
@@ -182,7 +177,5 @@ def plan_messages(findings: Sequence[Finding]) -> list[MessagePlan]:
         if f.status == "resolved":
             by_since.setdefault(f.since or f.window_start, []).append(f)
     for since in sorted(by_since):
-        if since in still_open and since != start:  # another drift of that message is still on: wait for it
-            continue
         out.append(MessagePlan("resolution", monitor, start, tuple(group_entries(by_since[since])), since=since))
     return out

@@ -299,8 +299,7 @@ class Outbox:
         routes: Mapping[str, Severity] = {channels: "info"} if isinstance(channels, str) else channels
         queued: list[str] = []
         for channel, min_sev in routes.items():
-            # every finding at the channel's severity: the unnotified ongoing ones hold back a resolution
-            chosen = [f for f in findings if severity_at_least(f.severity, min_sev)]
+            chosen = [f for f in findings if f.notify and severity_at_least(f.severity, min_sev)]
             for plan in plan_messages(chosen):
                 fp = alert_fingerprint(plan.fingerprint, channel)
                 if plan.kind == "window":

@@ -287,9 +287,10 @@ def _assemble(plan: MessagePlan, ctx: AlertContext, *, fingerprint: str, resolve
     if ctx.cause and not resolved:
         summary_md.append(ctx.cause)
         summary_plain.append(mrkdwn_unescape(ctx.cause))
-    if resolved:  # posted only once the last drift of the thread's message cleared (alerts.grouping)
-        done = "No drift of this thread's alert is open any more; rules that cleared earlier waited for this one."
-        summary_md.append(f"_{done}_")
+    earlier = sorted({str(x) for f in plan.findings if resolved for x in f.numbers.get("cleared_earlier") or ()})
+    if earlier:  # the drift policy held their resolutions until this last one (one resolution per alert)
+        done = f"Cleared in earlier windows, held back until this last rule: {', '.join(earlier)}."
+        summary_md.append(f"_{mrkdwn_escape(done)}_")
         summary_plain.append(done)
     url = ctx.report_url
     link = ([{"type": "section", "text": {"type": "mrkdwn",

@@ -31,7 +31,10 @@ Policy (per finding key ``kind:metric:group``)
 * While it stays open it is ``ongoing`` (stored, not notified, except an escalation to a higher
   severity, which is notified).
 * **Resolution**: an open drift resolves when fewer than ``persistence_m`` of the last
-  ``persistence_n`` windows violated; the ``resolved`` finding is notified when the opening was.
+  ``persistence_n`` windows violated; the ``resolved`` finding is notified when the opening was and
+  no other drift that opened notified in the same window (the same alert message) is still active —
+  until then it is stored with ``numbers["held"]``, and the last one's lists the rules that cleared
+  earlier (``numbers["cleared_earlier"]``): one resolution per alert.
   A window in which the series is not measured (a group below ``min_group_size``, no RUMIE evidence)
   counts neither way: the drift stays ``ongoing`` and says why, and closes (saying it could not be
   measured) only after ``persistence_n`` such windows in a row; a window whose labels are pending
@@ -168,6 +171,13 @@ class _Replay:
     baseline: Baseline
     policy: AlertPolicy
     states: dict[str, _KeyState] = field(default_factory=dict)
+    #: the store's start of drifts older than the history (:func:`decide`'s ``open_since``)
+    open_since: Mapping[str, datetime] = field(default_factory=dict)
+
+    def since_of(self, key: str, since: datetime | None) -> datetime | None:
+        """A drift's start: the replay's, or the store's when that is earlier (a drift older than the history)."""
+        stored = self.open_since.get(key)
+        return stored if stored is not None and since is not None and stored < since else since
 
     def state(self, ev: Evaluation) -> _KeyState:
         st = self.states.get(ev.key)
@@ -208,7 +218,32 @@ class _Replay:
                 findings.append(f)
             if ev is not None and ev.measurement is not None and _joins_baseline(ev, f):
                 st.clean.append(ev.measurement)
-        return findings
+        return self._one_resolution_per_alert(findings)
+
+    def _one_resolution_per_alert(self, findings: list[Finding]) -> list[Finding]:
+        """A notified resolution waits while another drift that opened notified in the same window (the
+        same alert message) is still active: one problem, one resolution, when its last rule is back.
+
+        Each rule of one message resolved on its own before (alert_quality: 1.25 resolution messages per
+        drift event, the DScore threshold a window before the DScore rise). The held finding stays
+        stored (``numbers["held"]`` says why); the resolution finally posted names the rules that
+        cleared earlier (``numbers["cleared_earlier"]``)."""
+        resolving = {f.key for f in findings if f.status == "resolved"}
+        out = []
+        for f in findings:
+            if f.status != "resolved" or not f.notify or f.since is None:
+                out.append(f)
+                continue
+            since = self.since_of(f.key, f.since)
+            siblings = [(k, st) for k, st in self.states.items()
+                        if k != f.key and st.opened_notified and self.since_of(k, st.since) == since]
+            if any(st.active for _, st in siblings):
+                out.append(dataclasses.replace(f, notify=False, numbers={
+                    **f.numbers, "held": "another drift of the same alert is still open"}))
+                continue
+            earlier = sorted(_series_label(st) for k, st in siblings if k not in resolving)
+            out.append(dataclasses.replace(f, numbers={**f.numbers, "cleared_earlier": earlier}) if earlier else f)
+        return out
 
     def _unmeasured(self, window: WindowSummary, st: _KeyState) -> Finding | None:
         """A series without a measurement (a group below ``min_group_size`` on a quiet day, no RUMIE
@@ -316,6 +351,11 @@ def _joins_baseline(ev: Evaluation | None, finding: Finding | None) -> bool:
     return finding is None or finding.status == "resolved"
 
 
+def _series_label(st: _KeyState) -> str:
+    """How a resolution names another rule of its alert: ``rumie_rise on rumie_honest_dscore``."""
+    return f"{st.kind} on {st.metric}" + (f" for {st.group}" if st.group else "")
+
+
 def _resolved_message(metric: str, group: str, value: float | None, since: datetime | None) -> str:
     label = f"{metric} for {group}" if group else metric
     now = "" if value is None else f" (now {value:.3f})"
@@ -346,14 +386,16 @@ def replay(
     baseline: Baseline | None = None,
     policy: AlertPolicy | None = None,
     reference: WindowSummary | None = None,
+    open_since: Mapping[str, datetime] | None = None,
 ) -> list[list[Finding]]:
     """Findings of every window of a chronological sequence (each judged on the ones before it).
 
     ``replay(ws)[-1] == decide(ws[-1], ws[:-1])``; benchmarks use it to avoid the quadratic replay.
-    ``reference`` as for :func:`decide` (None: :func:`reference_window` of ``windows``).
+    ``reference`` and ``open_since`` as for :func:`decide` (None: :func:`reference_window` of
+    ``windows``; no drift older than the windows).
     """
     rep = _Replay(checks if checks is not None else default_checks(), baseline or Baseline(),
-                  policy or AlertPolicy())
+                  policy or AlertPolicy(), open_since=dict(open_since or {}))
     b = rep.baseline
     ref = None
     if b.mode == "reference":
@@ -410,5 +452,6 @@ def decide(
     b = baseline or Baseline()
     if b.mode == "reference" and reference is None:
         reference = find_reference(current, history, b)
-    findings = replay([*hist, current], checks=checks, baseline=b, policy=policy, reference=reference)[-1]
+    findings = replay([*hist, current], checks=checks, baseline=b, policy=policy, reference=reference,
+                      open_since=open_since)[-1]
     return [_continued(f, open_since) for f in findings] if open_since else findings

@@ -16,7 +16,14 @@ from fairmon.alerts import InMemoryOutboxRepository, Outbox, alert_fingerprint
 from fairmon.alerts.grouping import plan_messages, window_fingerprint
 from fairmon.alerts.history import GroupHistory
 from fairmon.alerts.message import mrkdwn_escape
-from fairmon.alerts.window_message import MAX_BLOCKS, MAX_HEADER, MAX_SECTION, MAX_TEXT, render_window
+from fairmon.alerts.window_message import (
+    MAX_BLOCKS,
+    MAX_HEADER,
+    MAX_SECTION,
+    MAX_TEXT,
+    render_resolution,
+    render_window,
+)
 from fairmon.config import MonitorSpec, resolve_runtime
 from fairmon.drift import Finding
 
@@ -180,30 +187,26 @@ def test_resolutions_one_per_earlier_message_in_its_thread(slack_server, sender)
     assert repo.outbox_get(fp).payload["thread_of"] == alert_fingerprint(window_fingerprint("credit", T0), CH)  # type: ignore[union-attr]
 
 
-def test_a_drift_that_clears_while_its_messages_other_drift_is_open_waits_for_it(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
-    """Session 24: each rule of one message resolved on its own (the DScore threshold one window before the
-    DScore rise), so one drift event got two resolution messages (alert_quality: 1.25 per event). A
-    resolution now waits until no drift of its message is open; the one posted says so."""
+def test_the_last_resolution_of_an_alert_names_the_rules_that_cleared_earlier(slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """Session 24: the drift policy holds a rule's resolution until the last drift of its alert clears
+    (fairmon.drift.policy, one resolution per alert); the resolution then posted names the held ones, and a
+    resolution without held rules says nothing of the kind."""
     repo = InMemoryOutboxRepository()
     ob = Outbox(repo, sender)
     assert len(ob.notify_findings([rumie_finding(0), dp_finding(0)], ctx(0), channels=CH)) == 1
     ob.deliver()
-    still = dataclasses.replace(rumie_finding(3, status="ongoing", since_day=0), notify=False)
-    cleared = dataclasses.replace(dp_finding(3), status="resolved", since=T0)
-    assert ob.notify_findings([cleared, still], ctx(3), channels=CH) == []  # the RUMIE drift is still on
-    assert plan_messages([cleared, still]) == []
-    assert [p.kind for p in plan_messages([cleared])] == ["resolution"]  # nothing else open: it goes out
-    (fp,) = ob.notify_findings([rumie_finding(5, status="resolved", since_day=0)], ctx(5), channels=CH)
+    held = dataclasses.replace(dp_finding(3), status="resolved", since=T0, notify=False,
+                               numbers={"held": "another drift of the same alert is still open"})
+    assert ob.notify_findings([held], ctx(3), channels=CH) == []
+    last = rumie_finding(5, status="resolved", since_day=0)
+    last = dataclasses.replace(last, numbers={**last.numbers, "cleared_earlier": ["ci_outside_range on dp_difference for sex"]})
+    (fp,) = ob.notify_findings([last], ctx(5), channels=CH)
     ob.deliver()
     first, res = slack_server.posted(CH)
     assert res["thread_ts"] == first["ts"] and "1 rule cleared on 1 phenomenon" in res["text"]
-    assert "No drift of this thread's alert is open any more; rules that cleared earlier waited for this one." in res["text"]
-    # a channel that only takes critical findings never saw the warning one, which does not hold it back
-    crit = Outbox(InMemoryOutboxRepository(), sender)
-    crit.notify_findings([rumie_finding(0), dp_finding(0)], ctx(0), channels={CH: "critical"})
-    ongoing_warning = dataclasses.replace(dp_finding(3), status="ongoing", notify=False, since=T0)
-    assert len(crit.notify_findings([rumie_finding(3, status="resolved", since_day=0), ongoing_warning], ctx(3),
-                                    channels={CH: "critical"})) == 1
+    assert "Cleared in earlier windows, held back until this last rule: ci_outside_range on dp_difference for sex." in res["text"]
+    plain = plan_messages([rumie_finding(5, status="resolved", since_day=0)])
+    assert "Cleared in earlier windows" not in render_resolution(plain[0], ctx(5)).text
 
 
 def test_resolution_of_a_drift_opened_before_grouping_threads_under_its_old_message(slack_server, sender) -> None:  # type: ignore[no-untyped-def]

@@ -441,3 +441,41 @@ def test_a_drift_of_a_label_metric_waits_for_its_labels() -> None:
     ws = [eop(i, 0.03) for i in range(3)] + [eop(i, 0.2) for i in range(3, 5)] + [eop(i, None) for i in range(5, 12)]
     out = replay(ws, checks=checks, policy=pol)
     assert [f.status for f in out[-1]] == ["ongoing"] and "(labels pending)" in out[-1][0].message
+
+
+def _two(i: int, sex: float, race: float) -> WindowSummary:
+    rows = [{"metric": "dp_difference", "attribute": a, "group": None, "value": v, "ci_low": v - 0.02,
+             "ci_high": v + 0.02, "n": 5000, "n_nan": 0, "status": "ok"} for a, v in (("sex", sex), ("race", race))]
+    return WindowSummary("mon", T0 + timedelta(days=i), T0 + timedelta(days=i + 1), metrics=rows)
+
+
+def test_one_resolution_per_alert_a_rule_that_clears_first_waits_for_the_last() -> None:
+    """Session 24: each rule of one alert message resolved on its own, so one drift event got two or more
+    resolution messages (alert_quality: 1.25 per event). The first to clear is stored, not notified, until
+    the last drift of the same message clears; that one names it."""
+    pol = AlertPolicy(persistence_m=1, persistence_n=1, cooldown_windows=0)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1)]
+    series = [(0.03, 0.03), (0.2, 0.2), (0.2, 0.2), (0.03, 0.2), (0.03, 0.2), (0.03, 0.03), (0.03, 0.03)]
+    out = replay([_two(i, s, r) for i, (s, r) in enumerate(series)], checks=checks, policy=pol)
+    by = [{f.group: f for f in fs} for fs in out]
+    assert by[1]["sex"].status == by[1]["race"].status == "open" and by[1]["sex"].notify and by[1]["race"].notify
+    held = by[3]["sex"]
+    assert held.status == "resolved" and not held.notify
+    assert held.numbers["held"] == "another drift of the same alert is still open"
+    last = by[5]["race"]
+    assert last.status == "resolved" and last.notify and last.since == by[1]["race"].since
+    assert last.numbers["cleared_earlier"] == ["ci_outside_range on dp_difference for sex"]
+    assert sum(f.notify for fs in out[2:] for f in fs) == 1  # one resolution for the one alert
+
+
+def test_a_drift_that_opened_without_a_message_holds_back_no_resolution() -> None:
+    """A drift below the notified severity was never in the alert message: it does not hold the message's
+    resolution (the reviewer's case: held forever, its own resolution never notified)."""
+    pol = AlertPolicy(persistence_m=1, persistence_n=1, cooldown_windows=0, min_severity="critical")
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1, critical_margin=0.2)]
+    series = [(0.03, 0.03), (0.5, 0.2), (0.03, 0.2), (0.03, 0.03)]  # sex critical, race only a warning
+    out = replay([_two(i, s, r) for i, (s, r) in enumerate(series)], checks=checks, policy=pol)
+    by = [{f.group: f for f in fs} for fs in out]
+    assert by[1]["sex"].notify and not by[1]["race"].notify
+    assert by[2]["sex"].status == "resolved" and by[2]["sex"].notify and "cleared_earlier" not in by[2]["sex"].numbers
+    assert by[3]["race"].status == "resolved" and not by[3]["race"].notify
