@@ -153,6 +153,8 @@ def run_step(
             if ctx.attempt_id is None:  # no attempt given: the one holding the window's run
                 ctx.bind_current_attempt()
             runs.check_attempt(ctx)  # a newer attempt took the window over: stop, write nothing
+            if step in AFTER_PERSIST:  # it may have waited in a queue: its own run time starts now
+                runs.heartbeat(ctx)
         # heavy steps only: finding the BLAS libraries costs 0.01-0.04 CPU-s a call, a light task's whole work
         blas = ctx.spec.execution.blas_threads if step_row(step).heavy else None
         with track(f"{ctx.monitor} {ctx.window.key} {step}"), blas_threads(blas):

@@ -99,20 +99,29 @@ def stale_after_s(ctx: RunContext) -> float:
 
 
 def heartbeat(ctx: RunContext) -> None:
-    """Record that the window's run made progress (a step finished), so it is not failed as stale."""
+    """Record that the window's run made progress (a step finished, or a step after persist started), so
+    it is not swept as stale (the store touches only a running run or a stored one with steps left)."""
     run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
-    if run is not None and run.run_id is not None and run.status == "running":
+    if run is not None and run.run_id is not None:
         ctx.store.heartbeat_run(int(run.run_id), ctx.attempt_id)
+
+
+#: the last step the window's alerts depend on: a death before it ends fails the window as stale, a death
+#: after it (FEU, its follow-up) only records the unfinished step (fairmon.store._liveness)
+LAST_ALERTING_STEP = "alert"
 
 
 def advance(ctx: RunContext, step: str) -> None:
     """``step`` (after persist) finished: record the step the stored window still has to run, or that it
     is complete (:meth:`~fairmon.store.Store.advance_run`). Persist wrote the first one; a process that
-    dies before the last step leaves it there, and the monitor's next run fails the window as stale
-    instead of leaving it ``succeeded`` with its alerts never sent."""
+    dies before :data:`LAST_ALERTING_STEP` finished leaves it there and the monitor's next run fails the
+    window as stale, instead of leaving it ``succeeded`` with its alerts never sent; one that dies in FEU
+    or the follow-up leaves the window as it is, with ``details.unfinished`` saying what is missing."""
     run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
     if run is not None and run.run_id is not None:
-        ctx.store.advance_run(int(run.run_id), step_after(step), ctx.attempt_id)
+        nxt = step_after(step)
+        later = nxt is not None and STEP_ORDER.index(nxt) > STEP_ORDER.index(LAST_ALERTING_STEP)
+        ctx.store.advance_run(int(run.run_id), step, nxt, ctx.attempt_id, later=later)
 
 
 def check_attempt(ctx: RunContext) -> None:

@@ -296,9 +296,12 @@ def test_a_process_killed_after_persist_is_found_stale_and_a_rerun_sends_the_ale
                 name = STEP_ORDER[b.next]
                 b.step()
                 if STEP_ORDER.index(name) >= STEP_ORDER.index("persist"):
-                    seen.append(run_row().details.get("next_step"))
-            # persist wrote 'drift', each later step the one after it, the last one removed it
-            assert seen == [*STEP_ORDER[STEP_ORDER.index("drift"):], None]
+                    d = run_row().details
+                    seen.append(d.get("next_step") or (f"later: {d['later_step']}" if "later_step" in d else None))
+            # persist wrote 'drift', each later step the one after it (after the alert as a later step: a
+            # death there leaves the window as it is), the last one removed it
+            assert seen == ["drift", "diagnose", "report", "alert", "later: feu", "later: followup", None]
+            assert STEP_ORDER[STEP_ORDER.index("drift"):] == ("drift", "diagnose", "report", "alert", "feu", "followup")
             row = run_row()
             assert row.status == "succeeded" and row.error is None
             assert len(_posts(slack)) == 1  # the alert the dead process never sent, once

@@ -128,10 +128,14 @@ def seed(store: Store) -> dict[str, Any]:
     # a window whose worker died mid-run (still 'running' 7 hours later) and one running right now
     store.mark_run("stale", ago(3), ago(2), "running")
     store.mark_run("stale", ago(1), ago(0), "running")
+    # a stored window whose process died before its alert, and one whose FEU never finished (swept)
+    store.write_window(WindowRecords(RunRecord("stale", ago(5), ago(4), details={"next_step": "alert"})))
+    store.write_window(WindowRecords(RunRecord("stale", ago(4), ago(3), details={
+        "unfinished": {"step": "feu", "error": "stale: no progress for 25200 s before step 'feu' finished"}})))
     with store.engine.begin() as conn:
-        conn.execute(sa.text("UPDATE runs SET updated_at = now() - interval '7 hours' WHERE window_start = :ws "
-                             "AND monitor_id = (SELECT monitor_id FROM monitors WHERE name = 'stale')"),
-                     {"ws": ago(3)})
+        conn.execute(sa.text("UPDATE runs SET updated_at = now() - interval '7 hours' WHERE window_start IN "
+                             "(:ws, :stored) AND monitor_id = (SELECT monitor_id FROM monitors WHERE name = 'stale')"),
+                     {"ws": ago(3), "stored": ago(5)})
     store.outbox_enqueue(
         AlertRecord(
             "fp-demo",
@@ -281,10 +285,14 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
         == [("other", "race", 0.3), ("demo", "sex", round(dp_of(1), 4))]
     ),
     "windows_not_succeeded_last_30_days.sql": lambda rows: (
-        [(r["monitor"], r["status"]) for r in rows] == [("other", "data_invalid"), ("stale", "running (stale)")]
+        [(r["monitor"], r["status"]) for r in rows] == [
+            ("other", "data_invalid"), ("stale", "running (stale)"), ("stale", "succeeded (alerts sent; feu unfinished)"),
+            ("stale", "succeeded (stopped before alert)")]
         and rows[0]["error"].startswith("expect_column_values")
         and rows[1]["error"].startswith("no progress for 7 hours")
-        and [r["results_kept"] for r in rows] == [False, False]
+        and rows[2]["error"].startswith("stale: no progress for 25200 s before step 'feu'")
+        and rows[3]["error"].startswith("no progress for 7 hours")
+        and [r["results_kept"] for r in rows] == [False, False, False, False]
     ),
     "gesd_with_group_stability.sql": lambda rows: (
         len(rows) == 2 * N_DEMO
