@@ -152,14 +152,19 @@ def notify_failure(
 
 
 async def on_deadline_missed(dag_id: str = "?", deadline_s: int = 0, **context: Any) -> None:
-    """``DeadlineAlert`` callback (runs in the triggerer): a window's run is not done ``deadline_s``
-    seconds after it was queued. Logged and posted like a pipeline error (never raises)."""
+    """``DeadlineAlert`` callback (runs in the triggerer): a window's run has not *succeeded*
+    ``deadline_s`` seconds after it was queued. Logged and posted like a pipeline error (never raises).
+
+    Airflow 3.3.2 removes a run's deadline only when the run succeeds and hands this callback no run
+    id, so a run that already failed (and paged through its task's failure callback) is paged again
+    here; the text says so rather than claiming the run is still going."""
     dag_run = context.get("dag_run") if isinstance(context.get("dag_run"), Mapping) else {}
     run_id = str((dag_run or {}).get("run_id", "?")) if isinstance(dag_run, Mapping) else "?"
     report = FailureReport(
         dag_id=dag_id, task_id="(run)", run_id=run_id, window=window_text(context), try_number=1, log_url="?",
-        error=f"DeadlineMissed: the window's run is not done {deadline_s} s after it was queued "
-        "(execution.deadline_s)",
+        error=f"DeadlineMissed: a run of {dag_id} has not succeeded {deadline_s} s after it was queued "
+        "(execution.deadline_s): it is still running, or it failed earlier (then its task's failure "
+        "message came first; Airflow does not say which run)",
     )
     await asyncio.to_thread(notify_failure, report, token=slack_token())
 

@@ -16,7 +16,9 @@ from typing import Any
 from fairmon.alerts.outbox import withdraw_window
 from fairmon.errors import AttemptSupersededError, FairmonError
 from fairmon.pipeline.context import RunContext
+from fairmon.pipeline.failures import notify_pipeline_failure
 from fairmon.pipeline.table import A_SNAPSHOT, STEP_ORDER, step_after
+from fairmon.store import RunRecord
 from fairmon.store.repository import ERR_SUPERSEDED
 
 log = logging.getLogger(__name__)
@@ -143,6 +145,23 @@ def spec_owner_path(ctx: RunContext) -> str | None:
     return str(Path(source).resolve())
 
 
+def report_stale(ctx: RunContext, stale: RunRecord) -> None:
+    """Log a window the sweep found stale and post it as a pipeline error: a process killed outright (an
+    OOM kill, SIGKILL) left no failure of its own — Airflow runs no failure callback for it — so without
+    this nobody is told (an on-call tryout, session 24). Posted to the platform channel
+    (:func:`fairmon.pipeline.failures.notify_pipeline_failure`) unless this run does not notify."""
+    d = stale.details or {}
+    unfinished = d.get("unfinished") if isinstance(d.get("unfinished"), Mapping) else None
+    error = stale.error if unfinished is None else str(unfinished.get("error"))
+    step = d.get("failed_step") or (unfinished or {}).get("step") or "(window)"
+    log.warning("%s: window %s found stale (%s): %s", ctx.monitor, stale.window_start.isoformat(), stale.status,
+                error)
+    if ctx.notify:
+        notify_pipeline_failure(dag_id=f"fairmon_{ctx.monitor}", task_id=str(step),
+                                run_id=f"window {stale.window_start:%Y-%m-%dT%H:%MZ}", error=error,
+                                slack_token=ctx.token())
+
+
 def start_run(ctx: RunContext) -> tuple[int, str | None]:
     """Claim the monitor name for the spec file (refused when another file owns it, unless
     ``ctx.take_over_monitor``), register the monitor (spec + fingerprint), fail its stale runs
@@ -157,7 +176,7 @@ def start_run(ctx: RunContext) -> tuple[int, str | None]:
         if previous_owner is not None and previous_owner != path:
             log.warning("monitor %s taken over by %s (was %s)", spec.name, path, previous_owner)
     for stale in ctx.store.fail_stale_runs(spec.name, stale_after_s(ctx)):
-        log.warning("%s: window %s marked failed: %s", spec.name, stale.window_start.isoformat(), stale.error)
+        report_stale(ctx, stale)
     ctx.store.upsert_monitor(
         spec.name,
         owner=spec.identity.owner,

@@ -48,3 +48,16 @@ def test_no_error_passes_through() -> None:
     with retry_policy():
         value = 42
     assert value == 42
+
+
+def test_a_superseded_attempt_skips_instead_of_failing() -> None:
+    """Session 24 (an on-call tryout): a manual `fairmon run` beside the scheduled DAG run made the older
+    attempt's task fail, failing the DAG run and paging #oncall for a window the newer attempt computed."""
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    from fairmon.errors import AttemptSupersededError
+
+    exc = AttemptSupersededError("attempt b holds the window")
+    with pytest.raises(AirflowSkipException) as info, retry_policy():
+        raise exc
+    assert "AttemptSupersededError: attempt b holds the window" in str(info.value) and info.value.__cause__ is exc
