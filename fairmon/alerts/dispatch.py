@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fairmon.alerts.outbox import Outbox
@@ -19,6 +20,7 @@ from fairmon.alerts.slack import TOKEN_ENV, SlackSender
 from fairmon.config import resolve_runtime
 from fairmon.drift.findings import Finding
 from fairmon.errors import AlertDeliveryError
+from fairmon.store import STALE_CLAIM_S
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairmon.config import MonitorSpec
@@ -100,8 +102,18 @@ def deliver(ctx: DispatchContext, outbox: Outbox) -> dict[str, Any]:
             log.warning("%s %s: Slack delivery skipped, %s", ctx.monitor, ctx.window.key, note)
         return {"delivered": False, "delivery": note}
     rep = outbox.deliver(monitor=ctx.monitor, up_to=ctx.window.start)
+    # an alert another delivery holds ("sending"): a live one, or one whose worker was killed mid-send,
+    # reclaimed once its claim is STALE_CLAIM_S old; "delivered" must not claim it went out
+    recent = datetime.now(UTC) - timedelta(days=7)  # a claim is minutes old: not the monitor's whole history
+    in_flight = [a.fingerprint for a in ctx.store.alerts(ctx.monitor, since=recent)
+                 if a.state == "sending" and (a.window_start is None or a.window_start <= ctx.window.start)]
+    if in_flight:
+        log.warning("%s %s: %d alert(s) held by another delivery (a killed one is taken over after %.0f s, by "
+                    "the next delivery of this monitor): %s", ctx.monitor, ctx.window.key, len(in_flight),
+                    STALE_CLAIM_S, ", ".join(in_flight))
     return {
-        "delivered": True,
+        "delivered": not (rep.deferred or rep.failed or rep.error or in_flight),
+        "in_flight": len(in_flight),
         "sent": len(rep.sent),
         "recovered": len(rep.recovered),
         "deferred": len(rep.deferred),

@@ -54,6 +54,7 @@ from fairmon.alerts.slack import RateLimitedError
 from fairmon.alerts.window_message import render_resolution, render_window
 from fairmon.drift.findings import Finding, Severity, finding_fingerprint, severity_at_least
 from fairmon.errors import AlertDeliveryError
+from fairmon.store import STALE_CLAIM_S
 from fairmon.store.records import AlertRecord
 
 __all__ = [
@@ -82,7 +83,7 @@ class OutboxRepository(Protocol):
     def outbox_get(self, fingerprint: str) -> AlertRecord | None: ...
 
     def outbox_pending(
-        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None,
+        self, limit: int = 100, *, stale_after_s: float = STALE_CLAIM_S, monitor: str | None = None,
         up_to: datetime | None = None,
     ) -> list[AlertRecord]: ...
 
@@ -151,7 +152,7 @@ class InMemoryOutboxRepository:
         return self._rows.get(fingerprint)
 
     def outbox_pending(
-        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None,
+        self, limit: int = 100, *, stale_after_s: float = STALE_CLAIM_S, monitor: str | None = None,
         up_to: datetime | None = None,
     ) -> list[AlertRecord]:
         now = self._clock()
@@ -355,7 +356,7 @@ class Outbox:
 
     # ------------------------------------------------------------------ deliver
     def deliver(
-        self, *, monitor: str | None = None, limit: int = 100, stale_after_s: float = 600.0,
+        self, *, monitor: str | None = None, limit: int = 100, stale_after_s: float = STALE_CLAIM_S,
         up_to: datetime | None = None,
     ) -> DeliveryReport:
         """Send what is pending (and reclaim stale ``sending`` rows) — only ``monitor``'s alerts when given,

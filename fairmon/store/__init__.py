@@ -14,6 +14,7 @@ transaction sets ``lock_timeout`` / ``statement_timeout`` from ``FAIRMON_DB_LOCK
 """
 
 from fairmon.store._diagnosis import AttributionGapRecord, RescoreRecord
+from fairmon.store._outbox import STALE_CLAIM_S
 from fairmon.store.engine import describe_url, embedded_url, get_engine, normalize_url, ping
 from fairmon.store.migrations import current_version, head_version, require_head, upgrade
 from fairmon.store.records import (
@@ -44,6 +45,7 @@ __all__ = [
     "Store",
     "open_store",
     "ALLOWED_TRANSITIONS",
+    "STALE_CLAIM_S",
     "RESULT_STATUSES",
     "NEXT_STEP",
     "RecordError",

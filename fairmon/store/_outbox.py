@@ -19,9 +19,15 @@ from fairmon.store._tables import alerts as alerts_table
 from fairmon.store._tables import monitors
 from fairmon.store.records import AlertRecord, AlertState, RecordError, utc
 
-__all__ = ["ALLOWED_TRANSITIONS", "ERR_TRANSITION", "Outbox"]
+__all__ = ["ALLOWED_TRANSITIONS", "ERR_TRANSITION", "STALE_CLAIM_S", "Outbox"]
 
 ERR_TRANSITION = "outbox transition {from_state} -> {to_state} is not allowed (allowed: {allowed})"
+#: a ``sending`` claim older than this is a delivery that died (its worker was killed) and is reclaimed.
+#: One send takes at most ~2 min (a 30 s lookup, a 30 s post, its ambiguous-error lookup and a 10 s
+#: rate-limit wait); 600 s outlived Airflow's default 300 s retry delay, so a killed alert task's retry
+#: found its own claim still live and sent nothing until the next day's run (an on-call tryout). A
+#: reclaim looks the message up by its fingerprint before posting, so a slow live send is not doubled.
+STALE_CLAIM_S = 180.0
 
 #: outbox state machine: pending → sending → sent | failed | pending (retry); failed → pending (requeue);
 #: sending → sending (reclaim a stale claim; pass ``expected_attempts`` to make it a true CAS); pending →
@@ -112,7 +118,7 @@ class Outbox(StoreBase):
         return None if row is None else alert_from_row(row)
 
     def outbox_pending(
-        self, limit: int = 100, *, stale_after_s: float = 600.0, monitor: str | None = None,
+        self, limit: int = 100, *, stale_after_s: float = STALE_CLAIM_S, monitor: str | None = None,
         up_to: datetime | None = None,
     ) -> list[AlertRecord]:
         """Alerts to deliver: ``pending`` ones plus ``sending`` ones whose claim is older than
@@ -199,7 +205,7 @@ class Outbox(StoreBase):
         with self._tx() as conn:
             return conn.execute(stmt).rowcount == 1
 
-    def outbox_claim(self, fingerprint: str, *, stale_after_s: float = 600.0) -> bool:
+    def outbox_claim(self, fingerprint: str, *, stale_after_s: float = STALE_CLAIM_S) -> bool:
         """Atomically claim an alert for sending: ``pending`` → ``sending``, or re-claim a ``sending``
         alert whose claim is older than ``stale_after_s`` (its worker died). ``attempts`` + 1.
 

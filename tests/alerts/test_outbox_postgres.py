@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from alert_helpers import ctx, dp_finding, rumie_finding
 
 from fairmon.alerts import Outbox, alert_fingerprint
@@ -142,3 +143,21 @@ def test_a_re_run_withdraws_what_it_no_longer_says(store, slack_server, sender) 
     assert fp_reply_again == fp_reply  # re-raised without its parent
     report = Outbox(store, sender).deliver(up_to=ctx(2).window_start)
     assert report.withdrawn == [fp_reply] and report.sent == [] and store.outbox_get(fp_reply).state == "withdrawn"
+
+
+def test_a_claim_of_a_killed_delivery_is_taken_over_before_airflows_retry(store, slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """Session 24 (an on-call tryout): the alert task was killed mid-send; its retry 300 s later (Airflow's
+    default delay) found the claim live (600 s) and sent nothing, reporting delivered: True. A claim now
+    goes stale after STALE_CLAIM_S (180 s), below the default retry delay."""
+    from fairmon.store import STALE_CLAIM_S
+
+    assert STALE_CLAIM_S < 300
+    ob = Outbox(store, sender)
+    (fp,) = ob.notify_findings([rumie_finding()], ctx(0), channels=CH)
+    assert store.outbox_transition(fp, "pending", "sending")  # the killed worker's claim
+    assert ob.deliver().sent == []  # a live claim is left alone
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE alerts SET updated_at = now() - make_interval(secs => :s) WHERE fingerprint = :fp"),
+                     {"s": STALE_CLAIM_S + 20, "fp": fp})
+    rep = ob.deliver()  # the retry, 200 s later
+    assert rep.sent == [fp] and len(slack_server.posted(CH)) == 1

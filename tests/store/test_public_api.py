@@ -20,6 +20,7 @@ PUBLIC = {
     "Store",
     "open_store",
     "ALLOWED_TRANSITIONS",
+    "STALE_CLAIM_S",
     "RESULT_STATUSES",
     "NEXT_STEP",
     "RecordError",

@@ -127,7 +127,7 @@ OTHER_SURFACE: dict[str, frozenset[str] | None] = {
     ),
     "fairmon.store": _names(
         "ALLOWED_TRANSITIONS AlertRecord AttributionGapRecord EvidenceRecord ExplanationMetricRecord FEUCandidateRecord "
-        "FindingRecord MetricRecord NEXT_STEP RESULT_STATUSES RecordError RescoreRecord RunRecord Store WindowRecords "
+        "FindingRecord MetricRecord NEXT_STEP RESULT_STATUSES STALE_CLAIM_S RecordError RescoreRecord RunRecord Store WindowRecords "
         "current_version describe_url embedded_url get_engine head_version normalize_url open_store ping "
         "require_head upgrade"
     ),
