@@ -226,6 +226,12 @@ def run_demo(
         results.append(o)
         if on_event:
             on_event("window", o)
+    if not embedded:  # on a server the demo keeps no claim on the name: Airflow's fairmon_demo
+        store = open_store(resolved_db)  # (monitors/demo.yaml) may run it next on the same database
+        try:
+            store.release_monitor("demo", str(Path(spec_path).resolve()))
+        finally:
+            store.engine.dispose()
     return {
         "output": str(out),
         "spec": str(spec_path),

@@ -148,3 +148,22 @@ class AttemptWrites(RunWrites):
                     .values(spec_path=spec_path, updated_at=sa.func.now())
                 )
         return None if owner is None else str(owner)
+
+    def release_monitor(self, name: str, spec_path: str) -> bool:
+        """Give up ``spec_path``'s ownership of monitor ``name`` (its windows stay): the next spec file
+        to run it claims it. Only the owning file releases; returns whether it did.
+
+        The demo releases the name when it ends: otherwise ``monitors/demo.yaml`` under Airflow, on the
+        same database, was refused on every task (an on-call tryout, session 24).
+
+        Examples
+        --------
+        >>> store.release_monitor("demo", "/srv/demo-output/demo.yaml")  # doctest: +SKIP
+        True
+        """
+        with self._tx(name) as conn:
+            done = conn.execute(
+                sa.update(monitors).where(monitors.c.name == name, monitors.c.spec_path == spec_path)
+                .values(spec_path=None, updated_at=sa.func.now())
+            )
+        return done.rowcount == 1

@@ -62,3 +62,12 @@ def test_a_monitor_name_is_owned_by_one_spec_file(store: Store) -> None:
     assert store.claim_monitor("demo", "/srv/new/demo.yaml", take_over=True) == "/srv/monitors/demo.yaml"
     with pytest.raises(ConfigError):
         store.claim_monitor("demo", "/srv/monitors/demo.yaml")  # the old file is now the intruder
+
+
+def test_the_owning_file_releases_a_monitor_name(store) -> None:  # type: ignore[no-untyped-def]
+    """Session 24 (an on-call tryout): `fairmon demo --db ...` kept the name 'demo', so Airflow's fairmon_demo
+    (monitors/demo.yaml) was refused on every task; the demo now releases it when it ends."""
+    assert store.claim_monitor("demo", "/srv/demo-output/demo.yaml") is None
+    assert store.release_monitor("demo", "/srv/monitors/demo.yaml") is False  # not the owner
+    assert store.release_monitor("demo", "/srv/demo-output/demo.yaml") is True
+    assert store.claim_monitor("demo", "/srv/monitors/demo.yaml") is None  # no owner left: claimed

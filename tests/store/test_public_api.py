@@ -58,6 +58,7 @@ STORE_METHODS = {
     "begin_attempt",
     "current_attempt",
     "claim_monitor",
+    "release_monitor",
     # reads for the report and the CLI
     "monitors",
     "get_run",
