@@ -294,3 +294,10 @@ def test_env_var_names_are_defined_once() -> None:
     elsewhere = {name: files for name, files in defined.items() if files != ["fairmon/config/_env.py"]}
     assert elsewhere == {}
     assert "FAIRMON_DATABASE_URL" in defined and "FAIRMON_SLACK_TOKEN" in defined
+
+
+def test_an_openxai_min_group_size_no_sample_can_meet_is_refused(tmp_path: Path) -> None:
+    """Session 24 review: with sample_size 5 and min_group_size 10 every OpenXAI gap is NULL, silently."""
+    msg = _error(tmp_path, MINIMAL + "explanations: {openxai: {sample_size: 8, min_group_size: 5}}\n")
+    assert "bad.yaml:11: explanations.openxai: min_group_size 5 needs at least two groups of that size among " \
+           "sample_size 8 rows (2 x 5 > 8)" in msg and "lower min_group_size or raise sample_size" in msg
