@@ -278,10 +278,12 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
                      + (f" ({hp_txt})" if hp_txt else ""))
     why = "" if parent_fingerprint is not None else ", requested on demand"
     recipes = f", {len(cands) - len(repeats)} distinct recipes" if repeats else ""
+    registered = snap is not None or any(c.get("registry_version") for c in cands)
     head = (f"FEU retraining candidates for {ctx.monitor} ({len(cands)} on the Pareto front{recipes}{why}; "
-            "proposed, not deployed: production changes only when someone promotes the registered version; "
-            "the recommendation's figures are out of fold or on validation, the candidates' and baselines' on "
-            "the test split)")
+            "proposed, not deployed" + (": production changes only when someone promotes the registered version"
+                                         if registered else "")
+            + "; the recommendation's before/after figures are out of fold or on validation, the candidate "
+            "and baseline lists are on the test split)")
     attr = feu.get("sensitive") or (feu.get("data") or {}).get("sensitive")
     raw_target = feu.get("target")
     target: Mapping[str, Any] = raw_target if isinstance(raw_target, Mapping) else {}

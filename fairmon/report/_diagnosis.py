@@ -80,8 +80,9 @@ def diagnosis_context(
             continue
         kept = rows[key]
         kept["kind"] += f", {r.kind}"
-        if row["definition"] and row["definition"] not in str(kept["definition"]).split(" · "):
-            kept["definition"] = f"{kept['definition']} · {row['definition']}"  # each rule's own, not the first's
+        if row["definition"] and row["definition"] not in str(kept["definition"] or "").split(" · "):
+            # each rule's own definition, not the first's
+            kept["definition"] = f"{kept['definition']} · {row['definition']}" if kept["definition"] else row["definition"]
         for k, v in row.items():  # what only one of the rules carries (a rise's baseline)
             if kept.get(k) in (None, "", "n/a") and v not in (None, "", "n/a"):
                 kept[k] = v

@@ -352,8 +352,9 @@ TEMPLATE = (
   </div>
   {% else %}
   <p class="muted">No retraining candidates for this window: FEU runs at the window where a drift opens
-     (not again while it stays open) or on request (<code>fairmon feu</code>).{% if feu_latest %} The latest
-     candidates for this monitor are in the report of <a href="{{ feu_latest.href }}">{{ feu_latest.day }}</a>.{% endif %}</p>
+     (with <code>retraining.trigger: on_drift</code>, the default; not again while it stays open) or on
+     request (<code>fairmon feu</code>).{% if feu_latest %} The latest earlier candidates (among the
+     {{ n_trend }} windows of the trends below) are in the report of <a href="{{ feu_latest.href }}">{{ feu_latest.day }}</a>.{% endif %}</p>
   {% endif %}
 </section>
 

@@ -263,7 +263,7 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
     table: dict[tuple[str, str], dict[str, str]] = {}
     undefined: dict[tuple[str, str], str] = {}
     sizes = {x.group: x.n for x in rows if x.group in group_cols and x.n is not None}
-    left_out: dict[str, str] = {}  # attribute -> the gap's note on the groups too small to compare
+    left_out: dict[str, dict[str, list[str]]] = {}  # attribute -> note on the groups too small -> whose gaps
     for x in rows:
         base = x.metric[: -len("_fairness")] if x.metric.endswith("_fairness") else x.metric
         cell = table.setdefault((x.explainer, base), {})
@@ -274,7 +274,8 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
             note = str((x.details or {}).get("note") or "")
             for marker in ("groups with fewer than", "undefined: fewer than two groups"):
                 if marker in note:
-                    left_out[x.group] = note[note.index(marker):].split(";")[0]
+                    said = note[note.index(marker):].split(";")[0]
+                    left_out.setdefault(x.group, {}).setdefault(said, []).append(f"{base} ({x.explainer})")
         elif x.group:
             cell[x.group] = text
         else:
@@ -287,7 +288,9 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
         for (e, m), c in sorted(table.items())
     ]
     notes = [f"{m} ({e}): {why}" for (e, m), why in sorted(undefined.items())]
-    notes += [f"gap {a}: {why}" for a, why in sorted(left_out.items())]
+    for a, said in sorted(left_out.items()):  # one note per attribute unless its gaps left out different groups
+        notes += ([f"gap {a}: {why}" for why in said] if len(said) == 1 else
+                  [f"gap {a}, {', '.join(whose)}: {why}" for why, whose in said.items()])
     return {"group_cols": group_cols, "fair_cols": fair_cols, "rows": out_rows, "undefined": notes,
             "sizes": [f"n {sizes[g]}" if g in sizes else "" for g in group_cols],
             "stability": any(m in ("RIS", "RRS", "ROS") for _e, m in table)}

@@ -218,11 +218,12 @@ def test_feu_followup_names_a_repeated_recipe_and_the_registered_ensemble() -> N
     ]}
     text = render_feu_followup(feu, ctx(), parent_fingerprint="p").text
     assert "(3 on the Pareto front, 2 distinct recipes; proposed, not deployed" in text
-    assert "the recommendation's figures are out of fold or on validation, the candidates' and baselines' on the " \
-           "test split" in text
+    assert "the recommendation's before/after figures are out of fold or on validation, the candidate and " \
+           "baseline lists are on the test split" in text
+    assert "production changes only when someone promotes the registered version" in text
     line = next(ln for ln in text.splitlines() if ln.startswith("#3 [v3]"))
     assert ("← recommended (as registered: the fold ensemble of its 5 fold models; the searched network itself: "
             "DP 0.023, bal. acc. 0.637; the recipe of #1 again (another training seed))") in line
     assert "again" not in next(ln for ln in text.splitlines() if ln.startswith("#2"))
     single = render_feu_followup({"candidates": feu["candidates"][:2]}, ctx(), parent_fingerprint="p").text
-    assert "distinct recipes" not in single and "registered" not in single.split("\n", 1)[1]
+    assert "distinct recipes" not in single and "registered" not in single  # nothing was registered
