@@ -40,10 +40,11 @@ CPU_LINE = "fairmon task cpu: %.3f s before the steps, %.3f s in %s"
 #: they get the Airflow connection's URL
 _SQL_STEPS = frozenset({"pull_data", "validate", "outcome"})
 _FEU_STEP = "feu"
-#: steps that may post to Slack (the data alert of pull_data / validate, the alert, the FEU follow-up):
-#: only they look the ``fairmon_slack`` connection up (one API-server request per task otherwise); an
-#: alert another step queued without a token stays pending in the outbox for the next sender
-_SLACK_STEPS = frozenset({"pull_data", "validate", "alert", "followup"})
+#: steps that may post to Slack (resolve_window's page about a window its sweep found stale, the data
+#: alert of pull_data / validate, the alert, the FEU follow-up): only they look the ``fairmon_slack``
+#: connection up (one API-server request per task otherwise); an alert another step queued without a
+#: token stays pending in the outbox for the next sender
+_SLACK_STEPS = frozenset({"resolve_window", "pull_data", "validate", "alert", "followup"})
 
 
 def run_task(step: str | Sequence[str], spec_path: str, window: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -52,7 +52,7 @@ from fairmon.alerts.render import (
 )
 from fairmon.alerts.slack import RateLimitedError
 from fairmon.alerts.window_message import render_resolution, render_window
-from fairmon.drift.findings import Finding, Severity, finding_fingerprint, severity_at_least
+from fairmon.drift.findings import SEVERITIES, Finding, Severity, finding_fingerprint, severity_at_least
 from fairmon.errors import AlertDeliveryError
 from fairmon.store import STALE_CLAIM_S
 from fairmon.store.records import AlertRecord
@@ -233,6 +233,13 @@ def withdraw_window(repository: OutboxRepository, monitor: str, window_start: da
     return out
 
 
+
+def _routed_severity(f: Finding) -> Severity:
+    """The severity a channel filter reads: a resolution standing for a whole alert (the drift policy held
+    its other rules' resolutions) goes where the alert's most severe rule went."""
+    alert = f.numbers.get("alert_severity") if f.status == "resolved" else None
+    return alert if alert in SEVERITIES else f.severity  # type: ignore[return-value]
+
 @dataclass
 class DeliveryReport:
     """What one :meth:`Outbox.deliver` call did."""
@@ -300,7 +307,7 @@ class Outbox:
         routes: Mapping[str, Severity] = {channels: "info"} if isinstance(channels, str) else channels
         queued: list[str] = []
         for channel, min_sev in routes.items():
-            chosen = [f for f in findings if f.notify and severity_at_least(f.severity, min_sev)]
+            chosen = [f for f in findings if f.notify and severity_at_least(_routed_severity(f), min_sev)]
             for plan in plan_messages(chosen):
                 fp = alert_fingerprint(plan.fingerprint, channel)
                 if plan.kind == "window":

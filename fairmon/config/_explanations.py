@@ -142,7 +142,7 @@ class OpenXAISpec(SpecSection):
 
     @model_validator(mode="after")
     def _two_groups_fit(self) -> OpenXAISpec:
-        if 2 * self.min_group_size > self.sample_size:  # no gap could ever be computed
+        if self.enabled and 2 * self.min_group_size > self.sample_size:  # no gap could ever be computed
             raise ValueError(ERR_OPENXAI_MIN_GROUP.format(min_group=self.min_group_size, sample=self.sample_size))
         return self
 

@@ -133,6 +133,8 @@ class _KeyState:
     opened_notified: bool = False
     last_open_index: int | None = None
     unmeasured: int = 0  # consecutive windows without a measurement while active
+    #: the alert (its ``since``) whose resolution this key's held resolution waits in, kept if it reopens
+    held_for: datetime | None = None
     kind: str = ""
     metric: str = ""
     group: str = ""
@@ -226,23 +228,31 @@ class _Replay:
 
         Each rule of one message resolved on its own before (alert_quality: 1.25 resolution messages per
         drift event, the DScore threshold a window before the DScore rise). The held finding stays
-        stored (``numbers["held"]`` says why); the resolution finally posted names the rules that
-        cleared earlier (``numbers["cleared_earlier"]``)."""
-        resolving = {f.key for f in findings if f.status == "resolved"}
+        stored (``numbers["held"]`` says why) and its key remembers the alert (``held_for``, kept when the
+        series drifts again: that is a new drift); the resolution finally posted names the rules that
+        cleared earlier (``numbers["cleared_earlier"]``) and carries the alert's highest severity
+        (``numbers["alert_severity"]``), so a channel that only takes that severity still gets it."""
         out = []
         for f in findings:
             if f.status != "resolved" or not f.notify or f.since is None:
                 out.append(f)
                 continue
             since = self.since_of(f.key, f.since)
-            siblings = [(k, st) for k, st in self.states.items()
-                        if k != f.key and st.opened_notified and self.since_of(k, st.since) == since]
-            if any(st.active for _, st in siblings):
+            active = [st for k, st in self.states.items() if k != f.key and st.active and st.opened_notified
+                      and self.since_of(k, st.since) == since]
+            if active:
+                self.states[f.key].held_for = since
                 out.append(dataclasses.replace(f, notify=False, numbers={
                     **f.numbers, "held": "another drift of the same alert is still open"}))
                 continue
-            earlier = sorted(_series_label(st) for k, st in siblings if k not in resolving)
-            out.append(dataclasses.replace(f, numbers={**f.numbers, "cleared_earlier": earlier}) if earlier else f)
+            held = [st for k, st in self.states.items() if k != f.key and st.held_for == since]
+            numbers = dict(f.numbers)
+            if held:
+                numbers["cleared_earlier"] = sorted(_series_label(st) for st in held)
+                numbers["alert_severity"] = max((f.severity, *(st.severity for st in held)), key=SEVERITIES.index)
+                for st in held:
+                    st.held_for = None
+            out.append(dataclasses.replace(f, numbers=numbers) if held else f)
         return out
 
     def _unmeasured(self, window: WindowSummary, st: _KeyState) -> Finding | None:

@@ -59,10 +59,14 @@ def _spec(spec: MonitorSpec | str | os.PathLike[str]) -> MonitorSpec:
 
 
 def _record_failure(ctx: RunContext, step: str, exc: BaseException) -> None:
-    """Best effort: the run row says ``failed`` with the error text (never zeros)."""
+    """Best effort: the run row says ``failed`` with the error text (never zeros) — or, for a step after
+    the alerts went out (FEU, its follow-up), the window keeps its status and ``details.unfinished`` says
+    what failed (:func:`fairmon.pipeline.runs.record_unfinished`)."""
+    error = f"{step}: {type(exc).__name__}: {exc}"
     try:
-        runs.mark_failed(ctx, step=step, error=f"{step}: {type(exc).__name__}: {exc}",
-                         missing_artifact=isinstance(exc, MissingArtifactError))
+        if runs.record_unfinished(ctx, step=step, error=error):
+            return
+        runs.mark_failed(ctx, step=step, error=error, missing_artifact=isinstance(exc, MissingArtifactError))
     except AttemptSupersededError:
         log.warning("%s/%s: %s failed after a newer attempt took the window over; not recorded: %s",
                     ctx.monitor, ctx.window.key, step, exc)
@@ -394,6 +398,7 @@ def feu_on_demand(
         t0 = time.perf_counter()
         for step in FEU_STEPS:  # not run_step: a failed request must not mark the stored window failed
             result = STEPS[step](ctx)
+            runs.advance(ctx, step)  # clears a sweep's details.unfinished (a no-op on a complete window)
             out.steps[step] = result
             if on_step is not None:
                 on_step(step, result)

@@ -29,6 +29,7 @@ __all__ = [
     "spec_owner_path",
     "heartbeat",
     "advance",
+    "record_unfinished",
     "stale_after_s",
     "STALE_AFTER_TASK_TIMEOUTS",
     "mark_failed",
@@ -124,6 +125,23 @@ def advance(ctx: RunContext, step: str) -> None:
         nxt = step_after(step)
         later = nxt is not None and STEP_ORDER.index(nxt) > STEP_ORDER.index(LAST_ALERTING_STEP)
         ctx.store.advance_run(int(run.run_id), step, nxt, ctx.attempt_id, later=later)
+
+
+def record_unfinished(ctx: RunContext, *, step: str, error: str) -> bool:
+    """``step`` failed after the window's alerts went out (FEU, its follow-up): keep the window's status
+    and record ``details.unfinished`` (:meth:`~fairmon.store.Store.record_unfinished`). Returns False —
+    the caller marks the run failed — for any other step, or when the run does not hold ``step`` as its
+    later step (a window that had not reached it)."""
+    if STEP_ORDER.index(step) <= STEP_ORDER.index(LAST_ALERTING_STEP):
+        return False
+    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
+    if run is None or run.run_id is None:
+        return False
+    done = ctx.store.record_unfinished(int(run.run_id), step, error[:_MAX_ERROR], ctx.attempt_id)
+    if done:
+        log.warning("%s %s: %s failed after the window's alerts went out; its status stays: %s", ctx.monitor,
+                    ctx.window.key, step, error)
+    return done
 
 
 def check_attempt(ctx: RunContext) -> None:

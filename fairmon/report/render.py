@@ -274,8 +274,8 @@ def _openxai_table(expl: Sequence[ExplanationMetricRecord]) -> dict[str, Any] | 
             note = str((x.details or {}).get("note") or "")
             for marker in ("groups with fewer than", "undefined: fewer than two groups"):
                 if marker in note:
-                    said = note[note.index(marker):].split(";")[0]
-                    left_out.setdefault(x.group, {}).setdefault(said, []).append(f"{base} ({x.explainer})")
+                    why_left = note[note.index(marker):].split(";")[0]
+                    left_out.setdefault(x.group, {}).setdefault(why_left, []).append(f"{base} ({x.explainer})")
         elif x.group:
             cell[x.group] = text
         else:

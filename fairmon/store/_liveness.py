@@ -70,7 +70,7 @@ _STEPS_LEFT = sa.and_(runs.c.status.in_(RESULT_STATUSES), sa.or_(_has(NEXT_STEP)
 
 
 class RunLiveness(StoreBase):
-    """:meth:`heartbeat_run`, :meth:`advance_run` and :meth:`fail_stale_runs`."""
+    """:meth:`heartbeat_run`, :meth:`advance_run`, :meth:`record_unfinished` and :meth:`fail_stale_runs`."""
 
     def heartbeat_run(self, run_id: int, attempt_id: str | None = None) -> bool:
         """Record progress of a ``running`` run, or of a stored window with steps left (its
@@ -120,6 +120,28 @@ class RunLiveness(StoreBase):
                 sa.bindparam("step", {LATER_STEP if later else NEXT_STEP: next_step}, type_=_D.type))
         stmt = (sa.update(runs).where(runs.c.run_id == run_id, recorded, *_attempt_holds(attempt_id))
                 .values(details=cleared, updated_at=sa.func.now()))
+        with self._tx() as conn:
+            return conn.execute(stmt).rowcount == 1
+
+    def record_unfinished(self, run_id: int, step: str, error: str, attempt_id: str | None = None) -> bool:
+        """A step after the alerts (``details.later_step``) failed: the window and its alerts are complete,
+        so its status stays; ``details.unfinished`` (``step``, ``error``) says what is missing, and the
+        sweep leaves it alone. A later success of that step (a task retry, ``fairmon feu``) removes it
+        (:meth:`advance_run`). Returns whether the run was updated (only a stored run holding
+        ``later_step`` = ``step``).
+
+        Examples
+        --------
+        >>> store.record_unfinished(run_id, "feu", "feu: MethodError: every candidate failed")  # doctest: +SKIP
+        True
+        """
+        note = {UNFINISHED: {"step": step, "error": error}}
+        details = (_D.op("-", return_type=_D.type)(sa.literal(LATER_STEP))).op("||", return_type=_D.type)(
+            sa.bindparam("note", jsonable(note), type_=_D.type))
+        stmt = (sa.update(runs)
+                .where(runs.c.run_id == run_id, runs.c.status.in_(RESULT_STATUSES), _D[LATER_STEP].astext == step,
+                       *_attempt_holds(attempt_id))
+                .values(details=details, updated_at=sa.func.now()))
         with self._tx() as conn:
             return conn.execute(stmt).rowcount == 1
 

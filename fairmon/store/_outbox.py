@@ -23,10 +23,12 @@ __all__ = ["ALLOWED_TRANSITIONS", "ERR_TRANSITION", "STALE_CLAIM_S", "Outbox"]
 
 ERR_TRANSITION = "outbox transition {from_state} -> {to_state} is not allowed (allowed: {allowed})"
 #: a ``sending`` claim older than this is a delivery that died (its worker was killed) and is reclaimed.
-#: One send takes at most ~2 min (a 30 s lookup, a 30 s post, its ambiguous-error lookup and a 10 s
-#: rate-limit wait); 600 s outlived Airflow's default 300 s retry delay, so a killed alert task's retry
-#: found its own claim still live and sent nothing until the next day's run (an on-call tryout). A
-#: reclaim looks the message up by its fingerprint before posting, so a slow live send is not doubled.
+#: A send normally takes seconds (a lookup, a post, at most a 10 s rate-limit wait); 600 s outlived
+#: Airflow's default 300 s retry delay, so a killed alert task's retry found its own claim still live and
+#: sent nothing until the next day's run (an on-call tryout). A reclaim looks the message up by its
+#: fingerprint before posting, which finds a post that landed; a live send still running after 180 s (a
+#: degraded Slack: 30 s timeouts, retries, paged lookups) can be doubled — the accepted cost. With
+#: ``execution.retry_delay_s`` below 180 s a killed send waits for a later delivery.
 STALE_CLAIM_S = 180.0
 
 #: outbox state machine: pending → sending → sent | failed | pending (retry); failed → pending (requeue);

@@ -11,21 +11,25 @@
 SELECT m.name AS monitor,
        r.window_start,
        CASE WHEN r.status = 'running' THEN 'running (stale)'
-            WHEN r.details ? 'next_step' THEN r.status || ' (stopped before ' || (r.details ->> 'next_step') || ')'
-            WHEN r.details ? 'later_step' OR r.details ? 'unfinished'
+            WHEN r.status IN ('succeeded', 'labels_pending') AND r.details ? 'next_step'
+            THEN r.status || ' (stopped before ' || (r.details ->> 'next_step') || ')'
+            WHEN r.status IN ('succeeded', 'labels_pending') AND (r.details ? 'later_step' OR r.details ? 'unfinished')
             THEN r.status || ' (alerts sent; '
                  || coalesce(r.details ->> 'later_step', r.details -> 'unfinished' ->> 'step') || ' unfinished)'
             ELSE r.status END AS status,
-       CASE WHEN r.status = 'running' OR r.details ? 'next_step' OR r.details ? 'later_step'
+       CASE WHEN r.status = 'running'
+              OR (r.status IN ('succeeded', 'labels_pending') AND (r.details ? 'next_step' OR r.details ? 'later_step'))
             THEN 'no progress for ' || floor(extract(epoch FROM now() - r.updated_at) / 3600)::int || ' hours'
-            WHEN r.details ? 'unfinished' THEN left(r.details -> 'unfinished' ->> 'error', 200)
+            WHEN r.status IN ('succeeded', 'labels_pending') AND r.details ? 'unfinished'
+            THEN left(r.details -> 'unfinished' ->> 'error', 200)
             ELSE left(r.error, 200) END AS error,
        coalesce((r.details ->> 'results_kept')::boolean, false) AS results_kept
 FROM runs r
 JOIN monitors m ON m.monitor_id = r.monitor_id
 WHERE (r.status NOT IN ('succeeded', 'running')
-       OR ((r.status = 'running' OR r.details ? 'next_step' OR r.details ? 'later_step')
+       OR ((r.status = 'running'
+            OR (r.status IN ('succeeded', 'labels_pending') AND (r.details ? 'next_step' OR r.details ? 'later_step')))
            AND r.updated_at < now() - interval '6 hours')
-       OR r.details ? 'unfinished')
+       OR (r.status IN ('succeeded', 'labels_pending') AND r.details ? 'unfinished'))
   AND r.window_start >= now() - interval '30 days'
 ORDER BY r.window_start DESC, monitor;

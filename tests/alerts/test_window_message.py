@@ -205,6 +205,13 @@ def test_the_last_resolution_of_an_alert_names_the_rules_that_cleared_earlier(sl
     first, res = slack_server.posted(CH)
     assert res["thread_ts"] == first["ts"] and "1 rule cleared on 1 phenomenon" in res["text"]
     assert "Cleared in earlier windows, held back until this last rule: ci_outside_range on dp_difference for sex." in res["text"]
+    # a channel that only takes critical findings got the alert; the resolution standing for it (a warning
+    # rule's, the critical one held) still reaches it
+    crit = Outbox(InMemoryOutboxRepository(), sender)
+    assert len(crit.notify_findings([rumie_finding(0), dp_finding(0)], ctx(0), channels={CH: "critical"})) == 1
+    warning_last = dataclasses.replace(dp_finding(3), status="resolved", since=T0, numbers={
+        "cleared_earlier": ["rumie_rise on rumie_honest_dscore"], "alert_severity": "critical"})
+    assert len(crit.notify_findings([warning_last], ctx(3), channels={CH: "critical"})) == 1
     plain = plan_messages([rumie_finding(5, status="resolved", since_day=0)])
     assert "Cleared in earlier windows" not in render_resolution(plain[0], ctx(5)).text
 

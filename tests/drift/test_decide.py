@@ -479,3 +479,29 @@ def test_a_drift_that_opened_without_a_message_holds_back_no_resolution() -> Non
     assert by[1]["sex"].notify and not by[1]["race"].notify
     assert by[2]["sex"].status == "resolved" and by[2]["sex"].notify and "cleared_earlier" not in by[2]["sex"].numbers
     assert by[3]["race"].status == "resolved" and not by[3]["race"].notify
+
+
+def test_a_held_rule_that_drifts_again_is_still_named_when_its_alert_resolves() -> None:
+    """Review (session 24): race cleared (held), drifted again inside the cooldown (not notified, a new
+    since), then sex cleared: the resolution went out naming nothing and race's was lost. The held key
+    remembers its alert, so the last resolution names it."""
+    pol = AlertPolicy(persistence_m=1, persistence_n=1, cooldown_windows=3)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1)]
+    series = [(0.03, 0.03), (0.2, 0.2), (0.2, 0.03), (0.2, 0.2), (0.2, 0.2), (0.03, 0.2)]
+    out = replay([_two(i, s, r) for i, (s, r) in enumerate(series)], checks=checks, policy=pol)
+    by = [{f.group: f for f in fs} for fs in out]
+    assert by[2]["race"].status == "resolved" and not by[2]["race"].notify  # held for sex
+    assert by[3]["race"].status == "open" and not by[3]["race"].notify  # again, inside the cooldown
+    last = by[5]["sex"]
+    assert last.status == "resolved" and last.notify
+    assert last.numbers["cleared_earlier"] == ["ci_outside_range on dp_difference for race"]
+
+
+def test_a_resolution_standing_for_its_alert_carries_the_alerts_highest_severity() -> None:
+    pol = AlertPolicy(persistence_m=1, persistence_n=1, cooldown_windows=0)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1, critical_margin=0.2)]
+    series = [(0.03, 0.03), (0.5, 0.2), (0.03, 0.2), (0.03, 0.03)]  # sex critical clears first, race a warning
+    out = replay([_two(i, s, r) for i, (s, r) in enumerate(series)], checks=checks, policy=pol)
+    by = [{f.group: f for f in fs} for fs in out]
+    assert not by[2]["sex"].notify and by[3]["race"].notify
+    assert by[3]["race"].severity == "warning" and by[3]["race"].numbers["alert_severity"] == "critical"

@@ -112,6 +112,38 @@ def _run_row_and_result_count(db_url: str) -> tuple[object, int]:
 
 @pytest.mark.postgres
 @pytest.mark.slow
+def test_an_feu_failure_after_the_alerts_keeps_the_window_and_says_what_is_unfinished(
+    tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review (session 24): FEU failing marked an alerted window failed, taking it out of the drift history
+    and the baselines. After the alerts, a failure keeps the status and records details.unfinished; the
+    step's retry (or fairmon feu) removes it."""
+    from fairmon.pipeline import run_window, steps
+    from fairmon.store import open_store
+
+    spec, manifest = prepare_demo(tmp_path / "demo", windows=3, drift_window=2)
+    open_store(fresh_database_url, upgrade=True).engine.dispose()
+    day = manifest["windows"][0]["start"][:10]
+    real = steps.STEPS["feu"]
+
+    def broken(ctx):  # type: ignore[no-untyped-def]
+        raise RuntimeError("out of GPU memory")
+
+    monkeypatch.setitem(steps.STEPS, "feu", broken)
+    out = run_window(spec, day, db_url=fresh_database_url, notify=False)
+    assert out.status == "failed" and out.error == "RuntimeError: out of GPU memory"  # this run failed
+    run, n = _run_row_and_result_count(fresh_database_url)
+    assert run.status == "succeeded" and run.error is None and n > 0  # ... the window did not
+    assert run.details["unfinished"] == {"step": "feu", "error": "feu: RuntimeError: out of GPU memory"}
+    assert "later_step" not in run.details and "failed_step" not in run.details
+    monkeypatch.setitem(steps.STEPS, "feu", real)
+    run_step("feu", spec, window_for(load_spec(spec), day), db_url=fresh_database_url, notify=False, attempt=2)
+    run, _ = _run_row_and_result_count(fresh_database_url)
+    assert run.status == "succeeded" and "unfinished" not in run.details and run.details["later_step"] == "followup"
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
 def test_a_failure_after_persist_keeps_the_results_and_a_successful_retry_restores_the_status(
     tmp_path: Path, fresh_database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

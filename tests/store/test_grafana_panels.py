@@ -111,5 +111,8 @@ def test_pipeline_health_panel_shows_invalid_and_stale_windows(seeded: Store) ->
     other = rows(seeded, expand(panel_sql("Pipeline health"), **{**VARS, "monitor": "other"}))
     assert [r["status"] for r in other] == ["data_invalid"] and "not_be_null" in other[0]["error"]
     stale = rows(seeded, expand(panel_sql("Pipeline health"), **{**VARS, "monitor": "stale"}))
-    assert [r["status"] for r in stale] == ["running (stale)"]  # the window running right now is not listed
+    # the window running right now is not listed; stored windows that stopped or left FEU unfinished are
+    assert [r["status"] for r in stale] == ["running (stale)", "succeeded (alerts sent; feu unfinished)",
+                                            "succeeded (stopped before alert)", "failed"]
+    assert stale[-1]["error"] == "drift: StoreError: connection lost"  # a failed run shows its own error
     assert rows(seeded, expand(panel_sql("Pipeline health"), **VARS)) == []

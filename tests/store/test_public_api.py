@@ -53,6 +53,7 @@ STORE_METHODS = {
     # run bookkeeping (issue 15: stale runs are failed by the next run of the monitor)
     "heartbeat_run",
     "advance_run",
+    "record_unfinished",
     "fail_stale_runs",
     # attempts of a window and the spec file owning a monitor name (issue 15 items 2 and 5)
     "begin_attempt",

@@ -130,6 +130,9 @@ def seed(store: Store) -> dict[str, Any]:
     store.mark_run("stale", ago(1), ago(0), "running")
     # a stored window whose process died before its alert, and one whose FEU never finished (swept)
     store.write_window(WindowRecords(RunRecord("stale", ago(5), ago(4), details={"next_step": "alert"})))
+    store.write_window(WindowRecords(RunRecord("stale", ago(6), ago(5), details={"next_step": "drift"})))
+    store.mark_run("stale", ago(6), ago(5), "failed", error="drift: StoreError: connection lost",
+                   details={"next_step": "drift", "failed_step": "drift"})  # a failed step keeps next_step
     store.write_window(WindowRecords(RunRecord("stale", ago(4), ago(3), details={
         "unfinished": {"step": "feu", "error": "stale: no progress for 25200 s before step 'feu' finished"}})))
     with store.engine.begin() as conn:
@@ -287,12 +290,13 @@ EXPECT: dict[str, Callable[[list[dict[str, Any]]], None]] = {
     "windows_not_succeeded_last_30_days.sql": lambda rows: (
         [(r["monitor"], r["status"]) for r in rows] == [
             ("other", "data_invalid"), ("stale", "running (stale)"), ("stale", "succeeded (alerts sent; feu unfinished)"),
-            ("stale", "succeeded (stopped before alert)")]
+            ("stale", "succeeded (stopped before alert)"), ("stale", "failed")]
         and rows[0]["error"].startswith("expect_column_values")
         and rows[1]["error"].startswith("no progress for 7 hours")
         and rows[2]["error"].startswith("stale: no progress for 25200 s before step 'feu'")
         and rows[3]["error"].startswith("no progress for 7 hours")
-        and [r["results_kept"] for r in rows] == [False, False, False, False]
+        and rows[4]["error"] == "drift: StoreError: connection lost"  # its own error, not "no progress"
+        and [r["results_kept"] for r in rows] == [False, False, False, False, True]
     ),
     "gesd_with_group_stability.sql": lambda rows: (
         len(rows) == 2 * N_DEMO
