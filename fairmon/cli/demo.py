@@ -174,6 +174,26 @@ def prepare(output: Path, *, windows: int, rows: int, drift_window: int, seed: i
     return manifest
 
 
+def _run_windows(manifest: dict[str, Any], spec_path: Path, db_url: str, notify: bool,
+                 on_event: Any, results: list[dict[str, Any]]) -> None:
+    """Run every window of the prepared stream through the pipeline, appending each outcome to ``results``."""
+    for w in manifest["windows"]:
+        window = Window("demo", parse_date(w["start"]), parse_date(w["end"]))
+
+        def step_cb(step: str, res: dict[str, Any], _w: dict[str, Any] = w) -> None:
+            if on_event:
+                on_event("step", {"window": _w["index"], "step": step, "result": res})
+
+        # the demo (re)creates its monitor wherever --output points: it takes the name over on purpose
+        o = run_window(spec_path, window=window, db_url=db_url, notify=notify, on_step=step_cb,
+                       take_over_monitor=True).to_dict()
+        o["index"] = w["index"]
+        o["model_version"] = manifest["model"]["window_versions"][w["index"]]
+        results.append(o)
+        if on_event:
+            on_event("window", o)
+
+
 def run_demo(
     *,
     output: str | Path = DEFAULT_OUTPUT,
@@ -210,28 +230,16 @@ def run_demo(
         on_event("prepared", {**manifest, "spec": str(spec_path), "seconds": t_prepare})
     # a live run: alerts are queued in the outbox and rendered; they are posted when a token is set
     notify = True
-    results = []
-    for w in manifest["windows"]:
-        window = Window("demo", parse_date(w["start"]), parse_date(w["end"]))
-
-        def step_cb(step: str, res: dict[str, Any], _w: dict[str, Any] = w) -> None:
-            if on_event:
-                on_event("step", {"window": _w["index"], "step": step, "result": res})
-
-        # the demo (re)creates its monitor wherever --output points: it takes the name over on purpose
-        o = run_window(spec_path, window=window, db_url=resolved_db, notify=notify, on_step=step_cb,
-                       take_over_monitor=True).to_dict()
-        o["index"] = w["index"]
-        o["model_version"] = manifest["model"]["window_versions"][w["index"]]
-        results.append(o)
-        if on_event:
-            on_event("window", o)
-    if not embedded:  # on a server the demo keeps no claim on the name: Airflow's fairmon_demo
-        store = open_store(resolved_db)  # (monitors/demo.yaml) may run it next on the same database
-        try:
-            store.release_monitor("demo", str(Path(spec_path).resolve()))
-        finally:
-            store.engine.dispose()
+    results: list[dict[str, Any]] = []
+    try:
+        _run_windows(manifest, spec_path, resolved_db, notify, on_event, results)
+    finally:
+        if not embedded:  # on a server the demo keeps no claim on the name: Airflow's fairmon_demo
+            store = open_store(resolved_db)  # (monitors/demo.yaml) may run it next on the same database
+            try:
+                store.release_monitor("demo", str(Path(spec_path).resolve()))
+            finally:
+                store.engine.dispose()
     return {
         "output": str(out),
         "spec": str(spec_path),

@@ -17,6 +17,7 @@ from fairmon.alerts.outbox import withdraw_window
 from fairmon.errors import AttemptSupersededError, FairmonError
 from fairmon.pipeline.context import RunContext
 from fairmon.pipeline.failures import notify_pipeline_failure
+from fairmon.pipeline.layout import task_of_step
 from fairmon.pipeline.table import A_SNAPSHOT, STEP_ORDER, step_after
 from fairmon.store import RunRecord
 from fairmon.store.repository import ERR_SUPERSEDED
@@ -171,11 +172,12 @@ def report_stale(ctx: RunContext, stale: RunRecord) -> None:
     d = stale.details or {}
     unfinished = d.get("unfinished") if isinstance(d.get("unfinished"), Mapping) else None
     error = stale.error if unfinished is None else str(unfinished.get("error"))
-    step = d.get("failed_step") or (unfinished or {}).get("step") or "(window)"
+    step = d.get("failed_step") or (unfinished or {}).get("step")
+    task = task_of_step(ctx.spec.execution.layout).get(str(step), str(step)) if step else "(window)"
     log.warning("%s: window %s found stale (%s): %s", ctx.monitor, stale.window_start.isoformat(), stale.status,
                 error)
     if ctx.notify:
-        notify_pipeline_failure(dag_id=f"fairmon_{ctx.monitor}", task_id=str(step),
+        notify_pipeline_failure(dag_id=f"fairmon_{ctx.monitor}", task_id=task,
                                 run_id=f"window {stale.window_start:%Y-%m-%dT%H:%MZ}", error=error,
                                 slack_token=ctx.token())
 
