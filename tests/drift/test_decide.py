@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairmon.drift import (
     AlertPolicy,
@@ -505,3 +507,40 @@ def test_a_resolution_standing_for_its_alert_carries_the_alerts_highest_severity
     by = [{f.group: f for f in fs} for fs in out]
     assert not by[2]["sex"].notify and by[3]["race"].notify
     assert by[3]["race"].severity == "warning" and by[3]["race"].numbers["alert_severity"] == "critical"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(st.booleans(), min_size=3, max_size=3), min_size=1, max_size=12),
+    st.integers(min_value=1, max_value=3),
+    st.integers(min_value=0, max_value=3),
+)
+def test_every_alert_gets_exactly_one_resolution_once_everything_clears(
+    violations: list[list[bool]], m: int, cooldown: int
+) -> None:
+    """Property (session 24): whatever three series do, a message (the notified openings of one window)
+    never gets two resolutions, a resolution is never posted while a drift of its message is open, and
+    once every series is back for good each message has got exactly one."""
+    pol = AlertPolicy(persistence_m=m, persistence_n=3, cooldown_windows=cooldown)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1)]
+    attrs = ("a", "b", "c")
+    clean = [[False] * 3] * 8
+
+    def window(i: int, row: list[bool]) -> WindowSummary:
+        rows = [{"metric": "dp_difference", "attribute": a, "group": None, "value": 0.3 if v else 0.03,
+                 "ci_low": (0.3 if v else 0.03) - 0.02, "ci_high": (0.3 if v else 0.03) + 0.02, "n": 5000,
+                 "n_nan": 0, "status": "ok"} for a, v in zip(attrs, row, strict=True)]
+        return WindowSummary("mon", T0 + timedelta(days=i), T0 + timedelta(days=i + 1), metrics=rows)
+
+    out = replay([window(i, r) for i, r in enumerate([*violations, *clean])], checks=checks, policy=pol)
+    notified = {(f.key, f.since) for fs in out for f in fs if f.notify and f.status != "resolved"}
+    messages = {since for _, since in notified}
+    resolutions: dict[object, int] = {}
+    for fs in out:
+        posted = {f.since for f in fs if f.notify and f.status == "resolved"}
+        active = {f.since for f in fs if f.status in ("open", "ongoing") and (f.key, f.since) in notified}
+        assert not posted & active, "a resolution posted while a drift of its message is still open"
+        for since in posted:
+            resolutions[since] = resolutions.get(since, 0) + 1
+    assert all(n == 1 for n in resolutions.values()), resolutions
+    assert set(resolutions) == messages  # every message resolved once everything cleared
