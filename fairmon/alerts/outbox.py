@@ -400,6 +400,7 @@ class Outbox:
                 parent_ts = (parent.thread_ts or parent.slack_ts) if parent is not None else None
                 ts = (self.sender.find(channel, fp, thread_ts=parent_ts)
                       if rec.attempts > 0 or rec.state == "sending" else None)
+                root = parent_ts  # the thread a reply is in (alerts.thread_ts; a root message: its own ts)
                 if ts is not None:
                     report.recovered.append(fp)
                 else:
@@ -411,7 +412,7 @@ class Outbox:
                             report.deferred.append(fp)
                             continue
                         if parent is not None:
-                            thread_ts = parent.thread_ts or parent.slack_ts
+                            thread_ts = root = parent.thread_ts or parent.slack_ts
                     broadcast = True if thread_ts and msg.extra.get("broadcast") else None
                     ts = self.sender.post(channel, msg, thread_ts=thread_ts, reply_broadcast=broadcast)
                     report.sent.append(fp)
@@ -434,4 +435,6 @@ class Outbox:
             repo.outbox_transition(fp, "sending", "sent", slack_ts=ts)
             if not msg.thread_of:
                 repo.set_thread_ts(fp, ts)
+            elif root:  # a reply records its thread too (it was left empty: an on-call tryout, session 24)
+                repo.set_thread_ts(fp, root)
         return report

@@ -55,6 +55,8 @@ def test_store_backed_outbox_exactly_once_with_crash_and_thread(store, slack_ser
     ob2.notify_feu({"candidates": [{"auc": 0.8, "dp": 0.03, "gesd": 0.01}]}, ctx(), parent_finding=f, channel=CH)
     ob2.deliver()
     assert slack_server.posted(CH)[-1]["thread_ts"] == rec.slack_ts
+    reply = next(a for a in store.alerts() if a.payload.get("thread_of") == fp)
+    assert reply.state == "sent" and reply.thread_ts == rec.slack_ts  # the reply records its thread
     assert len(slack_server.calls("chat.postMessage")) == 3
 
 
