@@ -3,7 +3,7 @@
 One window posts **one** message with every notified finding that is not a resolution (severity: the
 highest of them), plus **one resolution message per earlier message** whose drifts cleared at this
 window (in that message's thread). The drift policy notifies a message's resolution only once its last
-drift cleared (:meth:`fairmon.drift.policy._Replay._one_resolution_per_alert`). Inside a message, findings about the same phenomenon are merged
+drift cleared (:func:`fairmon.drift.resolutions.one_resolution_per_alert`). Inside a message, findings about the same phenomenon are merged
 into one entry that lists every rule that fired:
 
 * every RUMIE finding (``rumie_*`` kinds) and every rule on a RUMIE series (``metric`` starting with

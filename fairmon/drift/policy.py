@@ -85,6 +85,7 @@ from fairmon.drift.reference import (
     reference_day,
     reference_window,
 )
+from fairmon.drift.resolutions import one_resolution_per_alert
 from fairmon.drift.window import COMPLETED, Measurement, WindowSummary
 from fairmon.errors import ConfigError
 
@@ -220,40 +221,7 @@ class _Replay:
                 findings.append(f)
             if ev is not None and ev.measurement is not None and _joins_baseline(ev, f):
                 st.clean.append(ev.measurement)
-        return self._one_resolution_per_alert(findings)
-
-    def _one_resolution_per_alert(self, findings: list[Finding]) -> list[Finding]:
-        """A notified resolution waits while another drift that opened notified in the same window (the
-        same alert message) is still active: one problem, one resolution, when its last rule is back.
-
-        Each rule of one message resolved on its own before (alert_quality: 1.25 resolution messages per
-        drift event, the DScore threshold a window before the DScore rise). The held finding stays
-        stored (``numbers["held"]`` says why) and its key remembers the alert (``held_for``, kept when the
-        series drifts again: that is a new drift); the resolution finally posted names the rules that
-        cleared earlier (``numbers["cleared_earlier"]``) and carries the alert's highest severity
-        (``numbers["alert_severity"]``), so a channel that only takes that severity still gets it."""
-        out = []
-        for f in findings:
-            if f.status != "resolved" or not f.notify or f.since is None:
-                out.append(f)
-                continue
-            since = self.since_of(f.key, f.since)
-            active = [st for k, st in self.states.items() if k != f.key and st.active and st.opened_notified
-                      and self.since_of(k, st.since) == since]
-            if active:
-                self.states[f.key].held_for = since
-                out.append(dataclasses.replace(f, notify=False, numbers={
-                    **f.numbers, "held": "another drift of the same alert is still open"}))
-                continue
-            held = [st for k, st in self.states.items() if k != f.key and st.held_for == since]
-            numbers = dict(f.numbers)
-            if held:
-                numbers["cleared_earlier"] = sorted(_series_label(st) for st in held)
-                numbers["alert_severity"] = max((f.severity, *(st.severity for st in held)), key=SEVERITIES.index)
-                for st in held:
-                    st.held_for = None
-            out.append(dataclasses.replace(f, numbers=numbers) if held else f)
-        return out
+        return one_resolution_per_alert(findings, self.states, self.since_of)
 
     def _unmeasured(self, window: WindowSummary, st: _KeyState) -> Finding | None:
         """A series without a measurement (a group below ``min_group_size`` on a quiet day, no RUMIE
@@ -359,11 +327,6 @@ def _joins_baseline(ev: Evaluation | None, finding: Finding | None) -> bool:
     if ev is None or ev.measurement is None or ev.violation is not None:
         return False
     return finding is None or finding.status == "resolved"
-
-
-def _series_label(st: _KeyState) -> str:
-    """How a resolution names another rule of its alert: ``rumie_rise on rumie_honest_dscore``."""
-    return f"{st.kind} on {st.metric}" + (f" for {st.group}" if st.group else "")
 
 
 def _resolved_message(metric: str, group: str, value: float | None, since: datetime | None) -> str:
