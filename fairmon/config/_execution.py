@@ -32,8 +32,9 @@ class ExecutionSpec(SpecSection):
     ``queue`` is the Airflow/Celery queue of the heavy tasks (``gpu`` for GPU workers) and ``pool``
     their Airflow pool (``FAIRMON_HEAVY_POOL`` wins; unset: Airflow's ``default_pool``);
     ``artifact_location`` a local directory or fsspec URI, keyed below by monitor and window.
-    ``deadline_s``: an Airflow ``DeadlineAlert`` fires when a window's run is not done this many
-    seconds after it was queued (unset: no deadline alert).
+    ``deadline_s``: an Airflow ``DeadlineAlert`` fires when a window's run has not succeeded this many
+    seconds after it was queued — also for a run that failed earlier (Airflow 3.3.2 keeps its deadline;
+    unset: no deadline alert).
     ``layout``: how the Airflow DAG maps steps to tasks. ``warm`` (default) runs the window's heavy
     computation (predict, outcome, RUMIE, explanations) in one task, the diagnosis with the report
     in another and the snapshot with the data pull in a third, so the model, the encodings and torch
