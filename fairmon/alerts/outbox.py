@@ -233,12 +233,12 @@ def withdraw_window(repository: OutboxRepository, monitor: str, window_start: da
     return out
 
 
-
 def _routed_severity(f: Finding) -> Severity:
     """The severity a channel filter reads: a resolution standing for a whole alert (the drift policy held
     its other rules' resolutions) goes where the alert's most severe rule went."""
     alert = f.numbers.get("alert_severity") if f.status == "resolved" else None
     return alert if alert in SEVERITIES else f.severity  # type: ignore[return-value]
+
 
 @dataclass
 class DeliveryReport:
