@@ -84,6 +84,7 @@ _TITLES = {
     "gesd_rise": "explanation fairness (GESD) got worse",
 }
 
+
 def _rumie_lines(ev: Evidence) -> list[str]:
     """What the message says about RUMIE's group (rule text: the Evidence's rules, else its rule)."""
     rules = list(ev.rules) or ([ev.rule] if ev.rule else [])

@@ -68,6 +68,7 @@ ERR_OPENXAI_MIN_GROUP = (
     "(2 x {min_group} > {sample}): every fairness gap would be NULL; lower min_group_size or raise sample_size"
 )
 
+
 class GesdSpec(SpecSection):
     """GESD settings (defaults m=40 instances, N=5 perturbations, sigma 0.1, p 0.2, baseline 0; the
     paper's m=100, N=10 cost 4x as much, monitors/README.md "Explanation cost").

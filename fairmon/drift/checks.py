@@ -92,6 +92,7 @@ __all__ = [
     "ERR_BASELINE",
 ]
 
+
 @dataclass(frozen=True)
 class CIOutsideRange:
     """``metric`` lies outside ``[low, high]``: its whole interval (``judge="interval"``, the SageMaker
