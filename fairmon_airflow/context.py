@@ -75,6 +75,18 @@ def resolved_window(context: Mapping[str, Any]) -> dict[str, Any]:
     return dict(window)
 
 
+def _resolved_or_none(context: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """resolve_window's XCom when the context can read it (a task's failure callback), else None."""
+    ti = context.get("ti")
+    if ti is None or not hasattr(ti, "xcom_pull"):
+        return None
+    try:
+        window = ti.xcom_pull(task_ids=RESOLVE_TASK_ID)
+    except Exception:  # noqa: BLE001 - a failure message must not fail on its window text
+        return None
+    return window if isinstance(window, Mapping) else None
+
+
 def window_text(context: Mapping[str, Any]) -> str:
     """The window for humans (failure messages); ``?`` when the context carries none.
 
@@ -85,9 +97,20 @@ def window_text(context: Mapping[str, Any]) -> str:
     '2026-01-03T00:00:00+00:00 → 2026-01-04T00:00:00+00:00'
     >>> window_text({})
     '?'
+
+    A run triggered for a chosen day names the window resolve_window computed for it (its XCom), not
+    only the date it was asked for:
+
+    >>> from types import SimpleNamespace as Run, SimpleNamespace as TI
+    >>> window = {"start": "2026-01-08T00:00:00+00:00", "end": "2026-01-09T00:00:00+00:00"}
+    >>> window_text({"dag_run": Run(conf={"logical_date": "2026-01-08"}), "ti": TI(xcom_pull=lambda task_ids: window)})
+    '2026-01-08T00:00:00+00:00 → 2026-01-09T00:00:00+00:00 (logical_date 2026-01-08)'
     """
     logical_date = _conf(context).get("logical_date")
     if logical_date:
+        resolved = _resolved_or_none(context)
+        if resolved is not None and resolved.get("start") and resolved.get("end"):
+            return f"{resolved['start']} → {resolved['end']} (logical_date {logical_date})"
         return f"logical_date {logical_date}"
     start, end = context.get("data_interval_start"), context.get("data_interval_end")
     if start is None or end is None:

@@ -53,6 +53,12 @@ def test_a_manual_window_is_named_by_its_logical_date(slack: SlackTestServer) ->
     ctx["dag_run"].conf = {"logical_date": "2026-01-08"}
     assert notify_failure(failure_report(ctx), token=slack.token)["sent"] is True
     assert "window logical_date 2026-01-08" in slack.posted("#oncall")[0]["text"]
+    # once resolve_window ran, the message names the window it computed (an on-call tryout, session 24)
+    window = {"start": "2026-01-08T00:00:00+00:00", "end": "2026-01-09T00:00:00+00:00"}
+    ctx["ti"].xcom_pull = lambda task_ids: window if task_ids == "resolve_window" else None
+    assert notify_failure(failure_report(ctx), token=slack.token)["sent"] is True
+    assert ("window 2026-01-08T00:00:00+00:00 → 2026-01-09T00:00:00+00:00 (logical_date 2026-01-08)"
+            in slack.posted("#oncall")[1]["text"])
 
 
 @pytest.mark.parametrize("exc", [AirflowFailException("DataValidationError: 2 expectations failed"),
