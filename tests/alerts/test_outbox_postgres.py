@@ -163,3 +163,24 @@ def test_a_claim_of_a_killed_delivery_is_taken_over_before_airflows_retry(store,
                      {"s": STALE_CLAIM_S + 20, "fp": fp})
     rep = ob.deliver()  # the retry, 200 s later
     assert rep.sent == [fp] and len(slack_server.posted(CH)) == 1
+
+
+def test_the_alert_step_says_what_another_delivery_holds(store, slack_server, sender) -> None:  # type: ignore[no-untyped-def]
+    """Session 24 review: the alert step reported delivered: True while its alert sat claimed by a killed
+    delivery; it now counts those (in_flight) and says delivered only when nothing is left."""
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from fairmon.alerts.dispatch import deliver
+    from fairmon.window import Window
+
+    ob = Outbox(store, sender)
+    (fp,) = ob.notify_findings([rumie_finding()], ctx(0), channels=CH)
+    assert store.outbox_transition(fp, "pending", "sending")  # a live claim (or a killed one, < 180 s old)
+    start = rumie_finding().window_start
+    run = SimpleNamespace(monitor="credit", window=Window("credit", start, start + timedelta(days=1)), store=store)
+    out = deliver(run, ob)  # type: ignore[arg-type]
+    assert out["in_flight"] == 1 and out["delivered"] is False and out["sent"] == 0
+    assert store.outbox_transition(fp, "sending", "pending")
+    out = deliver(run, ob)  # type: ignore[arg-type]
+    assert out == {**out, "in_flight": 0, "delivered": True, "sent": 1}
