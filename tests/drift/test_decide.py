@@ -544,3 +544,20 @@ def test_every_alert_gets_exactly_one_resolution_once_everything_clears(
             resolutions[since] = resolutions.get(since, 0) + 1
     assert all(n == 1 for n in resolutions.values()), resolutions
     assert set(resolutions) == messages  # every message resolved once everything cleared
+
+
+def test_drifts_older_than_the_history_are_siblings_only_when_the_store_says_they_opened_together() -> None:
+    """Two drifts that opened in different windows (different messages) before the history the replay sees
+    are both dated to its first window by the replay; the store's starts (open_since) keep them apart, so
+    the first to clear is posted, not held for the other's message."""
+    pol = AlertPolicy(persistence_m=1, persistence_n=1, cooldown_windows=0)
+    checks = [CIOutsideRange(metric="dp_difference", high=0.1)]
+    history = [_two(i, 0.2, 0.2) for i in (3, 4)]
+    keys = {f.group: f.key for f in replay(history, checks=checks, policy=pol)[0]}
+    apart = {keys["sex"]: T0, keys["race"]: T0 + timedelta(days=2)}
+    together = {keys["sex"]: T0, keys["race"]: T0}
+    for open_since, held in ((apart, False), (together, True)):
+        out = {f.group: f for f in decide(_two(5, 0.03, 0.2), history, checks=checks, policy=pol,
+                                          open_since=open_since)}
+        assert out["sex"].status == "resolved" and out["sex"].since == T0
+        assert out["sex"].notify is not held and ("held" in out["sex"].numbers) is held
