@@ -52,11 +52,10 @@ from fairmon.fairness.rumie import Evidence
 from fairmon.feu.labels import (
     BASELINES,
     baseline_label,
+    candidate_notes,
     constraint_note,
     left_out_clause,
     recipe_repeats,
-    registered_note,
-    repeat_note,
     rumie_target_clause,
 )
 
@@ -257,13 +256,14 @@ def render_feu_followup(feu: Mapping[str, Any], ctx: AlertContext, *, parent_fin
     sel_id = sel.get("id") if isinstance(sel, Mapping) else None
     snap = feu.get("snapshot") if isinstance(feu.get("snapshot"), Mapping) else None
     lines = []
-    repeats = recipe_repeats([c.get("hyperparameters") or {} for c in cands])
+    chosen_at = [bool(c.get("selected")) or (sel_id is not None and c.get("id") == sel_id) or (
+        isinstance(sel, int) and not isinstance(sel, bool) and sel == i) for i, c in enumerate(cands)]
+    hps = [c.get("hyperparameters") or {} for c in cands]
+    repeats = recipe_repeats(hps)
+    notes_at = candidate_notes(hps, [(c.get("metrics") or {}).get("deployment") or (
+        sel.get("deployment") if chosen and isinstance(sel, Mapping) else None) for c, chosen in zip(cands, chosen_at)])
     for i, c in enumerate(cands):
-        chosen = bool(c.get("selected")) or (sel_id is not None and c.get("id") == sel_id) or (
-            isinstance(sel, int) and not isinstance(sel, bool) and sel == i)
-        deployment = (c.get("metrics") or {}).get("deployment") or (sel.get("deployment") if chosen and isinstance(
-            sel, Mapping) else None)
-        notes = "; ".join(n for n in (registered_note(deployment), repeat_note(i, repeats)) if n)
+        chosen, notes = chosen_at[i], notes_at[i]
         mark = " ← recommended" if chosen else ""
         version = c.get("registry_version") or (snap.get("version") if chosen and snap else None)
         ver = f" [{version}]" if version else ""

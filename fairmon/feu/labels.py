@@ -27,7 +27,7 @@ __all__ = [
     "left_out_clause",
     "rumie_target_clause",
     "recipe_repeats",
-    "repeat_note",
+    "candidate_notes",
     "registered_note",
 ]
 
@@ -130,16 +130,6 @@ def recipe_repeats(hyperparameters: Sequence[Mapping[str, Any]]) -> dict[int, in
     return out
 
 
-def repeat_note(position: int, repeats: Mapping[int, int]) -> str:
-    """'' or "the recipe of #k again (another training seed)" for the candidate at ``position``
-    (numbered from 1 as the follow-up and the report show them).
-
-    >>> repeat_note(2, {2: 0}), repeat_note(1, {2: 0})
-    ('the recipe of #1 again (another training seed)', '')
-    """
-    return f"the recipe of #{repeats[position] + 1} again (another training seed)" if position in repeats else ""
-
-
 def registered_note(deployment: Any) -> str:
     """'' unless the candidate's figures are its registered fold ensemble's (``metrics.deployment``):
     then what was registered and the searched network's own test figures, which the other rows show.
@@ -158,3 +148,23 @@ def registered_note(deployment: Any) -> str:
     if isinstance(test, Mapping) and test.get("dp") is not None and test.get("balanced_accuracy") is not None:
         own = f"; the searched network itself: DP {float(test['dp']):.3f}, bal. acc. {float(test['balanced_accuracy']):.3f}"
     return f"as registered: the fold ensemble of its {deployment.get('members')} fold models{own}"
+
+
+def candidate_notes(
+    hyperparameters: Sequence[Mapping[str, Any]], deployments: Sequence[Any], numbers: Sequence[int] | None = None,
+) -> list[str]:
+    """Per candidate, what its row says beyond its figures ('' for none): what was registered
+    (:func:`registered_note`) and "the recipe of #k again (another training seed)"
+    (:func:`recipe_repeats`), ``#k`` as the rows are numbered (``numbers``; default position + 1).
+    The Slack follow-up and the report's FEU table both show these.
+
+    >>> candidate_notes([{"lr": 0.1}, {"lr": 0.2}, {"lr": 0.1}], [None, None, {"model": "searched"}], [1, 2, 3])
+    ['', '', 'the recipe of #1 again (another training seed)']
+    """
+    nums = list(numbers) if numbers is not None else list(range(1, len(hyperparameters) + 1))
+    repeats = recipe_repeats(hyperparameters)
+    out = []
+    for i, deployment in enumerate(deployments):
+        again = f"the recipe of #{nums[repeats[i]]} again (another training seed)" if i in repeats else ""
+        out.append("; ".join(n for n in (registered_note(deployment), again) if n))
+    return out

@@ -21,11 +21,9 @@ from fairmon.drift.checks import level_text
 from fairmon.feu.labels import (
     BASELINES,
     baseline_label,
+    candidate_notes,
     constraint_note,
     left_out_clause,
-    recipe_repeats,
-    registered_note,
-    repeat_note,
     rumie_target_clause,
 )
 from fairmon.report import charts
@@ -310,9 +308,9 @@ def _feu_target(data: ReportData) -> str:
 
 def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
     out = []
-    # numbered as shown: #candidate_index + 1
-    repeats = {i: data.feu[j].candidate_index for i, j in recipe_repeats([dict(c.hyperparameters or {})
-                                                                        for c in data.feu]).items()}
+    notes = candidate_notes([dict(c.hyperparameters or {}) for c in data.feu],
+                            [(c.metrics or {}).get("deployment") for c in data.feu],
+                            [c.candidate_index + 1 for c in data.feu])  # numbered as the table shows them
     for i, c in enumerate(data.feu):
         m = dict(c.metrics or {})
         test: Mapping[str, Any] = m["test"] if isinstance(m.get("test"), Mapping) else m
@@ -331,7 +329,7 @@ def _feu_rows(data: ReportData) -> list[dict[str, Any]]:
                 "eod": fmt_num(test.get("eod")),
                 "gesd": fmt_num(test.get("gesd")),
                 "registry_version": c.registry_version or "",
-                "note": "; ".join(n for n in (registered_note(m.get("deployment")), repeat_note(i, repeats)) if n),
+                "note": notes[i],
             }
         )
     return out
