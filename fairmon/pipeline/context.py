@@ -75,6 +75,7 @@ class RunContext:
     take_over_monitor: bool = False
     _store: Store | None = field(default=None, repr=False)
     _artifacts: ArtifactStore | None = field(default=None, repr=False)
+    _run_id: int | None = field(default=None, repr=False)
 
     @property
     def monitor(self) -> str:
@@ -117,6 +118,14 @@ class RunContext:
             require_head(engine)
             self._store = Store(engine)
         return self._store
+
+    def run_id(self) -> int | None:
+        """The id of the window's run row (None before an attempt created it), read once: a (monitor,
+        window) keeps its row across attempts, so the steps' liveness marks need not read the row each."""
+        if self._run_id is None:
+            run = self.store.get_run(self.monitor, self.window.start, self.window.end)
+            self._run_id = None if run is None or run.run_id is None else int(run.run_id)
+        return self._run_id
 
     def token(self) -> str | None:
         """The Slack bot token: the one passed, else ``FAIRMON_SLACK_TOKEN`` (None: alerts stay queued)."""

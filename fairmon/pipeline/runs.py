@@ -105,9 +105,9 @@ def stale_after_s(ctx: RunContext) -> float:
 def heartbeat(ctx: RunContext) -> None:
     """Record that the window's run made progress (a step finished, or a step after persist started), so
     it is not swept as stale (the store touches only a running run or a stored one with steps left)."""
-    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
-    if run is not None and run.run_id is not None:
-        ctx.store.heartbeat_run(int(run.run_id), ctx.attempt_id)
+    run_id = ctx.run_id()
+    if run_id is not None:
+        ctx.store.heartbeat_run(run_id, ctx.attempt_id)
 
 
 #: the last step the window's alerts depend on: a death before it ends fails the window as stale, a death
@@ -121,11 +121,11 @@ def advance(ctx: RunContext, step: str) -> None:
     dies before :data:`LAST_ALERTING_STEP` finished leaves it there and the monitor's next run fails the
     window as stale, instead of leaving it ``succeeded`` with its alerts never sent; one that dies in FEU
     or the follow-up leaves the window as it is, with ``details.unfinished`` saying what is missing."""
-    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
-    if run is not None and run.run_id is not None:
+    run_id = ctx.run_id()
+    if run_id is not None:
         nxt = step_after(step)
         later = nxt is not None and STEP_ORDER.index(nxt) > STEP_ORDER.index(LAST_ALERTING_STEP)
-        ctx.store.advance_run(int(run.run_id), step, nxt, ctx.attempt_id, later=later)
+        ctx.store.advance_run(run_id, step, nxt, ctx.attempt_id, later=later)
 
 
 def record_unfinished(ctx: RunContext, *, step: str, error: str) -> bool:
@@ -135,10 +135,10 @@ def record_unfinished(ctx: RunContext, *, step: str, error: str) -> bool:
     later step (a window that had not reached it)."""
     if STEP_ORDER.index(step) <= STEP_ORDER.index(LAST_ALERTING_STEP):
         return False
-    run = ctx.store.get_run(ctx.monitor, ctx.window.start, ctx.window.end)
-    if run is None or run.run_id is None:
+    run_id = ctx.run_id()
+    if run_id is None:
         return False
-    done = ctx.store.record_unfinished(int(run.run_id), step, error[:_MAX_ERROR], ctx.attempt_id)
+    done = ctx.store.record_unfinished(run_id, step, error[:_MAX_ERROR], ctx.attempt_id)
     if done:
         log.warning("%s %s: %s failed after the window's alerts went out; its status stays: %s", ctx.monitor,
                     ctx.window.key, step, error)
